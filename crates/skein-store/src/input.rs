@@ -1,0 +1,183 @@
+//! Opening transcripts: a plain file (buffered reads, or a memory map for archived immutable
+//! files), standard input (`-`), or a `.zst` file decompressed on the fly. Directories expand
+//! to the transcript files below them.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+/// How a plain file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InputMode {
+    /// Buffered `read()` calls: safe for live files that grow or are truncated while read.
+    #[default]
+    Read,
+    /// A memory map: only for archived files nobody writes to any more.
+    Mmap,
+}
+
+/// An opened transcript.
+pub enum Input {
+    /// The whole file, memory-mapped.
+    Mapped(memmap2::Mmap),
+    /// A byte stream (file, stdin or zstd decoder).
+    Stream(Box<dyn Read + Send>),
+}
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Mapped(m) => write!(f, "Input::Mapped({} bytes)", m.len()),
+            Self::Stream(_) => f.write_str("Input::Stream"),
+        }
+    }
+}
+
+/// A path that could not be opened or listed.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct InputError {
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+/// True for names skein reads as zstd-compressed transcripts.
+pub fn is_zstd(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}
+
+/// True for names that hold a transcript: `*.jsonl` or `*.jsonl.zst`.
+pub fn is_transcript_name(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")
+}
+
+/// Opens `path` (`-` is standard input). `.zst` files are always streamed through a decoder;
+/// `mode` picks between buffered reads and a memory map for plain files.
+pub fn open_input(path: &Path, mode: InputMode) -> Result<Input, InputError> {
+    let err = |source| InputError {
+        path: path.to_path_buf(),
+        source,
+    };
+    if path.as_os_str() == "-" {
+        return Ok(Input::Stream(Box::new(io::stdin())));
+    }
+    let file = File::open(path).map_err(err)?;
+    if file.metadata().map_err(err)?.is_dir() {
+        return Err(err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        )));
+    }
+    if is_zstd(path) {
+        let decoder = zstd::stream::read::Decoder::new(file).map_err(err)?;
+        return Ok(Input::Stream(Box::new(decoder)));
+    }
+    match mode {
+        InputMode::Read => Ok(Input::Stream(Box::new(file))),
+        InputMode::Mmap => {
+            // SAFETY-free: memmap2's map is `unsafe` because another process may change the
+            // file; InputMode::Mmap is documented as only for immutable archived files.
+            #[allow(unsafe_code)]
+            let map = unsafe { memmap2::Mmap::map(&file) }.map_err(err)?;
+            Ok(Input::Mapped(map))
+        }
+    }
+}
+
+/// Expands the given paths in order: a directory becomes every `*.jsonl` / `*.jsonl.zst` file
+/// below it (recursively, sorted by path); anything else is kept as given (`-` included), so an
+/// unreadable path is reported in its place. Unreadable directories come back as errors.
+pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut found = Vec::new();
+            match walk(path, &mut found) {
+                Ok(()) => {
+                    found.sort();
+                    out.extend(found.into_iter().map(Ok));
+                }
+                Err(e) => out.push(Err(e)),
+            }
+        } else {
+            out.push(Ok(path.clone()));
+        }
+    }
+    out
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), InputError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| InputError {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| InputError {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        let kind = entry.file_type().map_err(|source| InputError {
+            path: path.clone(),
+            source,
+        })?;
+        if kind.is_dir() {
+            walk(&path, found)?;
+        } else if is_transcript_name(&path) {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn expands_directories_sorted_and_recursively() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("s/subagents")).expect("mkdir");
+        for name in ["b.jsonl", "a.jsonl.zst", "notes.txt", "s/subagents/agent-x.jsonl"] {
+            std::fs::write(root.join(name), b"{}\n").expect("write");
+        }
+        let got: Vec<PathBuf> = expand_paths(&[root.to_path_buf()])
+            .into_iter()
+            .map(|r| r.expect("ok"))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                root.join("a.jsonl.zst"),
+                root.join("b.jsonl"),
+                root.join("s/subagents/agent-x.jsonl")
+            ]
+        );
+    }
+
+    #[test]
+    fn zstd_files_decode_transparently() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("x.jsonl.zst");
+        let mut enc = zstd::stream::write::Encoder::new(File::create(&p).expect("create"), 3)
+            .expect("encoder");
+        enc.write_all(b"{\"type\":\"user\"}\n").expect("write");
+        enc.finish().expect("finish");
+        let Input::Stream(mut r) = open_input(&p, InputMode::Mmap).expect("open") else {
+            panic!("zst must stream")
+        };
+        let mut s = String::new();
+        r.read_to_string(&mut s).expect("read");
+        assert_eq!(s, "{\"type\":\"user\"}\n");
+    }
+
+    #[test]
+    fn missing_file_error_names_path() {
+        let err = open_input(Path::new("/nonexistent/x.jsonl"), InputMode::Read).expect_err("err");
+        assert!(err.to_string().contains("/nonexistent/x.jsonl"));
+    }
+}

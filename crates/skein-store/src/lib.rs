@@ -1,0 +1,17 @@
+//! I/O policy for skein: where bytes come from and how they land on disk.
+//!
+//! * [`input`]: open a transcript from a file, stdin or a `.jsonl.zst` archive, and expand
+//!   directories into the transcript files they hold.
+//! * [`atomic`]: replace a file atomically (temp file in the same directory, fsync, rename).
+//! * [`lock`]: an exclusive lock file with a timeout, for state shared between processes.
+//! * [`names`]: validate ids and file names taken from input so no path escapes its directory.
+
+pub mod atomic;
+pub mod input;
+pub mod lock;
+pub mod names;
+
+pub use atomic::{AtomicFile, write_atomic};
+pub use input::{Input, InputError, InputMode, expand_paths, is_transcript_name, is_zstd, open_input};
+pub use lock::{FileLock, LockError};
+pub use names::{NameError, safe_component, sanitize_file_name};
