@@ -1,1 +1,13 @@
-//! placeholder
+//! What skein computes over one transcript: tool pairing ([`tools`]), deduplicated token usage
+//! ([`usage`]), and the per-file statistics of `skein stats` ([`stats`]), all fed record by
+//! record from the reader ([`collect`]). No I/O here: the caller supplies a line source.
+
+pub mod collect;
+pub mod stats;
+pub mod tools;
+pub mod usage;
+
+pub use collect::{Analysis, AnalysisOptions, NodeToolTable, analyze, analyze_with};
+pub use stats::{ChainStats, FileStats, InvalidSample};
+pub use tools::{ToolPairing, ToolResult, ToolStats, ToolUse};
+pub use usage::{UsageAccumulator, UsageTotals};

@@ -1,1 +1,21 @@
-//! placeholder
+//! Streaming, lossless reading of Claude Code JSONL transcripts.
+//!
+//! * [`lines`]: split a byte stream or a slice into physical lines (BOM, CRLF, torn tail,
+//!   giant lines), keeping every line's exact bytes and position.
+//! * [`envelope`]: the borrowed, lenient record envelope: only the fields skein needs,
+//!   everything else skipped; any JSON object parses.
+//! * [`parse`]: one line → one envelope with simd-json, with repair of invalid UTF-8 and lone
+//!   surrogate escapes ([`repair`]) and a serde_json fallback for what simd-json refuses.
+//! * [`reader`]: the two together: classified lines (record, blank, invalid, torn tail).
+
+pub mod envelope;
+pub mod lenient;
+pub mod lines;
+pub mod parse;
+pub mod reader;
+pub mod repair;
+
+pub use envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
+pub use lines::{Line, LineSource, ReadLines, SliceLines};
+pub use parse::{ParseError, Parsed, Parser};
+pub use reader::{Event, InvalidLine, Reader, ReaderOptions, TornTail};

@@ -1,1 +1,17 @@
-//! placeholder
+//! The parentUuid graph of a transcript: nodes are records with a string `uuid`, edges run
+//! `parentUuid → uuid`. Building never fails; anomalies (duplicate uuids, dangling parents,
+//! cycles) are counted and listed. No I/O here.
+//!
+//! * [`build`]: [`GraphBuilder`] collects nodes in file order and resolves them into a [`Dag`].
+//! * [`dag`]: the resolved graph and its summary ([`ChainSummary`]).
+//! * [`active`]: the active branch as Claude Code's SDK picks it, the whole-history walk across
+//!   compaction boundaries, and the parallel-tool repair for rendering.
+
+pub mod active;
+pub mod build;
+pub mod dag;
+
+pub use active::{NodeTools, repair_parallel_tools};
+pub use build::{GraphBuilder, NodeInput};
+pub use dag::Parent;
+pub use dag::{ChainSummary, Dag, NodeId, NodeKind};

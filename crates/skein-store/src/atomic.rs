@@ -47,9 +47,7 @@ impl AtomicFile {
     pub fn commit(mut self) -> io::Result<()> {
         self.temp.as_file_mut().flush()?;
         self.temp.as_file().sync_all()?;
-        self.temp
-            .persist(&self.target)
-            .map_err(|e| e.error)?;
+        self.temp.persist(&self.target).map_err(|e| e.error)?;
         sync_dir(parent_dir(&self.target))
     }
 }

@@ -49,7 +49,10 @@ pub fn is_zstd(path: &Path) -> bool {
 
 /// True for names that hold a transcript: `*.jsonl` or `*.jsonl.zst`.
 pub fn is_transcript_name(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")
 }
 
@@ -80,7 +83,7 @@ pub fn open_input(path: &Path, mode: InputMode) -> Result<Input, InputError> {
             // SAFETY-free: memmap2's map is `unsafe` because another process may change the
             // file; InputMode::Mmap is documented as only for immutable archived files.
             #[allow(unsafe_code)]
-            let map = unsafe { memmap2::Mmap::map(&file) }.map_err(err)?;
+            let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(err)?;
             Ok(Input::Mapped(map))
         }
     }
@@ -142,7 +145,12 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path();
         std::fs::create_dir_all(root.join("s/subagents")).expect("mkdir");
-        for name in ["b.jsonl", "a.jsonl.zst", "notes.txt", "s/subagents/agent-x.jsonl"] {
+        for name in [
+            "b.jsonl",
+            "a.jsonl.zst",
+            "notes.txt",
+            "s/subagents/agent-x.jsonl",
+        ] {
             std::fs::write(root.join(name), b"{}\n").expect("write");
         }
         let got: Vec<PathBuf> = expand_paths(&[root.to_path_buf()])

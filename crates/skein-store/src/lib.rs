@@ -12,6 +12,8 @@ pub mod lock;
 pub mod names;
 
 pub use atomic::{AtomicFile, write_atomic};
-pub use input::{Input, InputError, InputMode, expand_paths, is_transcript_name, is_zstd, open_input};
+pub use input::{
+    Input, InputError, InputMode, expand_paths, is_transcript_name, is_zstd, open_input,
+};
 pub use lock::{FileLock, LockError};
 pub use names::{NameError, safe_component, sanitize_file_name};

@@ -9,7 +9,9 @@ pub enum NameError {
     Empty,
     #[error("name longer than {max} bytes")]
     TooLong { max: usize },
-    #[error("name {name:?} contains {bad:?}, only ASCII letters, digits, '-', '_' and '.' are allowed")]
+    #[error(
+        "name {name:?} contains {bad:?}, only ASCII letters, digits, '-', '_' and '.' are allowed"
+    )]
     BadChar { name: String, bad: char },
     #[error("name {0:?} is reserved")]
     Reserved(String),

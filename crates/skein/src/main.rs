@@ -1,1 +1,24 @@
-fn main() {}
+//! The `skein` binary: argument parsing and wiring; the work lives in the library crates.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod cli;
+mod commands;
+mod inputs;
+mod output;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            if output::is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            output::error_line(&format!("{err:#}"));
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! One pass over a transcript feeding every collector.
+
+use std::io;
+
+use rustc_hash::FxHashMap;
+use skein_core::{Event, LineSource, Parser, Reader, ReaderOptions};
+use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeKind, NodeTools};
+
+use crate::stats::{ChainStats, FileStats, InvalidSample};
+use crate::tools::{ToolPairing, ToolResult, ToolUse};
+use crate::usage::UsageAccumulator;
+
+/// How many invalid lines a report lists.
+pub const MAX_INVALID_SAMPLES: usize = 20;
+
+/// What to collect beyond the statistics.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnalysisOptions {
+    pub reader: ReaderOptions,
+    /// Keep per-node message and tool ids (needed for the parallel-tool repair).
+    pub node_tools: bool,
+}
+
+/// Everything known about one transcript after a pass.
+#[derive(Debug)]
+pub struct Analysis {
+    pub stats: FileStats,
+    pub dag: Dag,
+    pub tools: ToolPairing,
+    pub usage: UsageAccumulator,
+    /// Per-node message and tool ids, when [`AnalysisOptions::node_tools`] was set.
+    pub node_tools: Option<NodeToolTable>,
+}
+
+/// Per-node ids for [`skein_graph::repair_parallel_tools`], interned to numbers.
+#[derive(Debug, Default)]
+pub struct NodeToolTable {
+    ids: FxHashMap<Box<str>, u32>,
+    message: Vec<Option<u32>>,
+    uses: Vec<Vec<u32>>,
+    results: Vec<Vec<u32>>,
+}
+
+impl NodeToolTable {
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = self.ids.len() as u32;
+        self.ids.insert(s.into(), i);
+        i
+    }
+
+    fn slot(&mut self, n: NodeId) -> usize {
+        let i = n.0 as usize;
+        if self.message.len() <= i {
+            self.message.resize(i + 1, None);
+            self.uses.resize(i + 1, Vec::new());
+            self.results.resize(i + 1, Vec::new());
+        }
+        i
+    }
+}
+
+impl NodeTools for NodeToolTable {
+    fn message_id(&self, n: NodeId) -> Option<u32> {
+        self.message.get(n.0 as usize).copied().flatten()
+    }
+    fn tool_uses(&self, n: NodeId) -> &[u32] {
+        self.uses.get(n.0 as usize).map_or(&[], Vec::as_slice)
+    }
+    fn tool_results(&self, n: NodeId) -> &[u32] {
+        self.results.get(n.0 as usize).map_or(&[], Vec::as_slice)
+    }
+}
+
+fn keep_min(slot: &mut Option<String>, v: &str) {
+    match slot {
+        Some(s) if s.as_str() <= v => {}
+        Some(s) => {
+            s.clear();
+            s.push_str(v);
+        }
+        None => *slot = Some(v.to_owned()),
+    }
+}
+
+fn keep_max(slot: &mut Option<String>, v: &str) {
+    match slot {
+        Some(s) if s.as_str() >= v => {}
+        Some(s) => {
+            s.clear();
+            s.push_str(v);
+        }
+        None => *slot = Some(v.to_owned()),
+    }
+}
+
+/// Reads every line of `source` and computes the analysis. `path` is only copied into the
+/// statistics. I/O errors of the source are returned; bad lines are not errors.
+pub fn analyze<S: LineSource>(
+    path: &str,
+    source: S,
+    options: &AnalysisOptions,
+) -> io::Result<Analysis> {
+    analyze_with(path, source, options, &mut Parser::new())
+}
+
+/// Like [`analyze`], reusing `parser`'s buffers (one parser per thread saves allocations).
+pub fn analyze_with<S: LineSource>(
+    path: &str,
+    source: S,
+    options: &AnalysisOptions,
+    parser: &mut Parser,
+) -> io::Result<Analysis> {
+    let mut reader = Reader::with_parser(source, options.reader, std::mem::take(parser));
+    let result = run(path, &mut reader, options);
+    let (_, p) = reader.into_parts();
+    *parser = p;
+    result
+}
+
+fn run<S: LineSource>(
+    path: &str,
+    reader: &mut Reader<S>,
+    options: &AnalysisOptions,
+) -> io::Result<Analysis> {
+    let mut stats = FileStats {
+        path: path.to_owned(),
+        ..FileStats::default()
+    };
+    let mut types: FxHashMap<Box<str>, u64> = FxHashMap::default();
+    let mut graph = GraphBuilder::new();
+    let mut tools = ToolPairing::new();
+    let mut usage = UsageAccumulator::new();
+    let mut table = options.node_tools.then(NodeToolTable::default);
+
+    while let Some(event) = reader.next_event()? {
+        stats.lines += 1;
+        let (line, parsed) = match event {
+            Event::Record(line, parsed) => (line, parsed),
+            Event::Invalid(_, invalid) => {
+                stats.invalid_lines += 1;
+                if stats.invalid.len() < MAX_INVALID_SAMPLES {
+                    stats.invalid.push(InvalidSample {
+                        line: invalid.line,
+                        offset: invalid.offset,
+                        bytes: invalid.bytes,
+                        error: invalid.error.to_string(),
+                    });
+                }
+                continue;
+            }
+            Event::TornTail(_, tail) => {
+                stats.invalid_lines += 1;
+                stats.torn_tail = Some(tail);
+                continue;
+            }
+        };
+        stats.repaired_lines += u64::from(parsed.repaired);
+        let env = &parsed.envelope;
+        let kind_str = env.kind.get();
+        let key = kind_str.unwrap_or("<none>");
+        match types.get_mut(key) {
+            Some(c) => *c += 1,
+            None => {
+                types.insert(key.into(), 1);
+            }
+        }
+        if stats.session_id.is_none()
+            && let Some(s) = env.session_id.get()
+        {
+            stats.session_id = Some(s.to_owned());
+        }
+        if let Some(ts) = env.timestamp.get() {
+            keep_min(&mut stats.first_timestamp, ts);
+            keep_max(&mut stats.last_timestamp, ts);
+        }
+        let kind = NodeKind::from_type(kind_str);
+        let node = env.uuid.get().map(|uuid| {
+            graph.add(&NodeInput {
+                uuid,
+                parent: env.parent_uuid.get(),
+                logical_parent: env.logical_parent_uuid.get(),
+                kind,
+                compact_boundary: kind == NodeKind::System
+                    && env.subtype.get() == Some("compact_boundary"),
+                sidechain: env.is_sidechain.0,
+                meta: env.is_meta.0,
+                team: env.team_name.get().is_some_and(|t| !t.is_empty()),
+                line: line.number,
+            })
+        });
+        let Some(message) = env.message.0.as_ref() else {
+            continue;
+        };
+        let new_node = node.filter(|&(_, fresh)| fresh).map(|(id, _)| id);
+        if kind == NodeKind::Assistant {
+            if let Some(u) = message.usage.0.as_ref() {
+                usage.add(
+                    message.id.get(),
+                    env.request_id.get(),
+                    message.model.get(),
+                    u,
+                );
+            }
+            if let (Some(t), Some(n), Some(mid)) = (table.as_mut(), new_node, message.id.get()) {
+                let m = t.intern(mid);
+                let slot = t.slot(n);
+                t.message[slot] = Some(m);
+            }
+        }
+        for block in message.content.blocks() {
+            match (kind, block.kind()) {
+                (NodeKind::Assistant, Some("tool_use")) => {
+                    let Some(id) = block.id.get() else { continue };
+                    if let (Some(t), Some(n)) = (table.as_mut(), new_node) {
+                        let i = t.intern(id);
+                        let slot = t.slot(n);
+                        t.uses[slot].push(i);
+                    }
+                    if tools.has_use(id) {
+                        continue;
+                    }
+                    tools.add_use(ToolUse {
+                        id: id.to_owned(),
+                        name: block.name.get().map(str::to_owned),
+                        timestamp: env.timestamp.get().map(str::to_owned),
+                        line: line.number,
+                        uuid: env.uuid.get().map(str::to_owned),
+                        sidechain: env.is_sidechain.0,
+                    });
+                }
+                (NodeKind::User, Some("tool_result")) => {
+                    let Some(id) = block.tool_use_id.get() else {
+                        continue;
+                    };
+                    if let (Some(t), Some(n)) = (table.as_mut(), new_node) {
+                        let i = t.intern(id);
+                        let slot = t.slot(n);
+                        t.results[slot].push(i);
+                    }
+                    tools.add_result(ToolResult {
+                        tool_use_id: id.to_owned(),
+                        is_error: block.is_error.0,
+                        bytes: block.content.0,
+                        timestamp: env.timestamp.get().map(str::to_owned),
+                        line: line.number,
+                        uuid: env.uuid.get().map(str::to_owned),
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    stats.bytes = reader.source().consumed();
+    let dag = graph.finish();
+    let summary = dag.summary();
+    let active = dag.active_leaf();
+    stats.chain = ChainStats {
+        nodes: summary.nodes,
+        duplicate_uuids: summary.duplicate_uuids,
+        roots: summary.roots,
+        dangling: summary.dangling,
+        branch_points: summary.branch_points,
+        leaves: summary.leaves,
+        compactions: summary.compactions,
+        sidechain: summary.sidechain,
+        cycles: summary.cycles,
+        active_leaf: active.map(|l| dag.uuid(l).to_owned()),
+        active_path_len: active.map_or(0, |l| dag.path_to_root(l).len() as u64),
+    };
+    stats.records = types.into_iter().map(|(k, v)| (k.into(), v)).collect();
+    stats.tools = tools.stats();
+    stats.usage = usage.totals();
+    Ok(Analysis {
+        stats,
+        dag,
+        tools,
+        usage,
+        node_tools: table,
+    })
+}

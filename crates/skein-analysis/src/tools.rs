@@ -1,0 +1,216 @@
+//! Tool pairing: every `tool_use` block (assistant content) matched by id with its
+//! `tool_result` block (user content `tool_use_id`). Results may come before their use in the
+//! file, so pairing happens at the end.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// A `tool_use` block (the first one seen with its id).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolUse {
+    pub id: String,
+    pub name: Option<String>,
+    pub timestamp: Option<String>,
+    pub line: u64,
+    /// The record's uuid.
+    pub uuid: Option<String>,
+    pub sidechain: bool,
+}
+
+/// A `tool_result` block (the first one seen for its id; `is_error` is true if any is).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolResult {
+    pub tool_use_id: String,
+    pub is_error: bool,
+    /// UTF-8 bytes of the text in the result's content.
+    pub bytes: u64,
+    pub timestamp: Option<String>,
+    pub line: u64,
+    pub uuid: Option<String>,
+}
+
+/// Pairing counts for `skein stats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ToolStats {
+    /// Distinct tool_use ids.
+    pub uses: u64,
+    /// Distinct tool_use_ids of tool_result blocks.
+    pub results: u64,
+    pub paired: u64,
+    pub unpaired_uses: u64,
+    pub orphan_results: u64,
+    /// Distinct ids with an `is_error: true` result.
+    pub errors: u64,
+}
+
+/// Uses and results collected from a transcript.
+#[derive(Debug, Default)]
+pub struct ToolPairing {
+    uses: Vec<ToolUse>,
+    use_index: FxHashMap<Box<str>, usize>,
+    results: Vec<ToolResult>,
+    result_index: FxHashMap<Box<str>, usize>,
+}
+
+/// A use with its result, or either alone.
+#[derive(Debug, Clone, Copy)]
+pub struct Pair<'a> {
+    pub tool_use: Option<&'a ToolUse>,
+    pub result: Option<&'a ToolResult>,
+}
+
+impl Pair<'_> {
+    /// Milliseconds from the use's to the result's timestamp, when both parse.
+    pub fn duration_ms(&self) -> Option<i64> {
+        let a = parse_ms(self.tool_use?.timestamp.as_deref()?)?;
+        let b = parse_ms(self.result?.timestamp.as_deref()?)?;
+        Some(b - a)
+    }
+}
+
+/// Milliseconds since the epoch of an ISO-8601 UTC timestamp `YYYY-MM-DDTHH:MM:SS(.fff)Z`.
+pub fn parse_ms(ts: &str) -> Option<i64> {
+    let b = ts.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        std::str::from_utf8(b.get(r)?).ok()?.parse().ok()
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let mut ms = 0;
+    if b.get(19) == Some(&b'.') {
+        let frac: String = ts[20..].chars().take_while(char::is_ascii_digit).collect();
+        let digits = frac.len().min(3);
+        ms = frac[..digits].parse::<i64>().unwrap_or(0) * 10_i64.pow(3 - digits as u32);
+    }
+    // days from civil (Howard Hinnant)
+    let y2 = if mo <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + ms)
+}
+
+impl ToolPairing {
+    /// An empty pairing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records a `tool_use` (later copies of an id are ignored).
+    pub fn add_use(&mut self, tool_use: ToolUse) {
+        if !self.use_index.contains_key(tool_use.id.as_str()) {
+            self.use_index
+                .insert(tool_use.id.as_str().into(), self.uses.len());
+            self.uses.push(tool_use);
+        }
+    }
+
+    /// True if a use with this id was already recorded.
+    pub fn has_use(&self, id: &str) -> bool {
+        self.use_index.contains_key(id)
+    }
+
+    /// Records a `tool_result` (later copies only add their `is_error`).
+    pub fn add_result(&mut self, result: ToolResult) {
+        if let Some(&i) = self.result_index.get(result.tool_use_id.as_str()) {
+            self.results[i].is_error |= result.is_error;
+        } else {
+            self.result_index
+                .insert(result.tool_use_id.as_str().into(), self.results.len());
+            self.results.push(result);
+        }
+    }
+
+    /// Uses in file order.
+    pub fn uses(&self) -> &[ToolUse] {
+        &self.uses
+    }
+
+    /// Results in file order.
+    pub fn results(&self) -> &[ToolResult] {
+        &self.results
+    }
+
+    /// The result for a use id.
+    pub fn result_for(&self, id: &str) -> Option<&ToolResult> {
+        self.result_index.get(id).map(|&i| &self.results[i])
+    }
+
+    /// The use for an id.
+    pub fn use_for(&self, id: &str) -> Option<&ToolUse> {
+        self.use_index.get(id).map(|&i| &self.uses[i])
+    }
+
+    /// Every use with its result (or none), then every orphan result, in file order.
+    pub fn pairs(&self) -> Vec<Pair<'_>> {
+        let mut out: Vec<Pair<'_>> = self
+            .uses
+            .iter()
+            .map(|u| Pair {
+                tool_use: Some(u),
+                result: self.result_for(&u.id),
+            })
+            .collect();
+        out.extend(
+            self.results
+                .iter()
+                .filter(|r| !self.use_index.contains_key(r.tool_use_id.as_str()))
+                .map(|r| Pair {
+                    tool_use: None,
+                    result: Some(r),
+                }),
+        );
+        out
+    }
+
+    /// Counts.
+    pub fn stats(&self) -> ToolStats {
+        let paired = self
+            .uses
+            .iter()
+            .filter(|u| self.result_index.contains_key(u.id.as_str()))
+            .count() as u64;
+        ToolStats {
+            uses: self.uses.len() as u64,
+            results: self.results.len() as u64,
+            paired,
+            unpaired_uses: self.uses.len() as u64 - paired,
+            orphan_results: self.results.len() as u64 - paired,
+            errors: self.results.iter().filter(|r| r.is_error).count() as u64,
+        }
+    }
+
+    /// Uses per tool name (name `"<none>"` when missing), sorted by name.
+    pub fn count_by_name(&self) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for u in &self.uses {
+            *m.entry(u.name.clone().unwrap_or_else(|| "<none>".into()))
+                .or_insert(0) += 1;
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_to_millis() {
+        assert_eq!(parse_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_ms("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(
+            parse_ms("2026-05-01T10:00:02.300Z")
+                .zip(parse_ms("2026-05-01T10:00:02.000Z"))
+                .map(|(a, b)| a - b),
+            Some(300)
+        );
+        assert_eq!(parse_ms("2000-03-01T00:00:00.000Z"), Some(951_868_800_000));
+        assert_eq!(parse_ms("garbage"), None);
+    }
+}

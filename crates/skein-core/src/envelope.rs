@@ -1,0 +1,186 @@
+//! The record envelope: the fields of a transcript line that skein's analyses read. Every
+//! other field is skipped by the parser (and kept in the line's raw bytes). Every field is
+//! lenient (see [`crate::lenient`]), so any JSON object parses into an envelope.
+
+use serde::Deserialize;
+
+use crate::lenient::{Count, Flag, Obj, Str, TextSize};
+
+/// The top-level fields of one record.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Envelope<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: Str<'a>,
+    #[serde(borrow)]
+    pub subtype: Str<'a>,
+    #[serde(borrow)]
+    pub uuid: Str<'a>,
+    #[serde(rename = "parentUuid", borrow)]
+    pub parent_uuid: Str<'a>,
+    #[serde(rename = "logicalParentUuid", borrow)]
+    pub logical_parent_uuid: Str<'a>,
+    #[serde(rename = "sessionId", borrow)]
+    pub session_id: Str<'a>,
+    #[serde(borrow)]
+    pub timestamp: Str<'a>,
+    #[serde(rename = "requestId", borrow)]
+    pub request_id: Str<'a>,
+    #[serde(rename = "agentId", borrow)]
+    pub agent_id: Str<'a>,
+    #[serde(rename = "teamName", borrow)]
+    pub team_name: Str<'a>,
+    #[serde(borrow)]
+    pub cwd: Str<'a>,
+    #[serde(rename = "gitBranch", borrow)]
+    pub git_branch: Str<'a>,
+    #[serde(rename = "isSidechain")]
+    pub is_sidechain: Flag,
+    #[serde(rename = "isMeta")]
+    pub is_meta: Flag,
+    #[serde(rename = "isCompactSummary")]
+    pub is_compact_summary: Flag,
+    #[serde(rename = "isApiErrorMessage")]
+    pub is_api_error: Flag,
+    #[serde(borrow)]
+    pub message: Obj<Message<'a>>,
+    #[serde(rename = "toolUseResult", borrow)]
+    pub tool_use_result: Obj<ToolUseResult<'a>>,
+}
+
+/// `message`: an Anthropic Messages API object (user or assistant).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Message<'a> {
+    #[serde(borrow)]
+    pub id: Str<'a>,
+    #[serde(borrow)]
+    pub role: Str<'a>,
+    #[serde(borrow)]
+    pub model: Str<'a>,
+    #[serde(borrow)]
+    pub content: Content<'a>,
+    pub usage: Obj<Usage>,
+    #[serde(borrow)]
+    pub stop_reason: Str<'a>,
+}
+
+/// `message.usage`, the four token counters that cost depends on.
+#[derive(Debug, Default, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct Usage {
+    pub input_tokens: Count,
+    pub output_tokens: Count,
+    pub cache_creation_input_tokens: Count,
+    pub cache_read_input_tokens: Count,
+}
+
+/// `toolUseResult` (tool specific); only the subagent link is read here.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ToolUseResult<'a> {
+    #[serde(rename = "agentId", borrow)]
+    pub agent_id: Str<'a>,
+}
+
+/// `message.content`: a string, an array of blocks, or anything else (ignored).
+#[derive(Debug, Default)]
+pub enum Content<'a> {
+    #[default]
+    None,
+    Text(Str<'a>),
+    Blocks(Vec<Block<'a>>),
+}
+
+impl Content<'_> {
+    /// The content blocks (empty for string or missing content).
+    pub fn blocks(&self) -> &[Block<'_>] {
+        match self {
+            Content::Blocks(b) => b,
+            _ => &[],
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, Visitor};
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Str(Some(v.into()))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Str(Some(v.to_owned().into()))))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(Obj(b)) = seq.next_element::<Obj<Block<'a>>>()? {
+                    blocks.push(b.unwrap_or_default());
+                }
+                Ok(Content::Blocks(blocks))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map
+                    .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Content::None)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Content::None)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Content::None)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Content::None)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Content::None)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Content::None)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Content::None)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// One content block. Which fields are set depends on `kind` (`text`, `thinking`, `tool_use`,
+/// `tool_result`, `image`, …); a non-object array element becomes an empty block.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: Str<'a>,
+    /// `tool_use` / `server_tool_use` id.
+    #[serde(borrow)]
+    pub id: Str<'a>,
+    /// Tool name of a `tool_use`.
+    #[serde(borrow)]
+    pub name: Str<'a>,
+    /// The `tool_use` a `tool_result` answers.
+    #[serde(borrow)]
+    pub tool_use_id: Str<'a>,
+    pub is_error: Flag,
+    /// Text bytes of a `tool_result`'s content.
+    pub content: TextSize,
+    /// Text of a `text` block.
+    #[serde(borrow)]
+    pub text: Str<'a>,
+}
+
+impl Block<'_> {
+    /// The block's type tag.
+    pub fn kind(&self) -> Option<&str> {
+        self.kind.get()
+    }
+}

@@ -1,0 +1,202 @@
+//! One line of text → one [`Envelope`]. simd-json does the work; lines it refuses are repaired
+//! (invalid UTF-8, lone surrogates, see [`crate::repair`]) and retried, and whatever is still
+//! refused but is one JSON object (duplicate keys, for one) goes through serde_json.
+
+use serde::Deserialize;
+
+use crate::envelope::Envelope;
+use crate::repair::repair_line;
+
+/// Why a line is not a record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// The line's first byte is not `{`.
+    #[error("not a JSON object (starts with {0:?})")]
+    NotAnObject(char),
+    /// The line is not valid JSON, or holds more than one value.
+    #[error("invalid JSON: {0}")]
+    Invalid(String),
+}
+
+/// A parsed line: the envelope borrows from the parser's buffers until the next parse.
+#[derive(Debug)]
+pub struct Parsed<'s> {
+    pub envelope: Envelope<'s>,
+    /// The line needed invalid UTF-8 or lone surrogate replacement to parse.
+    pub repaired: bool,
+}
+
+/// Reusable parse state (one per thread).
+#[derive(Default)]
+pub struct Parser {
+    buf: Vec<u8>,
+    buffers: simd_json::Buffers,
+    fallback: serde_json::Value,
+}
+
+impl std::fmt::Debug for Parser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parser").finish_non_exhaustive()
+    }
+}
+
+fn trim(text: &[u8]) -> &[u8] {
+    let is_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    let start = text.iter().position(|b| !is_ws(b)).unwrap_or(text.len());
+    let end = text
+        .iter()
+        .rposition(|b| !is_ws(b))
+        .map_or(start, |i| i + 1);
+    &text[start..end]
+}
+
+fn describe(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    match full.rfind(" at line ") {
+        Some(i) => full[..i].to_owned(),
+        None => full,
+    }
+}
+
+impl Parser {
+    /// A parser with empty buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses one line (without its terminator).
+    pub fn parse<'s>(&'s mut self, text: &[u8]) -> Result<Parsed<'s>, ParseError> {
+        let text = trim(text);
+        match text.first() {
+            Some(b'{') => {}
+            Some(&b) => return Err(ParseError::NotAnObject(char::from(b))),
+            None => return Err(ParseError::Invalid("empty line".into())),
+        }
+        let Self {
+            buf,
+            buffers,
+            fallback,
+        } = self;
+        buf.clear();
+        buf.extend_from_slice(text);
+        let first_error =
+            match simd_json::serde::from_slice_with_buffers::<Envelope<'_>>(buf, buffers) {
+                Ok(envelope) => {
+                    return Ok(Parsed {
+                        envelope,
+                        repaired: false,
+                    });
+                }
+                Err(e) => e,
+            };
+        let repaired = repair_line(text);
+        let was_repaired = matches!(repaired, std::borrow::Cow::Owned(_));
+        // serde_json accepts what simd-json may not (duplicate keys, deep nesting) and checks
+        // that nothing but whitespace follows the object.
+        *fallback = serde_json::from_slice(&repaired).map_err(|e| {
+            // serde_json's message is the precise one; simd-json's is kept only when
+            // serde_json accepted the line's grammar.
+            let _ = &first_error;
+            ParseError::Invalid(format!("{} at column {}", describe(&e), e.column()))
+        })?;
+        if !fallback.is_object() {
+            return Err(ParseError::Invalid("not a JSON object".into()));
+        }
+        let envelope =
+            Envelope::deserialize(&*fallback).map_err(|e| ParseError::Invalid(e.to_string()))?;
+        Ok(Parsed {
+            envelope,
+            repaired: was_repaired,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(p: &mut Parser, line: &[u8]) -> Result<(Option<String>, bool), ParseError> {
+        p.parse(line)
+            .map(|r| (r.envelope.kind.get().map(str::to_owned), r.repaired))
+    }
+
+    #[test]
+    fn accepts_every_object_and_refuses_everything_else() {
+        let mut p = Parser::new();
+        assert_eq!(
+            kind(&mut p, br#"{"type":"user"}"#),
+            Ok((Some("user".into()), false))
+        );
+        assert_eq!(
+            kind(&mut p, br#"{"type":"a","type":"b"}"#),
+            Ok((Some("b".into()), false))
+        );
+        assert_eq!(kind(&mut p, br#"{"type":7}"#), Ok((None, false)));
+        assert_eq!(
+            kind(&mut p, b"{\"type\":\"\xff\"}"),
+            Ok((Some("\u{FFFD}".into()), true))
+        );
+        assert_eq!(
+            kind(&mut p, br#"{"type":"\ud83d"}"#),
+            Ok((Some("\u{FFFD}".into()), true))
+        );
+        assert!(matches!(
+            kind(&mut p, b"[1]"),
+            Err(ParseError::NotAnObject('['))
+        ));
+        assert!(matches!(
+            kind(&mut p, br#"{"a":1}{"b":2}"#),
+            Err(ParseError::Invalid(_))
+        ));
+        assert!(matches!(
+            kind(&mut p, br#"{"a":1"#),
+            Err(ParseError::Invalid(_))
+        ));
+        assert!(matches!(
+            kind(&mut p, br#"{"a":1} x"#),
+            Err(ParseError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn lenient_fields_survive_odd_shapes() {
+        let mut p = Parser::new();
+        let line = br#"{"type":"assistant","uuid":"u","isSidechain":"yes","message":{"id":"m","content":[1,{"type":"tool_use","id":"t","name":"Bash","input":{"c":1}},"x"],"usage":{"input_tokens":12.0,"output_tokens":5000000000,"cache_read_input_tokens":null,"cache_creation_input_tokens":-3}}}"#;
+        let r = p.parse(line).expect("parse");
+        let env = r.envelope;
+        assert!(!env.is_sidechain.0);
+        let msg = env.message.0.expect("message");
+        let blocks = msg.content.blocks();
+        assert_eq!(blocks.len(), 3);
+        assert_eq!(blocks[1].id.get(), Some("t"));
+        let u = msg.usage.0.expect("usage");
+        assert_eq!(
+            (
+                u.input_tokens.0,
+                u.output_tokens.0,
+                u.cache_read_input_tokens.0,
+                u.cache_creation_input_tokens.0
+            ),
+            (12, 5_000_000_000, 0, 0)
+        );
+        for weird in [
+            br#"{"message":null}"#.as_slice(),
+            br#"{"message":"text"}"#,
+            br#"{"message":{"content":"hi"}}"#,
+            br#"{"message":{"content":[{"type":"tool_result","tool_use_id":"t","content":null}]}}"#,
+            br#"{"message":{"content":{"a":1}}}"#,
+        ] {
+            p.parse(weird).expect("lenient");
+        }
+    }
+
+    #[test]
+    fn tool_result_size_counts_text_bytes() {
+        let mut p = Parser::new();
+        let line = br#"{"message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"abcd"},{"type":"text","text":"\u00e9"}]},{"type":"tool_result","tool_use_id":"s","content":"xyz"}]}}"#;
+        let r = p.parse(line).expect("parse");
+        let msg = r.envelope.message.0.expect("message");
+        let sizes: Vec<u64> = msg.content.blocks().iter().map(|b| b.content.0).collect();
+        assert_eq!(sizes, vec![6, 3]);
+    }
+}

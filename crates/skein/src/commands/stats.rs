@@ -1,0 +1,133 @@
+//! `skein stats PATH...`: one statistics object per transcript file.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use skein_analysis::{AnalysisOptions, FileStats, analyze_with};
+
+use crate::cli::{Format, StatsArgs};
+use crate::inputs::{for_each_file, with_lines};
+use crate::output::{choose_format, error_line, table};
+
+pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
+    let format = choose_format(args.format);
+    let options = AnalysisOptions::default();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut failed = false;
+    let mut rows: Vec<FileStats> = Vec::new();
+    let mut first_json = true;
+    if format == Format::Json {
+        out.write_all(b"[")?;
+    }
+    for_each_file(
+        &args.input.paths,
+        args.input.threads,
+        |path| {
+            with_lines(path, args.input.mmap, |lines, parser| {
+                analyze_with(&path.display().to_string(), lines, &options, parser)
+            })
+            .map(|a| a.stats)
+        },
+        |path, result| {
+            let stats = match result {
+                Ok(s) => s,
+                Err(e) => {
+                    failed = true;
+                    out.flush()?;
+                    error_line(&format!("{e:#}"));
+                    return Ok(());
+                }
+            };
+            if !args.quiet {
+                warn_invalid(path, &stats);
+            }
+            match format {
+                Format::Jsonl => {
+                    serde_json::to_writer(&mut out, &stats)?;
+                    out.write_all(b"\n")?;
+                }
+                Format::Json => {
+                    if !first_json {
+                        out.write_all(b",")?;
+                    }
+                    first_json = false;
+                    out.write_all(b"\n")?;
+                    serde_json::to_writer(&mut out, &stats)?;
+                }
+                Format::Table => rows.push(stats),
+            }
+            Ok(())
+        },
+    )?;
+    match format {
+        Format::Json => out.write_all(b"\n]\n")?,
+        Format::Table => out.write_all(render_table(&rows).as_bytes())?,
+        Format::Jsonl => {}
+    }
+    out.flush()?;
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn warn_invalid(path: &std::path::Path, stats: &FileStats) {
+    for bad in &stats.invalid {
+        error_line(&format!(
+            "{}:{}: byte offset {}: {}",
+            path.display(),
+            bad.line,
+            bad.offset,
+            bad.error
+        ));
+    }
+    let more =
+        stats.invalid_lines - stats.invalid.len() as u64 - u64::from(stats.torn_tail.is_some());
+    if more > 0 {
+        error_line(&format!("{}: {more} more invalid lines", path.display()));
+    }
+}
+
+fn render_table(rows: &[FileStats]) -> String {
+    let headers = [
+        "path",
+        "session",
+        "lines",
+        "invalid",
+        "nodes",
+        "active",
+        "tools",
+        "paired",
+        "errors",
+        "messages",
+        "input",
+        "output",
+        "cache_read",
+    ];
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|s| {
+            vec![
+                s.path.clone(),
+                s.session_id
+                    .as_deref()
+                    .map_or_else(|| "-".into(), |id| id.chars().take(8).collect()),
+                s.lines.to_string(),
+                s.invalid_lines.to_string(),
+                s.chain.nodes.to_string(),
+                s.chain.active_path_len.to_string(),
+                s.tools.uses.to_string(),
+                s.tools.paired.to_string(),
+                s.tools.errors.to_string(),
+                s.usage.messages.to_string(),
+                s.usage.input_tokens.to_string(),
+                s.usage.output_tokens.to_string(),
+                s.usage.cache_read_input_tokens.to_string(),
+            ]
+        })
+        .collect();
+    table(&headers, &body)
+}
