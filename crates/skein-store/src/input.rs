@@ -99,7 +99,7 @@ pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
             let mut found = Vec::new();
             match walk(path, &mut found) {
                 Ok(()) => {
-                    found.sort();
+                    found.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
                     out.extend(found.into_iter().map(Ok));
                 }
                 Err(e) => out.push(Err(e)),

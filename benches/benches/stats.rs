@@ -1,0 +1,54 @@
+//! Read + graph + pairing + usage (the work of `skein stats`), throughput in bytes: on a
+//! synthetic 64 MiB transcript (streamed in 2 MiB blocks and from a slice) and on the shared
+//! corpus when present.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use skein_analysis::{AnalysisOptions, analyze_with};
+use skein_bench::{corpus_contents, synthetic_transcript};
+use skein_core::{Parser, ReadLines, SliceLines};
+
+fn stats(c: &mut Criterion) {
+    let data = synthetic_transcript(64 << 20, 42);
+    let options = AnalysisOptions::default();
+    let mut parser = Parser::new();
+    let mut group = c.benchmark_group("stats");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(data.len() as u64));
+    group.bench_function("synthetic_64MiB_stream", |b| {
+        b.iter(|| {
+            let a = analyze_with("bench", ReadLines::new(&data[..]), &options, &mut parser)
+                .expect("in memory");
+            black_box(a.stats.tools.paired)
+        });
+    });
+    group.bench_function("synthetic_64MiB_slice", |b| {
+        b.iter(|| {
+            let a = analyze_with("bench", SliceLines::new(&data), &options, &mut parser)
+                .expect("in memory");
+            black_box(a.stats.tools.paired)
+        });
+    });
+    if let Some(files) = corpus_contents() {
+        let total: usize = files.iter().map(Vec::len).sum();
+        group.throughput(Throughput::Bytes(total as u64));
+        group.bench_function("corpus_all_files", |b| {
+            b.iter(|| {
+                let mut paired = 0;
+                for f in &files {
+                    let a = analyze_with("bench", SliceLines::new(f), &options, &mut parser)
+                        .expect("in memory");
+                    paired += a.stats.tools.paired;
+                }
+                black_box(paired)
+            });
+        });
+    } else {
+        eprintln!("note: corpus not found (set SKEIN_CORPUS); corpus benchmark skipped");
+    }
+    group.finish();
+}
+
+criterion_group!(benches, stats);
+criterion_main!(benches);

@@ -1,0 +1,152 @@
+//! The shared corpus of real transcripts (`SKEIN_CORPUS`, default `../shared/corpus` beside
+//! the checkout): every file parses with no invalid line except the one known joined line, and
+//! skein's tool pairing and usage agree with an independent serde_json computation.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use skein_analysis::{AnalysisOptions, analyze};
+use skein_core::ReadLines;
+
+/// Lines known to be broken in the corpus: `(path suffix, line number)`.
+const KNOWN_INVALID: &[(&str, u64)] = &[("entireio__cli/37/995ebed6e4/2/full.jsonl", 128)];
+
+fn corpus_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("SKEIN_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+        PathBuf::from,
+    );
+    dir.is_dir().then_some(dir)
+}
+
+fn transcripts(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("corpus dir readable")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            transcripts(&p, out);
+        } else if p.extension().is_some_and(|e| e == "jsonl") {
+            out.push(p);
+        }
+    }
+}
+
+/// The independent oracle: serde_json values, no shared code with skein.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Oracle {
+    uses: BTreeSet<String>,
+    results: BTreeSet<String>,
+    errors: BTreeSet<String>,
+    output_tokens: u64,
+    messages: u64,
+}
+
+fn oracle(data: &[u8]) -> Oracle {
+    let mut o = Oracle::default();
+    let mut groups: BTreeMap<String, u64> = BTreeMap::new();
+    let mut singles = 0u64;
+    let mut single_out = 0u64;
+    for line in data.split(|&b| b == b'\n') {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+            continue;
+        };
+        let kind = v["type"].as_str().unwrap_or("");
+        let msg = &v["message"];
+        if let Some(blocks) = msg["content"].as_array() {
+            for b in blocks {
+                match (kind, b["type"].as_str()) {
+                    ("assistant", Some("tool_use")) => {
+                        if let Some(id) = b["id"].as_str() {
+                            o.uses.insert(id.into());
+                        }
+                    }
+                    ("user", Some("tool_result")) => {
+                        if let Some(id) = b["tool_use_id"].as_str() {
+                            o.results.insert(id.into());
+                            if b["is_error"] == serde_json::Value::Bool(true) {
+                                o.errors.insert(id.into());
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if kind == "assistant" && msg["usage"].is_object() && msg["model"] != "<synthetic>" {
+            let out = msg["usage"]["output_tokens"].as_u64().unwrap_or(0);
+            match msg["id"].as_str() {
+                Some(id) => {
+                    let key = format!("{id}\0{}", v["requestId"].as_str().unwrap_or(""));
+                    let e = groups.entry(key).or_insert(0);
+                    *e = (*e).max(out);
+                }
+                None => {
+                    singles += 1;
+                    single_out += out;
+                }
+            }
+        }
+    }
+    o.messages = groups.len() as u64 + singles;
+    o.output_tokens = groups.values().sum::<u64>() + single_out;
+    o
+}
+
+#[test]
+fn corpus_parses_and_pairs_like_an_independent_reader() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("note: corpus not found (set SKEIN_CORPUS); skipping corpus test");
+        return;
+    };
+    let mut files = Vec::new();
+    transcripts(&dir, &mut files);
+    assert!(
+        files.len() > 100,
+        "expected the 215-file corpus, found {}",
+        files.len()
+    );
+    let mut checked_pairs = 0;
+    for path in &files {
+        let data = std::fs::read(path).expect("read corpus file");
+        let a = analyze(
+            &path.display().to_string(),
+            ReadLines::with_block_size(&data[..], 64 << 10),
+            &AnalysisOptions::default(),
+        )
+        .expect("read");
+        let s = &a.stats;
+        let shown = path.display().to_string();
+        let expected_invalid: Vec<u64> = KNOWN_INVALID
+            .iter()
+            .filter(|(suffix, _)| shown.ends_with(suffix))
+            .map(|&(_, line)| line)
+            .collect();
+        let got_invalid: Vec<u64> = s.invalid.iter().map(|i| i.line).collect();
+        assert_eq!(got_invalid, expected_invalid, "{shown}: invalid lines");
+        assert!(s.torn_tail.is_none(), "{shown}: torn tail");
+
+        let o = oracle(&data);
+        let t = s.tools;
+        assert_eq!(t.uses, o.uses.len() as u64, "{shown}: uses");
+        assert_eq!(t.results, o.results.len() as u64, "{shown}: results");
+        assert_eq!(t.errors, o.errors.len() as u64, "{shown}: errors");
+        let paired: BTreeSet<&String> = o.uses.intersection(&o.results).collect();
+        assert_eq!(t.paired, paired.len() as u64, "{shown}: paired");
+        // Every paired id is found both ways: use → result and result → use.
+        for id in &paired {
+            let u = a.tools.use_for(id).expect("use of a paired id");
+            let r = a.tools.result_for(id).expect("result of a paired id");
+            assert_eq!(u.id, r.tool_use_id);
+            checked_pairs += 1;
+        }
+        assert_eq!(s.usage.messages, o.messages, "{shown}: usage groups");
+        assert_eq!(
+            s.usage.output_tokens, o.output_tokens,
+            "{shown}: output tokens"
+        );
+    }
+    assert!(checked_pairs > 1000, "only {checked_pairs} pairs checked");
+}
