@@ -3,7 +3,8 @@
 use std::io;
 
 use rustc_hash::FxHashMap;
-use skein_core::{Event, LineSource, Parser, Reader, ReaderOptions};
+use serde::de::{DeserializeOwned, IgnoredAny};
+use skein_core::{Envelope, Event, Line, LineSource, Parser, Reader, ReaderOptions};
 use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeKind, NodeTools};
 
 use crate::stats::{ChainStats, FileStats, InvalidSample};
@@ -96,6 +97,33 @@ fn keep_max(slot: &mut Option<String>, v: &str) {
     }
 }
 
+/// Sees every record during an analysis pass, for reports that need more than the statistics.
+pub trait RecordVisitor<I> {
+    /// Called for every valid record, after the graph saw it. `node` is the record's graph
+    /// node and whether this record created it (`false` for a duplicate uuid).
+    fn record(&mut self, line: &Line<'_>, envelope: &Envelope<'_, I>, node: Option<(NodeId, bool)>);
+}
+
+/// The visitor that does nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoVisitor;
+
+impl<I> RecordVisitor<I> for NoVisitor {
+    fn record(&mut self, _: &Line<'_>, _: &Envelope<'_, I>, _: Option<(NodeId, bool)>) {}
+}
+
+impl<I, A: RecordVisitor<I>, B: RecordVisitor<I>> RecordVisitor<I> for (A, B) {
+    fn record(
+        &mut self,
+        line: &Line<'_>,
+        envelope: &Envelope<'_, I>,
+        node: Option<(NodeId, bool)>,
+    ) {
+        self.0.record(line, envelope, node);
+        self.1.record(line, envelope, node);
+    }
+}
+
 /// Reads every line of `source` and computes the analysis. `path` is only copied into the
 /// statistics. I/O errors of the source are returned; bad lines are not errors.
 pub fn analyze<S: LineSource>(
@@ -113,17 +141,29 @@ pub fn analyze_with<S: LineSource>(
     options: &AnalysisOptions,
     parser: &mut Parser,
 ) -> io::Result<Analysis> {
+    analyze_visit::<S, IgnoredAny, _>(path, source, options, parser, &mut NoVisitor)
+}
+
+/// Like [`analyze_with`], reading tool inputs into `I` and showing every record to `visitor`.
+pub fn analyze_visit<S: LineSource, I: DeserializeOwned + Default, V: RecordVisitor<I>>(
+    path: &str,
+    source: S,
+    options: &AnalysisOptions,
+    parser: &mut Parser,
+    visitor: &mut V,
+) -> io::Result<Analysis> {
     let mut reader = Reader::with_parser(source, options.reader, std::mem::take(parser));
-    let result = run(path, &mut reader, options);
+    let result = run::<S, I, V>(path, &mut reader, options, visitor);
     let (_, p) = reader.into_parts();
     *parser = p;
     result
 }
 
-fn run<S: LineSource>(
+fn run<S: LineSource, I: DeserializeOwned + Default, V: RecordVisitor<I>>(
     path: &str,
     reader: &mut Reader<S>,
     options: &AnalysisOptions,
+    visitor: &mut V,
 ) -> io::Result<Analysis> {
     let mut stats = FileStats {
         path: path.to_owned(),
@@ -135,7 +175,7 @@ fn run<S: LineSource>(
     let mut usage = UsageAccumulator::new();
     let mut table = options.node_tools.then(NodeToolTable::default);
 
-    while let Some(event) = reader.next_event()? {
+    while let Some(event) = reader.next_event_as::<I>()? {
         stats.lines += 1;
         let (line, parsed) = match event {
             Event::Record(line, parsed) => (line, parsed),
@@ -191,6 +231,7 @@ fn run<S: LineSource>(
                 line: line.number,
             })
         });
+        visitor.record(&line, env, node);
         let Some(message) = env.message.0.as_ref() else {
             continue;
         };

@@ -7,7 +7,10 @@ pub mod stats;
 pub mod tools;
 pub mod usage;
 
-pub use collect::{Analysis, AnalysisOptions, NodeToolTable, analyze, analyze_with};
+pub use collect::{
+    Analysis, AnalysisOptions, NoVisitor, NodeToolTable, RecordVisitor, analyze, analyze_visit,
+    analyze_with,
+};
 pub use stats::{ChainStats, FileStats, InvalidSample};
 pub use tools::{ToolPairing, ToolResult, ToolStats, ToolUse};
 pub use usage::{UsageAccumulator, UsageTotals};

@@ -3,13 +3,15 @@
 //! lenient (see [`crate::lenient`]), so any JSON object parses into an envelope.
 
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
 use crate::lenient::{Count, Flag, Obj, Str, TextSize};
 
-/// The top-level fields of one record.
+/// The top-level fields of one record. `I` is the type tool inputs are read into:
+/// [`IgnoredAny`] (skipped, the default and the fast path) or e.g. `serde_json::Value`.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Envelope<'a> {
+#[serde(default, bound(deserialize = "I: Deserialize<'de> + Default"))]
+pub struct Envelope<'a, I = IgnoredAny> {
     #[serde(rename = "type", borrow)]
     pub kind: Str<'a>,
     #[serde(borrow)]
@@ -43,15 +45,15 @@ pub struct Envelope<'a> {
     #[serde(rename = "isApiErrorMessage")]
     pub is_api_error: Flag,
     #[serde(borrow)]
-    pub message: Obj<Message<'a>>,
+    pub message: Obj<Message<'a, I>>,
     #[serde(rename = "toolUseResult", borrow)]
     pub tool_use_result: Obj<ToolUseResult<'a>>,
 }
 
 /// `message`: an Anthropic Messages API object (user or assistant).
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Message<'a> {
+#[serde(default, bound(deserialize = "I: Deserialize<'de> + Default"))]
+pub struct Message<'a, I = IgnoredAny> {
     #[serde(borrow)]
     pub id: Str<'a>,
     #[serde(borrow)]
@@ -59,7 +61,7 @@ pub struct Message<'a> {
     #[serde(borrow)]
     pub model: Str<'a>,
     #[serde(borrow)]
-    pub content: Content<'a>,
+    pub content: Content<'a, I>,
     pub usage: Obj<Usage>,
     #[serde(borrow)]
     pub stop_reason: Str<'a>,
@@ -84,17 +86,23 @@ pub struct ToolUseResult<'a> {
 }
 
 /// `message.content`: a string, an array of blocks, or anything else (ignored).
-#[derive(Debug, Default)]
-pub enum Content<'a> {
-    #[default]
+#[derive(Debug)]
+pub enum Content<'a, I = IgnoredAny> {
     None,
     Text(Str<'a>),
-    Blocks(Vec<Block<'a>>),
+    Blocks(Vec<Block<'a, I>>),
 }
 
-impl Content<'_> {
+#[allow(clippy::derivable_impls, reason = "a derive would require I: Default")]
+impl<I> Default for Content<'_, I> {
+    fn default() -> Self {
+        Self::None
+    }
+}
+
+impl<'a, I> Content<'a, I> {
     /// The content blocks (empty for string or missing content).
-    pub fn blocks(&self) -> &[Block<'_>] {
+    pub fn blocks(&self) -> &[Block<'a, I>] {
         match self {
             Content::Blocks(b) => b,
             _ => &[],
@@ -102,12 +110,12 @@ impl Content<'_> {
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+impl<'de: 'a, 'a, I: Deserialize<'de>> Deserialize<'de> for Content<'a, I> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::{self, Visitor};
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = Content<'a>;
+        struct V<'a, I>(std::marker::PhantomData<(&'a (), I)>);
+        impl<'de: 'a, 'a, I: Deserialize<'de>> Visitor<'de> for V<'a, I> {
+            type Value = Content<'a, I>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("any value")
             }
@@ -119,8 +127,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
             }
             fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut blocks = Vec::new();
-                while let Some(Obj(b)) = seq.next_element::<Obj<Block<'a>>>()? {
-                    blocks.push(b.unwrap_or_default());
+                while let Some(Obj(b)) = seq.next_element::<Obj<Block<'a, I>>>()? {
+                    blocks.push(b.unwrap_or_else(Block::empty));
                 }
                 Ok(Content::Blocks(blocks))
             }
@@ -156,9 +164,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
 
 /// One content block. Which fields are set depends on `kind` (`text`, `thinking`, `tool_use`,
 /// `tool_result`, `image`, …); a non-object array element becomes an empty block.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(default)]
-pub struct Block<'a> {
+pub struct Block<'a, I = IgnoredAny> {
     #[serde(rename = "type", borrow)]
     pub kind: Str<'a>,
     /// `tool_use` / `server_tool_use` id.
@@ -167,6 +175,8 @@ pub struct Block<'a> {
     /// Tool name of a `tool_use`.
     #[serde(borrow)]
     pub name: Str<'a>,
+    /// Input of a `tool_use`, read into `I` (skipped with the default [`IgnoredAny`]).
+    pub input: Option<I>,
     /// The `tool_use` a `tool_result` answers.
     #[serde(borrow)]
     pub tool_use_id: Str<'a>,
@@ -178,7 +188,27 @@ pub struct Block<'a> {
     pub text: Str<'a>,
 }
 
-impl Block<'_> {
+impl<I> Default for Block<'_, I> {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
+impl<I> Block<'_, I> {
+    /// A block with no fields set.
+    pub fn empty() -> Self {
+        Self {
+            kind: Str::default(),
+            id: Str::default(),
+            name: Str::default(),
+            input: None,
+            tool_use_id: Str::default(),
+            is_error: Flag::default(),
+            content: TextSize::default(),
+            text: Str::default(),
+        }
+    }
+
     /// The block's type tag.
     pub fn kind(&self) -> Option<&str> {
         self.kind.get()

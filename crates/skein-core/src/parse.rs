@@ -3,6 +3,7 @@
 //! refused but is one JSON object (duplicate keys, for one) goes through serde_json.
 
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
 use crate::envelope::Envelope;
 use crate::repair::repair_line;
@@ -20,8 +21,8 @@ pub enum ParseError {
 
 /// A parsed line: the envelope borrows from the parser's buffers until the next parse.
 #[derive(Debug)]
-pub struct Parsed<'s> {
-    pub envelope: Envelope<'s>,
+pub struct Parsed<'s, I = IgnoredAny> {
+    pub envelope: Envelope<'s, I>,
     /// The line needed invalid UTF-8 or lone surrogate replacement to parse.
     pub repaired: bool,
 }
@@ -64,8 +65,16 @@ impl Parser {
         Self::default()
     }
 
-    /// Parses one line (without its terminator).
+    /// Parses one line (without its terminator), skipping tool inputs.
     pub fn parse<'s>(&'s mut self, text: &[u8]) -> Result<Parsed<'s>, ParseError> {
+        self.parse_as::<IgnoredAny>(text)
+    }
+
+    /// Parses one line, reading tool inputs into `I`.
+    pub fn parse_as<'s, I: Deserialize<'s> + Default>(
+        &'s mut self,
+        text: &[u8],
+    ) -> Result<Parsed<'s, I>, ParseError> {
         let text = trim(text);
         match text.first() {
             Some(b'{') => {}
@@ -80,7 +89,7 @@ impl Parser {
         buf.clear();
         buf.extend_from_slice(text);
         let first_error =
-            match simd_json::serde::from_slice_with_buffers::<Envelope<'_>>(buf, buffers) {
+            match simd_json::serde::from_slice_with_buffers::<Envelope<'_, I>>(buf, buffers) {
                 Ok(envelope) => {
                     return Ok(Parsed {
                         envelope,

@@ -3,6 +3,9 @@
 
 use std::io;
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
 use crate::lines::{Line, LineSource};
 use crate::parse::{ParseError, Parsed, Parser};
 
@@ -45,8 +48,8 @@ pub struct TornTail {
     clippy::large_enum_variant,
     reason = "one event lives at a time; boxing would allocate per line"
 )]
-pub enum Event<'l, 's> {
-    Record(Line<'l>, Parsed<'s>),
+pub enum Event<'l, 's, I = IgnoredAny> {
+    Record(Line<'l>, Parsed<'s, I>),
     Invalid(Line<'l>, InvalidLine),
     TornTail(Line<'l>, TornTail),
 }
@@ -90,6 +93,13 @@ impl<S: LineSource> Reader<S> {
 
     /// The next non-blank line, classified; `None` at the end of input.
     pub fn next_event(&mut self) -> io::Result<Option<Event<'_, '_>>> {
+        self.next_event_as::<IgnoredAny>()
+    }
+
+    /// Like [`Reader::next_event`], reading tool inputs into `I`.
+    pub fn next_event_as<'r, I: Deserialize<'r> + Default>(
+        &'r mut self,
+    ) -> io::Result<Option<Event<'r, 'r, I>>> {
         loop {
             if !self.source.advance()? {
                 return Ok(None);
@@ -107,7 +117,7 @@ impl<S: LineSource> Reader<S> {
                     self.options.max_line_len
                 )))
             } else {
-                self.parser.parse(line.text)
+                self.parser.parse_as::<I>(line.text)
             };
             Ok(Some(match result {
                 Ok(parsed) => Event::Record(line, parsed),

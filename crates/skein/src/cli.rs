@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::commands;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "skein",
@@ -19,6 +21,18 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Statistics per transcript file: lines, records, graph, tools, tokens.
     Stats(StatsArgs),
+    /// Token usage and cost, deduplicated across all input (daily, weekly, monthly, session, model).
+    Usage(commands::usage::Args),
+    /// One line per tool call, or totals per tool with `--by name`; flags tool loops.
+    Tools(commands::tools::Args),
+    /// Skill invocations per skill: count, sessions, first and last use, success rate.
+    Skills(commands::skills::Args),
+    /// A session's conversation graph drawn in the terminal (or a node list).
+    Tree(commands::tree::Args),
+    /// Diagnostics for transcripts; exit status 1 when an error-level problem is found.
+    Check(commands::check::Args),
+    /// A session's active conversation as Markdown, for sharing.
+    Show(commands::show::Args),
 }
 
 /// Output format of a report.

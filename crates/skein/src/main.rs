@@ -8,6 +8,7 @@ mod cli;
 mod commands;
 mod inputs;
 mod output;
+mod report;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

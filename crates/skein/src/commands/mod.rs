@@ -6,11 +6,23 @@ use anyhow::Result;
 
 use crate::cli::{Cli, Command};
 
+pub(crate) mod check;
+pub(crate) mod show;
+pub(crate) mod skills;
 mod stats;
+pub(crate) mod tools;
+pub(crate) mod tree;
+pub(crate) mod usage;
 
 /// Runs the parsed command line.
 pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Stats(args) => stats::run(&args),
+        Command::Usage(args) => usage::run(&args),
+        Command::Tools(args) => tools::run(&args),
+        Command::Skills(args) => skills::run(&args),
+        Command::Tree(args) => tree::run(&args),
+        Command::Check(args) => check::run(&args),
+        Command::Show(args) => show::run(&args),
     }
 }

@@ -1,0 +1,9 @@
+//! Reports over sessions (a main transcript plus its subagents). [`session`] loads a session
+//! in one pass per file with a report's own record visitor; [`dates`] holds the date helpers
+//! the filters and groupings share. Each report is one module and returns plain serializable
+//! rows; the binary chooses the output format.
+
+pub mod dates;
+pub mod session;
+
+pub use session::{AgentRun, LoadedSession, load_session};

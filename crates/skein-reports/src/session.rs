@@ -1,0 +1,142 @@
+//! Loading a session: every file read once, each with its own record visitor, and subagents
+//! linked to the calls that spawned them.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use skein_analysis::{Analysis, AnalysisOptions, RecordVisitor, analyze_visit};
+use skein_core::{Parser, ReadLines, SliceLines};
+use skein_sessions::{AgentFile, SessionFiles, SpawnLinks};
+use skein_store::{Input, InputMode, open_input};
+
+/// One subagent transcript, read and linked.
+#[derive(Debug)]
+pub struct AgentRun<V> {
+    pub file: AgentFile,
+    pub analysis: Analysis,
+    pub visitor: V,
+    /// The `tool_use` id of the spawning `Task`/`Agent` call, when found.
+    pub spawned_by: Option<String>,
+}
+
+/// A session with every file read.
+#[derive(Debug)]
+pub struct LoadedSession<V> {
+    pub files: SessionFiles,
+    /// The main transcript's analysis and visitor (absent when only agent files exist).
+    pub main: Option<(Analysis, V)>,
+    pub links: SpawnLinks,
+    pub agents: Vec<AgentRun<V>>,
+}
+
+/// Why a session could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct LoadError {
+    pub path: std::path::PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Reads one file with `visitor`.
+pub fn read_file<I, V>(
+    path: &Path,
+    options: &AnalysisOptions,
+    parser: &mut Parser,
+    visitor: &mut V,
+    mmap: bool,
+) -> Result<Analysis, LoadError>
+where
+    I: DeserializeOwned + Default,
+    V: RecordVisitor<I>,
+{
+    let err = |source| LoadError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mode = if mmap {
+        InputMode::Mmap
+    } else {
+        InputMode::Read
+    };
+    let name = path.display().to_string();
+    match open_input(path, mode).map_err(|e| err(e.source))? {
+        Input::Mapped(map) => {
+            analyze_visit::<_, I, V>(&name, SliceLines::new(&map), options, parser, visitor)
+                .map_err(err)
+        }
+        Input::Stream(r) => {
+            analyze_visit::<_, I, V>(&name, ReadLines::new(r), options, parser, visitor)
+                .map_err(err)
+        }
+    }
+}
+
+/// Reads every file of `files`: the main transcript with a [`SpawnLinks`] next to a fresh
+/// `V`, each agent file with its own fresh `V`; then links each agent to its spawning call
+/// (meta `toolUseId` first, then the ids the results named).
+pub fn load_session<I, V>(
+    files: &SessionFiles,
+    options: &AnalysisOptions,
+    parser: &mut Parser,
+    mmap: bool,
+) -> Result<LoadedSession<V>, LoadError>
+where
+    I: DeserializeOwned + Default,
+    V: RecordVisitor<I> + Default,
+    SpawnLinks: RecordVisitor<I>,
+{
+    let mut links = SpawnLinks::new();
+    let main = match &files.main {
+        Some(path) => {
+            let mut pair = (SpawnLinks::new(), V::default());
+            let a = read_file::<I, _>(path, options, parser, &mut pair, mmap)?;
+            links = pair.0;
+            Some((a, pair.1))
+        }
+        None => None,
+    };
+    let mut agents = Vec::with_capacity(files.agents.len());
+    for file in &files.agents {
+        let mut v = V::default();
+        let analysis = read_file::<I, _>(&file.path, options, parser, &mut v, mmap)?;
+        let meta_id = file.meta.as_ref().and_then(|m| m.tool_use_id.as_deref());
+        let spawned_by = links.spawner_of(&file.agent_id, meta_id);
+        agents.push(AgentRun {
+            file: file.clone(),
+            analysis,
+            visitor: v,
+            spawned_by,
+        });
+    }
+    Ok(LoadedSession {
+        files: files.clone(),
+        main,
+        links,
+        agents,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skein_analysis::NoVisitor;
+
+    #[test]
+    fn sample_session_links_its_subagent() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sample");
+        let found = skein_sessions::discover(&[root]);
+        assert_eq!(found.sessions.len(), 1);
+        let s = load_session::<serde::de::IgnoredAny, NoVisitor>(
+            &found.sessions[0],
+            &AnalysisOptions::default(),
+            &mut Parser::new(),
+            false,
+        )
+        .expect("load");
+        assert_eq!(s.agents.len(), 1);
+        assert_eq!(s.agents[0].spawned_by.as_deref(), Some("toolu_04"));
+        let spawn = s.links.spawn("toolu_04").expect("spawn");
+        assert_eq!(spawn.agent_id.as_deref(), Some("a1b2c3d4e5f60718"));
+    }
+}

@@ -1,0 +1,11 @@
+//! Sessions, not files. A session is its main transcript plus its subagent transcripts:
+//! `<session-id>/subagents/agent-*.jsonl` (with `agent-*.meta.json`), legacy sibling
+//! `agent-*.jsonl` files, and inline `isSidechain` records. [`discover`] groups files into
+//! sessions; [`SpawnLinks`] finds, while a main transcript is read, which `Task`/`Agent`
+//! call spawned which agent.
+
+pub mod discover;
+pub mod links;
+
+pub use discover::{AgentFile, AgentMeta, Discovery, SessionFiles, discover, is_internal_agent};
+pub use links::{Spawn, SpawnLinks};

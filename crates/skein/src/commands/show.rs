@@ -1,0 +1,19 @@
+//! `skein show` (being written).
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::Args as ClapArgs;
+
+use crate::report::ReportArgs;
+
+#[derive(Debug, ClapArgs)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    pub(crate) report: ReportArgs,
+}
+
+pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+    let _ = args;
+    bail!("skein show is not available yet")
+}

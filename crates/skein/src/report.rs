@@ -1,0 +1,232 @@
+//! What every report command shares: where transcripts are found (paths, or the Claude
+//! projects directories by default), filters (dates, project, include/exclude globs), the
+//! progress bar, parallel per-session jobs with ordered output, and the output formats.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::mpsc;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::Serialize;
+use skein_core::Parser;
+use skein_reports::dates::{DateRange, Day};
+use skein_sessions::{SessionFiles, discover};
+
+use crate::cli::Format;
+use crate::output::{choose_format, error_line, table};
+
+/// Arguments shared by the reports.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ReportArgs {
+    /// Transcript files or directories (default: `$CLAUDE_CONFIG_DIR/projects`, else
+    /// `~/.claude/projects` and `~/.config/claude/projects`).
+    pub(crate) paths: Vec<PathBuf>,
+    /// Output format (default: table on a terminal, jsonl otherwise).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<Format>,
+    /// Only records (or sessions) on or after this day (YYYY-MM-DD or YYYYMMDD, UTC).
+    #[arg(long)]
+    pub(crate) since: Option<String>,
+    /// Only records (or sessions) on or before this day (YYYY-MM-DD or YYYYMMDD, UTC).
+    #[arg(long)]
+    pub(crate) until: Option<String>,
+    /// Only sessions whose project directory name contains this text.
+    #[arg(long)]
+    pub(crate) project: Option<String>,
+    /// Only files whose path matches one of these globs (e.g. `**/-home-me-*/**`).
+    #[arg(long = "include", value_name = "GLOB")]
+    pub(crate) include: Vec<String>,
+    /// Skip files whose path matches one of these globs.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    pub(crate) exclude: Vec<String>,
+    /// No progress bar and no warnings.
+    #[arg(long, short = 'q')]
+    pub(crate) quiet: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long, short = 'j')]
+    pub(crate) threads: Option<usize>,
+    /// Memory-map plain files (archived files only).
+    #[arg(long)]
+    pub(crate) mmap: bool,
+}
+
+/// The Claude projects directories to read when no path is given.
+pub(crate) fn default_roots() -> Vec<PathBuf> {
+    if let Some(dirs) = std::env::var_os("CLAUDE_CONFIG_DIR") {
+        return std::env::split_paths(&dirs.to_string_lossy().replace(',', ":"))
+            .map(|d| d.join("projects"))
+            .collect();
+    }
+    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
+        return Vec::new();
+    };
+    [
+        home.join(".claude/projects"),
+        home.join(".config/claude/projects"),
+    ]
+    .into_iter()
+    .filter(|p| p.is_dir())
+    .collect()
+}
+
+fn globs(patterns: &[String]) -> Result<Option<GlobSet>> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        b.add(Glob::new(p).with_context(|| format!("invalid glob {p:?}"))?);
+    }
+    Ok(Some(b.build()?))
+}
+
+impl ReportArgs {
+    pub(crate) fn format(&self) -> Format {
+        choose_format(self.format)
+    }
+
+    pub(crate) fn date_range(&self) -> Result<DateRange> {
+        let day = |s: &Option<String>| s.as_deref().map(Day::parse).transpose();
+        Ok(DateRange {
+            since: day(&self.since)?,
+            until: day(&self.until)?,
+        })
+    }
+
+    /// The sessions to report on, after the project and glob filters. Unreadable paths are
+    /// reported on stderr; `Ok(false)` in the second field says some were.
+    pub(crate) fn sessions(&self) -> Result<(Vec<SessionFiles>, bool)> {
+        let roots = if self.paths.is_empty() {
+            let roots = default_roots();
+            if roots.is_empty() {
+                bail!("no transcripts: give paths, or set CLAUDE_CONFIG_DIR");
+            }
+            roots
+        } else {
+            self.paths.clone()
+        };
+        let found = discover(&roots);
+        for e in &found.errors {
+            error_line(&e.to_string());
+        }
+        let include = globs(&self.include)?;
+        let exclude = globs(&self.exclude)?;
+        let keep = |p: &std::path::Path| {
+            include.as_ref().is_none_or(|g| g.is_match(p))
+                && !exclude.as_ref().is_some_and(|g| g.is_match(p))
+        };
+        let mut sessions = Vec::new();
+        for mut s in found.sessions {
+            if let Some(proj) = &self.project
+                && !s.project().contains(proj.as_str())
+            {
+                continue;
+            }
+            if s.main.as_deref().is_some_and(|m| !keep(m)) {
+                s.main = None;
+            }
+            s.agents.retain(|a| keep(&a.path));
+            if s.main.is_some() || !s.agents.is_empty() {
+                sessions.push(s);
+            }
+        }
+        Ok((sessions, found.errors.is_empty()))
+    }
+
+    fn progress(&self, len: usize) -> ProgressBar {
+        if self.quiet || !std::io::stderr().is_terminal() || len < 2 {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::new(len as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {pos}/{len} sessions {wide_bar} {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    }
+
+    /// Runs `job` on every session on the worker threads (one parser per thread) and hands
+    /// each result to `emit` in session order. Failed sessions are reported on stderr and make
+    /// the returned flag `false`.
+    pub(crate) fn for_each_session<T: Send>(
+        &self,
+        sessions: &[SessionFiles],
+        job: impl Fn(&SessionFiles, &mut Parser) -> Result<T> + Sync,
+        mut emit: impl FnMut(&SessionFiles, T) -> Result<()>,
+    ) -> Result<bool> {
+        let bar = self.progress(sessions.len());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.threads.unwrap_or(0))
+            .build()
+            .context("cannot start worker threads")?;
+        let (tx, rx) = mpsc::channel::<(usize, Result<T>)>();
+        let mut pending: BTreeMap<usize, Result<T>> = BTreeMap::new();
+        let mut next = 0;
+        let mut ok = true;
+        let mut outcome = Ok(());
+        pool.in_place_scope(|scope| {
+            let job = &job;
+            scope.spawn(move |_| {
+                sessions.par_iter().enumerate().for_each_init(
+                    || (tx.clone(), Parser::new()),
+                    |(tx, parser), (i, s)| {
+                        let _ = tx.send((i, job(s, parser)));
+                    },
+                );
+                drop(tx);
+            });
+            for (i, r) in rx {
+                bar.inc(1);
+                pending.insert(i, r);
+                while let Some(r) = pending.remove(&next) {
+                    match r {
+                        Ok(v) if outcome.is_ok() => outcome = emit(&sessions[next], v),
+                        Ok(_) => {}
+                        Err(e) => {
+                            ok = false;
+                            bar.suspend(|| error_line(&format!("{e:#}")));
+                        }
+                    }
+                    next += 1;
+                }
+            }
+        });
+        bar.finish_and_clear();
+        outcome.map(|()| ok)
+    }
+}
+
+/// Writes rows in the chosen format: JSONL (one object per line), JSON (one array) or a
+/// table built by `row` under `headers`.
+pub(crate) fn write_rows<T: Serialize>(
+    format: Format,
+    rows: &[T],
+    headers: &[&str],
+    row: impl Fn(&T) -> Vec<String>,
+) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match format {
+        Format::Jsonl => {
+            for r in rows {
+                serde_json::to_writer(&mut out, r)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, rows)?;
+            out.write_all(b"\n")?;
+        }
+        Format::Table => {
+            let body: Vec<Vec<String>> = rows.iter().map(row).collect();
+            out.write_all(table(headers, &body).as_bytes())?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
