@@ -7,14 +7,16 @@ use crate::dag::{Dag, NodeId};
 
 impl Dag {
     /// The active leaf, as the Claude Code SDK picks it: terminals are chain-type nodes without
-    /// children; from each, walk up to the nearest `user`/`assistant` node; prefer candidates
-    /// that are not sidechain, meta or team records (falling back to all); take the one latest
-    /// in file order.
+    /// chain-type children (the SDK drops other record types before it looks, so a record of a
+    /// type it does not know never hides the branch it hangs from); from each, walk up to the
+    /// nearest `user`/`assistant` node; prefer candidates that are not sidechain, meta or team
+    /// records (falling back to all); take the one latest in file order.
     pub fn active_leaf(&self) -> Option<NodeId> {
         let mut seen = FxHashSet::default();
         let mut candidates = Vec::new();
         for n in self.nodes() {
-            if !self.kind(n).is_chain() || !self.children(n).is_empty() {
+            if !self.kind(n).is_chain() || self.children(n).iter().any(|&c| self.kind(c).is_chain())
+            {
                 continue;
             }
             if let Some(c) = self.nearest_message(n)
