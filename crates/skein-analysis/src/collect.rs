@@ -8,7 +8,7 @@ use skein_core::{Envelope, Event, Line, LineSource, Parser, Reader, ReaderOption
 use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeKind, NodeTools};
 
 use crate::stats::{ChainStats, FileStats, InvalidSample};
-use crate::tools::{ToolPairing, ToolResult, ToolUse};
+use crate::tools::{ToolInput, ToolPairing, ToolResult, ToolUse};
 use crate::usage::UsageAccumulator;
 
 /// How many invalid lines a report lists.
@@ -145,7 +145,11 @@ pub fn analyze_with<S: LineSource>(
 }
 
 /// Like [`analyze_with`], reading tool inputs into `I` and showing every record to `visitor`.
-pub fn analyze_visit<S: LineSource, I: DeserializeOwned + Default, V: RecordVisitor<I>>(
+pub fn analyze_visit<
+    S: LineSource,
+    I: DeserializeOwned + Default + ToolInput,
+    V: RecordVisitor<I>,
+>(
     path: &str,
     source: S,
     options: &AnalysisOptions,
@@ -159,7 +163,7 @@ pub fn analyze_visit<S: LineSource, I: DeserializeOwned + Default, V: RecordVisi
     result
 }
 
-fn run<S: LineSource, I: DeserializeOwned + Default, V: RecordVisitor<I>>(
+fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisitor<I>>(
     path: &str,
     reader: &mut Reader<S>,
     options: &AnalysisOptions,
@@ -266,6 +270,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default, V: RecordVisitor<I>>(
                     tools.add_use(ToolUse {
                         id: id.to_owned(),
                         name: block.name.get().map(str::to_owned),
+                        input: block.input.as_ref().and_then(ToolInput::to_value),
                         timestamp: env.timestamp.get().map(str::to_owned),
                         line: line.number,
                         uuid: env.uuid.get().map(str::to_owned),

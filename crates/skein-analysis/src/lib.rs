@@ -12,5 +12,5 @@ pub use collect::{
     analyze_with,
 };
 pub use stats::{ChainStats, FileStats, InvalidSample};
-pub use tools::{ToolPairing, ToolResult, ToolStats, ToolUse};
+pub use tools::{ToolInput, ToolPairing, ToolResult, ToolStats, ToolUse};
 pub use usage::{UsageAccumulator, UsageTotals};

@@ -12,11 +12,32 @@ use serde::Serialize;
 pub struct ToolUse {
     pub id: String,
     pub name: Option<String>,
+    /// The tool input, when the pass read inputs (see [`ToolInput`]).
+    pub input: Option<serde_json::Value>,
     pub timestamp: Option<String>,
     pub line: u64,
     /// The record's uuid.
     pub uuid: Option<String>,
     pub sidechain: bool,
+}
+
+/// What a pass's tool-input type keeps: nothing for the fast path ([`IgnoredAny`]), the value
+/// for `serde_json::Value`.
+pub trait ToolInput {
+    /// The input as a JSON value, if it was read.
+    fn to_value(&self) -> Option<serde_json::Value>;
+}
+
+impl ToolInput for serde::de::IgnoredAny {
+    fn to_value(&self) -> Option<serde_json::Value> {
+        None
+    }
+}
+
+impl ToolInput for serde_json::Value {
+    fn to_value(&self) -> Option<serde_json::Value> {
+        Some(self.clone())
+    }
 }
 
 /// A `tool_result` block (the first one seen for its id; `is_error` is true if any is).

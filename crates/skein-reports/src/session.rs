@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
-use skein_analysis::{Analysis, AnalysisOptions, RecordVisitor, analyze_visit};
+use skein_analysis::{Analysis, AnalysisOptions, RecordVisitor, ToolInput, analyze_visit};
 use skein_core::{Parser, ReadLines, SliceLines};
 use skein_sessions::{AgentFile, SessionFiles, SpawnLinks};
 use skein_store::{Input, InputMode, open_input};
@@ -47,7 +47,7 @@ pub fn read_file<I, V>(
     mmap: bool,
 ) -> Result<Analysis, LoadError>
 where
-    I: DeserializeOwned + Default,
+    I: DeserializeOwned + Default + ToolInput,
     V: RecordVisitor<I>,
 {
     let err = |source| LoadError {
@@ -82,7 +82,7 @@ pub fn load_session<I, V>(
     mmap: bool,
 ) -> Result<LoadedSession<V>, LoadError>
 where
-    I: DeserializeOwned + Default,
+    I: DeserializeOwned + Default + ToolInput,
     V: RecordVisitor<I> + Default,
     SpawnLinks: RecordVisitor<I>,
 {
