@@ -1,0 +1,238 @@
+//! Per-transcript, per-pass checkpoints so a Stop on a huge transcript only looks at the bytes
+//! appended since the last run. A checkpoint remembers the offset reached (always the end of a
+//! complete line), the file identity (device + inode), its size, and a hash of up to 4 KiB
+//! before the offset; if any of that no longer matches, the file was rewritten and the pass
+//! starts over.
+//!
+//! Stored as `<state>/checkpoints/<hash of the path>.json`, one object per transcript holding
+//! one checkpoint per pass name, guarded by `<same>.lock` for the whole run of the passes (so
+//! two hooks never process the same new bytes twice).
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use skein_store::FileLock;
+
+use crate::state::{StateError, read_json};
+
+/// Bytes before the offset that are hashed to recognise the same content.
+pub const TAIL_BYTES: u64 = 4096;
+const SCAN_CHUNK: u64 = 16 * 1024;
+
+/// Where a pass left off in a transcript.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub offset: u64,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub tail_len: u64,
+    pub tail_hash: u64,
+}
+
+/// What happened to a transcript since its checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// No new complete line.
+    Unchanged,
+    /// Same file, new complete lines from `from` on.
+    Appended { from: u64 },
+    /// Different file, truncated, or content before the offset changed (or no checkpoint yet):
+    /// process the whole file.
+    Rewritten,
+}
+
+/// Result of comparing a transcript with its checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Probe {
+    pub change: ChangeKind,
+    /// End of the last complete line: process `[from or 0, end)`.
+    pub end: u64,
+    /// The checkpoint to store once that range was processed.
+    pub next: Checkpoint,
+}
+
+impl Probe {
+    /// First byte to process (0 when rewritten, `end` when unchanged).
+    pub fn start(&self) -> u64 {
+        match self.change {
+            ChangeKind::Unchanged => self.end,
+            ChangeKind::Appended { from } => from,
+            ChangeKind::Rewritten => 0,
+        }
+    }
+}
+
+/// Compares `path` with `prev` without reading more than a few KiB.
+pub fn probe(path: &Path, prev: Option<&Checkpoint>) -> io::Result<Probe> {
+    let mut file = File::open(path)?;
+    let meta = file.metadata()?;
+    let (dev, ino) = identity(&meta);
+    let size = meta.len();
+    let continues = match prev {
+        Some(p)
+            if p.dev == dev
+                && p.ino == ino
+                && p.offset <= size
+                && p.tail_len <= p.offset.min(TAIL_BYTES) =>
+        {
+            tail_hash(&mut file, p.offset, p.tail_len)? == p.tail_hash
+        }
+        _ => false,
+    };
+    let (change, end) = match prev {
+        Some(p) if continues => {
+            let end = line_end(&mut file, p.offset, size)?;
+            let change = if end == p.offset {
+                ChangeKind::Unchanged
+            } else {
+                ChangeKind::Appended { from: p.offset }
+            };
+            (change, end)
+        }
+        _ => (ChangeKind::Rewritten, line_end(&mut file, 0, size)?),
+    };
+    let tail_len = end.min(TAIL_BYTES);
+    let next = Checkpoint {
+        offset: end,
+        dev,
+        ino,
+        size,
+        tail_len,
+        tail_hash: tail_hash(&mut file, end, tail_len)?,
+    };
+    Ok(Probe { change, end, next })
+}
+
+#[cfg(unix)]
+fn identity(meta: &fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn identity(_meta: &fs::Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+/// FNV-1a over `[end - len, end)`.
+fn tail_hash(file: &mut File, end: u64, len: u64) -> io::Result<u64> {
+    let mut buf = vec![0; len as usize];
+    file.seek(SeekFrom::Start(end - len))?;
+    file.read_exact(&mut buf)?;
+    Ok(fnv1a(&buf))
+}
+
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Position just after the last `\n` in `[lo, size)`, or `lo` when there is none.
+fn line_end(file: &mut File, lo: u64, size: u64) -> io::Result<u64> {
+    let mut hi = size;
+    let mut buf = vec![0; SCAN_CHUNK as usize];
+    while hi > lo {
+        let start = hi.saturating_sub(SCAN_CHUNK).max(lo);
+        let chunk = &mut buf[..(hi - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(chunk)?;
+        if let Some(i) = memchr::memrchr(b'\n', chunk) {
+            return Ok(start + i as u64 + 1);
+        }
+        hi = start;
+    }
+    Ok(lo)
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct CheckpointFile {
+    #[serde(default)]
+    path: String,
+    #[serde(default)]
+    passes: BTreeMap<String, Checkpoint>,
+}
+
+/// The checkpoints of one transcript, locked for as long as this value lives.
+#[derive(Debug)]
+pub struct TranscriptCheckpoints {
+    file: PathBuf,
+    data: CheckpointFile,
+    dirty: bool,
+    /// Set when the stored file was unreadable and was ignored.
+    pub warning: Option<String>,
+    _lock: FileLock,
+}
+
+impl TranscriptCheckpoints {
+    /// Locks and loads the checkpoints of `transcript` under `state_root/checkpoints`.
+    /// A corrupt checkpoint file is ignored (every pass starts over) and reported in `warning`.
+    pub fn open(
+        state_root: &Path,
+        transcript: &Path,
+        timeout: Duration,
+    ) -> Result<Self, StateError> {
+        let dir = state_root.join("checkpoints");
+        fs::create_dir_all(&dir).map_err(|source| StateError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let key = format!("{:016x}", fnv1a(transcript.as_os_str().as_encoded_bytes()));
+        let lock = FileLock::acquire(dir.join(format!("{key}.lock")), timeout)?;
+        let file = dir.join(format!("{key}.json"));
+        let (data, warning) = match read_json::<CheckpointFile>(&file) {
+            Ok(d) => (d.unwrap_or_default(), None),
+            Err(e) => (CheckpointFile::default(), Some(e.to_string())),
+        };
+        Ok(Self {
+            file,
+            data,
+            dirty: false,
+            warning,
+            _lock: lock,
+        })
+    }
+
+    pub fn get(&self, pass: &str) -> Option<&Checkpoint> {
+        self.data.passes.get(pass)
+    }
+
+    pub fn set(&mut self, pass: &str, transcript: &Path, cp: Checkpoint) {
+        if self.data.passes.get(pass) != Some(&cp) {
+            self.data.path = transcript.to_string_lossy().into_owned();
+            self.data.passes.insert(pass.to_owned(), cp);
+            self.dirty = true;
+        }
+    }
+
+    /// Writes the checkpoints back if any changed: atomically (temp file + rename) but without
+    /// fsync, because Stop runs after every turn. After a crash a checkpoint can only be stale
+    /// or unreadable, which makes the passes redo work, never skip it.
+    pub fn save(&mut self) -> Result<(), StateError> {
+        if !self.dirty {
+            return Ok(());
+        }
+        let io_err = |source| StateError::Io {
+            path: self.file.clone(),
+            source,
+        };
+        let bytes = serde_json::to_vec(&self.data).map_err(|source| StateError::Corrupt {
+            path: self.file.clone(),
+            source,
+        })?;
+        let dir = self.file.parent().unwrap_or(Path::new("."));
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".skein-tmp-")
+            .tempfile_in(dir)
+            .map_err(io_err)?;
+        tmp.write_all(&bytes).map_err(io_err)?;
+        tmp.persist(&self.file).map_err(|e| io_err(e.error))?;
+        self.dirty = false;
+        Ok(())
+    }
+}

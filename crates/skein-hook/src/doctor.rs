@@ -1,0 +1,223 @@
+//! `skein hooks doctor`: checks settings files, the binary, the config and the state dir, and
+//! returns findings for the caller to print.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::config::{Config, ConfigFiles};
+use crate::settings::{HookSpec, is_skein_handler, load};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+/// One observation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Stable identifier (`missing-event`, `duplicate-entry`, `unparsable-settings`, …).
+    pub code: &'static str,
+    pub path: Option<PathBuf>,
+    pub message: String,
+}
+
+/// What to check. Every path is given by the caller.
+#[derive(Debug, Clone, Default)]
+pub struct DoctorInput {
+    /// Settings files to inspect (user, project, project-local…); skein counts as installed
+    /// for an event if any of them has its handler.
+    pub settings_files: Vec<PathBuf>,
+    /// skein's command string.
+    pub command: String,
+    /// The entries that should be present.
+    pub expected: Vec<HookSpec>,
+    /// `PATH` to look the command's program up in; `None` skips the check.
+    pub path_env: Option<OsString>,
+    /// Config layers to parse, with the directory used for the project lookup.
+    pub config: Option<(ConfigFiles, Option<PathBuf>)>,
+    pub home: Option<PathBuf>,
+    /// State root that must be writable; `None` skips the check.
+    pub state_root: Option<PathBuf>,
+}
+
+fn finding(severity: Severity, code: &'static str, path: Option<&Path>, msg: String) -> Finding {
+    Finding {
+        severity,
+        code,
+        path: path.map(Path::to_path_buf),
+        message: msg,
+    }
+}
+
+/// Runs every check; the findings are ordered as checked.
+pub fn doctor(input: &DoctorInput) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut installed: Vec<&str> = Vec::new();
+    for file in &input.settings_files {
+        check_settings(file, input, &mut out, &mut installed);
+    }
+    for spec in &input.expected {
+        if !installed.contains(&spec.event.as_str()) {
+            out.push(finding(
+                Severity::Warning,
+                "missing-event",
+                None,
+                format!("no `{}` handler for {}", input.command, spec.event),
+            ));
+        }
+    }
+    if let Some(path_env) = &input.path_env {
+        check_binary(&input.command, path_env, &mut out);
+    }
+    if let Some((files, cwd)) = &input.config {
+        match Config::default().load(files, cwd.as_deref(), input.home.as_deref()) {
+            Ok((_, read)) => out.push(finding(
+                Severity::Info,
+                "config-ok",
+                None,
+                format!("config parsed ({} file(s) read)", read.len()),
+            )),
+            Err(e) => out.push(finding(Severity::Error, "bad-config", None, e.to_string())),
+        }
+    }
+    if let Some(root) = &input.state_root {
+        let probe = std::fs::create_dir_all(root).and_then(|()| tempfile::tempfile_in(root));
+        if let Err(e) = probe {
+            out.push(finding(
+                Severity::Error,
+                "state-not-writable",
+                Some(root),
+                format!("state directory is not writable: {e}"),
+            ));
+        }
+    }
+    out
+}
+
+fn check_settings<'a>(
+    file: &Path,
+    input: &'a DoctorInput,
+    out: &mut Vec<Finding>,
+    installed: &mut Vec<&'a str>,
+) {
+    let root = match load(file) {
+        Ok(Some((_, root))) => root,
+        Ok(None) => {
+            out.push(finding(
+                Severity::Info,
+                "no-settings",
+                Some(file),
+                "file does not exist".into(),
+            ));
+            return;
+        }
+        Err(e) => {
+            out.push(finding(
+                Severity::Error,
+                "unparsable-settings",
+                Some(file),
+                e.to_string(),
+            ));
+            return;
+        }
+    };
+    if root.get("disableAllHooks") == Some(&Value::Bool(true)) {
+        out.push(finding(
+            Severity::Warning,
+            "hooks-disabled",
+            Some(file),
+            "`disableAllHooks` is true: no hook runs".into(),
+        ));
+    }
+    let hooks = match root.get("hooks") {
+        None => return,
+        Some(Value::Object(h)) => h,
+        Some(_) => {
+            out.push(finding(
+                Severity::Error,
+                "bad-hooks",
+                Some(file),
+                "`hooks` is not an object".into(),
+            ));
+            return;
+        }
+    };
+    for spec in &input.expected {
+        let Some(groups) = hooks.get(&spec.event).and_then(Value::as_array) else {
+            continue;
+        };
+        let mut count = 0;
+        for g in groups {
+            let n = g["hooks"].as_array().map_or(0, |hs| {
+                hs.iter()
+                    .filter(|h| is_skein_handler(h, &input.command))
+                    .count()
+            });
+            count += n;
+            if n > 0 && spec.event == "Stop" && g.get("matcher").is_some() {
+                out.push(finding(
+                    Severity::Info,
+                    "stop-matcher",
+                    Some(file),
+                    "Stop ignores matchers; the handler runs for every stop".into(),
+                ));
+            }
+        }
+        if count > 1 {
+            out.push(finding(
+                Severity::Warning,
+                "duplicate-entry",
+                Some(file),
+                format!("{count} `{}` handlers for {}", input.command, spec.event),
+            ));
+        }
+        if count > 0 && !installed.contains(&spec.event.as_str()) {
+            installed.push(&spec.event);
+        }
+    }
+}
+
+fn check_binary(command: &str, path_env: &OsString, out: &mut Vec<Finding>) {
+    let Some(program) = command.split_whitespace().next() else {
+        out.push(finding(
+            Severity::Error,
+            "empty-command",
+            None,
+            "empty command".into(),
+        ));
+        return;
+    };
+    let found = if program.contains('/') {
+        is_executable(Path::new(program))
+    } else {
+        std::env::split_paths(path_env).any(|dir| is_executable(&dir.join(program)))
+    };
+    if !found {
+        out.push(finding(
+            Severity::Error,
+            "binary-not-found",
+            None,
+            format!("`{program}` is not an executable file on PATH"),
+        ));
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(p) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}

@@ -1,0 +1,42 @@
+//! Hook runtime for skein: everything behind `skein hook` and `skein hooks install|uninstall|
+//! doctor`, as a library. The binary only collects arguments, environment and stdin, calls
+//! [`run`] (or the [`settings`] functions) and turns the result into output and an exit code.
+//!
+//! * [`event`]: the hook input (tolerant parse, validation of ids and transcript paths).
+//! * [`config`]: TOML configuration layers and defaults.
+//! * [`state`]: session map, request directories, audit trail.
+//! * [`checkpoint`]: per-transcript checkpoints for incremental passes.
+//! * [`extract`]: `<context>` / `<work>` extraction from a subagent's final text.
+//! * [`transcript`]: bounded transcript reads (final text, todos, prompt uuid).
+//! * [`passes`]: the [`PassRunner`] seam for passes implemented in other crates.
+//! * [`runtime`]: [`run`], fail-open dispatch and the outcome.
+//! * [`log`]: the rotating hook log.
+//! * [`settings`], [`doctor`](mod@doctor): Claude Code `settings.json` install/uninstall/checks.
+
+pub mod checkpoint;
+pub mod config;
+mod dispatch;
+pub mod doctor;
+pub mod event;
+pub mod extract;
+pub mod log;
+pub mod passes;
+pub mod reminder;
+pub mod runtime;
+pub mod settings;
+pub mod state;
+mod time;
+pub mod transcript;
+
+pub use checkpoint::{ChangeKind, Checkpoint, Probe, TranscriptCheckpoints};
+pub use config::{Config, ConfigError, ConfigFiles, LogConfig, ProjectLookup};
+pub use doctor::{DoctorInput, Finding, Severity, doctor};
+pub use event::{EventError, EventKind, HookEvent, MAX_EVENT_BYTES, ValidEvent};
+pub use log::{LogEntry, LogLevel};
+pub use passes::{NoopPasses, PassError, PassInput, PassReport, PassRunner, RecordingPasses};
+pub use runtime::{HookContext, HookError, HookOutcome, run};
+pub use settings::{
+    DEFAULT_COMMAND, HookSpec, InstallOptions, SettingsChange, SettingsError, default_hooks,
+    install, uninstall,
+};
+pub use state::{RequestRecord, StateDir, StateError};
