@@ -13,6 +13,8 @@
 #   cargo build --release -p skein-hook --bin skein-hook-stress
 #   SKEIN_BENCH_STRESS=1 benches/hook_latency.sh target/release/skein-hook-stress
 # SKEIN_BENCH_KEEP=1 keeps the temp dir (session, state, logs) for inspection.
+# SKEIN_BENCH_CONFIG='redact = false' writes that TOML as the user config (skein's defaults
+# otherwise: Stop runs `snapshot` and `archive`, redaction on).
 set -euo pipefail
 
 bin=${1:?usage: hook_latency.sh /path/to/skein [runs] [size_mb]}
@@ -33,6 +35,9 @@ state=$XDG_STATE_HOME/skein
 sid=3f0c5d2e-8a1b-4c7d-9e2f-0a1b2c3d4e5f
 transcript=$projects/-w/$sid.jsonl
 mkdir -p "$projects/-w" "$state" "$XDG_CONFIG_HOME/skein" "$tmp/w"
+if [[ -n ${SKEIN_BENCH_CONFIG:-} ]]; then
+  printf '%s\n' "$SKEIN_BENCH_CONFIG" > "$XDG_CONFIG_HOME/skein/config.toml"
+fi
 
 # --- synthetic session: user/assistant turns with tool calls, results and todo updates -------
 echo "building a ${size_mb} MB session..." >&2

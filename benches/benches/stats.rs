@@ -2,6 +2,11 @@
 //! synthetic 64 MiB transcript (streamed in 2 MiB blocks and from a slice) and on the shared
 //! corpus when present.
 
+#![allow(
+    clippy::print_stderr,
+    reason = "a benchmark says which inputs it skipped"
+)]
+
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -131,9 +131,6 @@ fn duplicates_dangling_self_loops_and_cycles_terminate() {
 #[test]
 fn parallel_tool_repair_reattaches_siblings_and_results() {
     use skein_graph::{NodeId, NodeTools, repair_parallel_tools};
-    // a1/a2 are one API message (id 1) with tool uses 10 and 11; r1 answers 10 under a1,
-    // r2 answers 11 under a2; the chain continues from r2 only.
-    let d = build("u u; a1 a <-u; a2 a <-a1; r1 u <-a1; r2 u <-a2; n a <-r2");
     struct T;
     impl NodeTools for T {
         fn message_id(&self, n: NodeId) -> Option<u32> {
@@ -154,6 +151,9 @@ fn parallel_tool_repair_reattaches_siblings_and_results() {
             }
         }
     }
+    // a1/a2 are one API message (id 1) with tool uses 10 and 11; r1 answers 10 under a1,
+    // r2 answers 11 under a2; the chain continues from r2 only.
+    let d = build("u u; a1 a <-u; a2 a <-a1; r1 u <-a1; r2 u <-a2; n a <-r2");
     let branch = d.active_branch();
     let plain: Vec<&str> = branch.iter().map(|&n| d.uuid(n)).collect();
     assert_eq!(plain, ["u", "a1", "a2", "r2", "n"]);

@@ -3,7 +3,14 @@
 //! the filters and groupings share. Each report is one module and returns plain serializable
 //! rows; the binary chooses the output format.
 
+pub mod check;
 pub mod dates;
+pub mod pricing;
 pub mod session;
+pub mod show;
+pub mod skills;
+pub mod tools;
+pub mod tree;
+pub mod usage;
 
 pub use session::{AgentRun, LoadedSession, load_session};

@@ -33,6 +33,19 @@ pub(crate) enum Command {
     Check(commands::check::Args),
     /// A session's active conversation as Markdown, for sharing.
     Show(commands::show::Args),
+    /// The Claude Code hook: reads one hook event (JSON) on stdin and runs the passes configured
+    /// for it; fails open (exit 0, nothing on stdout) on any internal error.
+    Hook(commands::hook::HookArgs),
+    /// Install, uninstall or check skein's entries in Claude Code's settings.json.
+    Hooks(commands::hook::HooksArgs),
+    /// Drop what you do not want to keep (progress, thinking, media, long tool output,
+    /// abandoned branches…), re-parenting so the graph stays whole; untouched lines stay byte-equal.
+    Prune(commands::passes::PruneArgs),
+    /// Cut one request (from a prompt to the end of the active branch, with its tool results
+    /// and subagents) into a self-contained transcript.
+    Snapshot(commands::passes::SnapshotArgs),
+    /// Replace secrets in a transcript by `[REDACTED:<rule>]`; lines without secrets stay byte-equal.
+    Redact(commands::passes::RedactArgs),
 }
 
 /// Output format of a report.

@@ -7,6 +7,8 @@ use anyhow::Result;
 use crate::cli::{Cli, Command};
 
 pub(crate) mod check;
+pub(crate) mod hook;
+pub(crate) mod passes;
 pub(crate) mod show;
 pub(crate) mod skills;
 mod stats;
@@ -24,5 +26,10 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::Tree(args) => tree::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Show(args) => show::run(&args),
+        Command::Hook(args) => Ok(hook::run_hook(&args)),
+        Command::Hooks(args) => hook::run_hooks(&args),
+        Command::Prune(args) => passes::prune(&args),
+        Command::Snapshot(args) => passes::snapshot(&args),
+        Command::Redact(args) => passes::redact(&args),
     }
 }

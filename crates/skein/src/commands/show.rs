@@ -1,19 +1,99 @@
-//! `skein show` (being written).
+//! `skein show SESSION`: the active conversation as Markdown. See `docs/reports/show.md`.
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
+use serde::de::IgnoredAny;
+use skein_analysis::AnalysisOptions;
+use skein_core::Parser;
+use skein_reports::load_session;
+use skein_reports::show::{ShowOptions, ShowVisitor, render_session};
+use skein_reports::tree::link_session;
 
-use crate::report::ReportArgs;
+use super::tree::SessionArgs;
+use crate::output::error_line;
 
 #[derive(Debug, ClapArgs)]
 pub(crate) struct Args {
     #[command(flatten)]
-    pub(crate) report: ReportArgs,
+    pub(crate) session: SessionArgs,
+    /// Write the Markdown to this file instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// Leave thinking blocks out (they are folded by default).
+    #[arg(long)]
+    pub(crate) no_thinking: bool,
+    /// Include injected context (`isMeta` records: skill bodies, hook feedback), folded.
+    #[arg(long)]
+    pub(crate) meta: bool,
+    /// Do not nest subagent transcripts under their spawning calls.
+    #[arg(long)]
+    pub(crate) no_agents: bool,
+    /// Longest tool result or tool input shown, in bytes; longer ones are cut with a note
+    /// (0: no limit).
+    #[arg(long, value_name = "BYTES", default_value_t = 4000)]
+    pub(crate) max_result: usize,
+    /// Render the branch ending at this record (uuid or unique prefix, see `skein tree`)
+    /// instead of the active branch.
+    #[arg(long, value_name = "UUID")]
+    pub(crate) leaf: Option<String>,
+    /// Start at the last compaction boundary instead of following compactions back to the
+    /// start of the session.
+    #[arg(long)]
+    pub(crate) since_compaction: bool,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let _ = args;
-    bail!("skein show is not available yet")
+    let files = args.session.resolve()?;
+    let analysis = AnalysisOptions {
+        node_tools: true,
+        ..AnalysisOptions::default()
+    };
+    let loaded = load_session::<IgnoredAny, ShowVisitor>(
+        &files,
+        &analysis,
+        &mut Parser::new(),
+        args.session.mmap,
+    )
+    .context("cannot read the session")?;
+    if !args.session.quiet {
+        for f in loaded
+            .main
+            .iter()
+            .map(|(a, _)| a)
+            .chain(loaded.agents.iter().map(|a| &a.analysis))
+        {
+            let bad = f.stats.invalid_lines - u64::from(f.stats.torn_tail.is_some());
+            if bad > 0 {
+                error_line(&format!(
+                    "{}: {bad} invalid lines skipped (see skein check)",
+                    f.stats.path
+                ));
+            }
+        }
+    }
+    let links = link_session(&loaded, |v| &v.links);
+    let options = ShowOptions {
+        thinking: !args.no_thinking,
+        meta: args.meta,
+        agents: !args.no_agents,
+        max_result: args.max_result,
+        leaf: args.leaf.clone(),
+        bridge: !args.since_compaction,
+        mmap: args.session.mmap,
+    };
+    let markdown = render_session(&loaded, &links, &options)?;
+    if let Some(path) = &args.output {
+        std::fs::write(path, markdown)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    } else {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        out.write_all(markdown.as_bytes())?;
+        out.flush()?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,19 +1,77 @@
-//! `skein skills` (being written).
+//! `skein skills`: Skill tool invocations per skill. See `docs/reports/skills.md`.
 
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args as ClapArgs;
+use serde::de::IgnoredAny;
+use skein_analysis::AnalysisOptions;
+use skein_reports::load_session;
+use skein_reports::skills::{SkillRow, SkillTotals, SkillVisitor, in_range, skill_calls};
 
-use crate::report::ReportArgs;
+use crate::report::{ReportArgs, write_rows};
 
 #[derive(Debug, ClapArgs)]
 pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) report: ReportArgs,
+    /// Also count slash commands, named with a leading `/`: `SlashCommand` tool calls and
+    /// commands the user typed (`<command-name>`; built-ins such as `/clear` included).
+    #[arg(long)]
+    pub(crate) slash_commands: bool,
+}
+
+fn cells(r: &SkillRow) -> Vec<String> {
+    let day = |ts: &Option<String>| {
+        ts.as_deref()
+            .map_or_else(|| "-".into(), |t| t.chars().take(10).collect())
+    };
+    vec![
+        r.skill.clone(),
+        r.count.to_string(),
+        r.sessions.to_string(),
+        day(&r.first_use),
+        day(&r.last_use),
+        r.errors.to_string(),
+        r.success_rate
+            .map_or_else(|| "-".into(), |x| format!("{:.1}%", x * 100.0)),
+        r.daily.len().to_string(),
+    ]
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let _ = args;
-    bail!("skein skills is not available yet")
+    let format = args.report.format();
+    let dates = args.report.date_range()?;
+    let (sessions, found_ok) = args.report.sessions()?;
+    let options = AnalysisOptions::default();
+    let mut totals = SkillTotals::new();
+    let jobs_ok = args.report.for_each_session(
+        &sessions,
+        |s, parser| {
+            let loaded =
+                load_session::<IgnoredAny, SkillVisitor>(s, &options, parser, args.report.mmap)?;
+            let mut calls = skill_calls(&loaded, args.slash_commands);
+            calls.retain(|c| in_range(&dates, c));
+            Ok(calls)
+        },
+        |_, calls| {
+            for c in &calls {
+                totals.add(c);
+            }
+            Ok(())
+        },
+    )?;
+    write_rows(
+        format,
+        &totals.finish(),
+        &[
+            "skill", "count", "sessions", "first", "last", "errors", "success", "days",
+        ],
+        cells,
+    )?;
+    Ok(if found_ok && jobs_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
 }

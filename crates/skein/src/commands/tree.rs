@@ -1,19 +1,222 @@
-//! `skein tree` (being written).
+//! `skein tree SESSION`: a session's graph drawn in the terminal, or its node list. See
+//! `docs/reports/tree.md`. Also home of the `SESSION` argument `skein show` shares.
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::Args as ClapArgs;
+use serde::de::IgnoredAny;
+use skein_analysis::AnalysisOptions;
+use skein_core::Parser;
+use skein_reports::load_session;
+use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_nodes};
+use skein_sessions::{SessionFiles, discover};
+use skein_store::input::is_transcript_name;
 
+use crate::cli::Format;
+use crate::output::{choose_format, error_line};
 use crate::report::ReportArgs;
+
+/// The session to read: a file, or an id looked up among the discovered sessions.
+#[derive(Debug, Clone, ClapArgs)]
+pub(crate) struct SessionArgs {
+    /// A session transcript (`<id>.jsonl`, its subagents are found beside it), an agent
+    /// transcript, or a session id (or a unique prefix of one) looked up under `--in`.
+    #[arg(value_name = "SESSION")]
+    pub(crate) session: String,
+    /// Where to look a session id up: files or directories (default: `$CLAUDE_CONFIG_DIR/projects`,
+    /// else `~/.claude/projects` and `~/.config/claude/projects`). Repeatable.
+    #[arg(long = "in", value_name = "PATH")]
+    pub(crate) inputs: Vec<PathBuf>,
+    /// Only look among sessions whose project directory name contains this text.
+    #[arg(long)]
+    pub(crate) project: Option<String>,
+    /// Memory-map plain files (archived files only).
+    #[arg(long)]
+    pub(crate) mmap: bool,
+    /// No warnings on stderr.
+    #[arg(long, short = 'q')]
+    pub(crate) quiet: bool,
+}
+
+fn transcript_stem(name: &str) -> Option<&str> {
+    name.strip_suffix(".jsonl.zst")
+        .or_else(|| name.strip_suffix(".jsonl"))
+}
+
+/// The files of the session a transcript path belongs to: the file itself, its
+/// `<stem>/subagents/` directory and legacy sibling `agent-*.jsonl` files.
+fn session_of_file(path: &Path) -> Result<SessionFiles> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut roots = vec![path.to_path_buf()];
+    let is_agent = name.starts_with("agent-");
+    if !is_agent && let Some(stem) = transcript_stem(&name) {
+        let companion = path.with_file_name(stem);
+        if companion.is_dir() {
+            roots.push(companion);
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && let Ok(entries) = std::fs::read_dir(dir)
+        {
+            let mut legacy: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
+                        && is_transcript_name(p)
+                        && p.is_file()
+                })
+                .collect();
+            legacy.sort();
+            roots.extend(legacy);
+        }
+    }
+    let found = discover(&roots);
+    let mut sessions = found.sessions;
+    let pick = sessions
+        .iter()
+        .position(|s| s.main.as_deref() == Some(path) || s.agents.iter().any(|a| a.path == path));
+    match pick {
+        Some(i) => Ok(sessions.swap_remove(i)),
+        None => bail!("{}: not a transcript", path.display()),
+    }
+}
+
+impl SessionArgs {
+    /// Resolves `SESSION` to its files.
+    pub(crate) fn resolve(&self) -> Result<SessionFiles> {
+        let path = Path::new(&self.session);
+        if path.is_file() {
+            return session_of_file(path);
+        }
+        if path.is_dir() {
+            let found = discover(&[path.to_path_buf()]);
+            return match found.sessions.len() {
+                1 => Ok(found.sessions.into_iter().next().expect("one session")),
+                0 => bail!("{}: no transcripts found", path.display()),
+                n => bail!(
+                    "{}: holds {n} sessions; give one file or a session id",
+                    path.display()
+                ),
+            };
+        }
+        let report = ReportArgs {
+            paths: self.inputs.clone(),
+            format: None,
+            since: None,
+            until: None,
+            project: self.project.clone(),
+            include: Vec::new(),
+            exclude: Vec::new(),
+            quiet: self.quiet,
+            threads: None,
+            mmap: self.mmap,
+        };
+        let (sessions, _) = report.sessions()?;
+        let id = self.session.as_str();
+        if let Some(s) = sessions.iter().find(|s| s.session_id == id) {
+            return Ok(s.clone());
+        }
+        let matches: Vec<&SessionFiles> = sessions
+            .iter()
+            .filter(|s| s.session_id.starts_with(id))
+            .collect();
+        match matches.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => bail!("no session {id:?} found (give a transcript path, or --in PATH)"),
+            many => {
+                let list: Vec<String> = many
+                    .iter()
+                    .take(10)
+                    .map(|s| format!("{} ({})", s.session_id, s.project()))
+                    .collect();
+                bail!(
+                    "session id {id:?} is ambiguous ({} matches): {}",
+                    many.len(),
+                    list.join(", ")
+                )
+            }
+        }
+    }
+}
 
 #[derive(Debug, ClapArgs)]
 pub(crate) struct Args {
     #[command(flatten)]
-    pub(crate) report: ReportArgs,
+    pub(crate) session: SessionArgs,
+    /// Output format (default: the drawing on a terminal, the jsonl node list otherwise).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<Format>,
+    /// Draw side branches and subagents at most this many levels deep; deeper ones become
+    /// one `… N nodes` line (drawing only).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_depth: Option<usize>,
+    /// Draw linear runs of more than N nodes (no forks, subagents, compaction boundaries or
+    /// user prompts) as their first and last node around a `┆ … K nodes` line (drawing only).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..))]
+    pub(crate) collapse: Option<u64>,
+    /// Draw internal agents (`acompact-`, `aprompt_suggestion-`, `aside_question-`) in full
+    /// instead of one line.
+    #[arg(long)]
+    pub(crate) internal: bool,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let _ = args;
-    bail!("skein tree is not available yet")
+    let files = args.session.resolve()?;
+    let options = AnalysisOptions::default();
+    let loaded = load_session::<IgnoredAny, TreeVisitor>(
+        &files,
+        &options,
+        &mut Parser::new(),
+        args.session.mmap,
+    )
+    .context("cannot read the session")?;
+    if !args.session.quiet {
+        for f in loaded
+            .main
+            .iter()
+            .map(|(a, _)| a)
+            .chain(loaded.agents.iter().map(|a| &a.analysis))
+        {
+            let bad = f.stats.invalid_lines - u64::from(f.stats.torn_tail.is_some());
+            if bad > 0 {
+                error_line(&format!(
+                    "{}: {bad} invalid lines skipped (see skein check)",
+                    f.stats.path
+                ));
+            }
+        }
+    }
+    let links = link_session(&loaded, |v| &v.links);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match choose_format(args.format) {
+        Format::Table => {
+            let tree = TreeOptions {
+                max_depth: args.max_depth,
+                collapse: args
+                    .collapse
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+                internal: args.internal,
+            };
+            out.write_all(draw_tree(&loaded, &links, tree).as_bytes())?;
+        }
+        Format::Jsonl => {
+            for n in tree_nodes(&loaded, &links) {
+                serde_json::to_writer(&mut out, &n)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &tree_nodes(&loaded, &links))?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,19 +1,290 @@
-//! `skein usage` (being written).
+//! `skein usage [daily|weekly|monthly|session|model] [PATH...]`: token usage and cost,
+//! deduplicated across the whole input. See `docs/reports/usage.md`.
 
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
+use skein_reports::pricing::PricingTable;
+use skein_reports::usage::{
+    Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner, UtcOffset,
+};
 
+use crate::cli::Format;
+use crate::output::error_line;
 use crate::report::ReportArgs;
 
+/// Token usage and cost. The first path may name the report: `daily` (default), `weekly`
+/// (weeks start on Monday), `monthly`, `session` or `model`; write `./daily` for a directory
+/// of that name.
 #[derive(Debug, ClapArgs)]
+#[command(
+    after_help = "Reports: daily (default), weekly, monthly, session, model, given as the first \
+                  argument:\n  skein usage monthly ~/.claude/projects\n  skein usage session \
+                  --since 2026-05-01 --format jsonl | jq 'select(.totals|not)'"
+)]
 pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) report: ReportArgs,
+    /// Day boundaries for grouping and for --since/--until: UTC (default) or a fixed offset
+    /// such as +09:00 or -0500.
+    #[arg(long, value_name = "OFFSET", default_value = "UTC")]
+    pub(crate) timezone: String,
+    /// A JSON price table whose entries extend or override the embedded one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) pricing: Option<PathBuf>,
+    /// In the table, add one line per model under each row.
+    #[arg(long)]
+    pub(crate) breakdown: bool,
+}
+
+thread_local! {
+    static SCANNER: RefCell<UsageScanner> = RefCell::new(UsageScanner::new());
+}
+
+/// The report kind named by the first path, and the paths that remain.
+fn split_kind(report: &ReportArgs) -> (UsageKind, ReportArgs) {
+    let mut rest = report.clone();
+    if let Some(first) = rest.paths.first().and_then(|p| p.to_str())
+        && let Some(kind) = UsageKind::from_name(first)
+    {
+        rest.paths.remove(0);
+        return (kind, rest);
+    }
+    (UsageKind::Daily, rest)
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let _ = args;
-    bail!("skein usage is not available yet")
+    let (kind, report) = split_kind(&args.report);
+    let format = report.format();
+    let offset = UtcOffset::parse(&args.timezone)?;
+    let options = UsageOptions {
+        kind,
+        range: report.date_range()?,
+        offset,
+    };
+    let mut pricing = PricingTable::embedded();
+    if let Some(path) = &args.pricing {
+        let user = PricingTable::from_file(path).context("cannot use --pricing")?;
+        pricing = pricing.overridden_by(user);
+    }
+    let (sessions, found_ok) = report.sessions()?;
+    let mmap = report.mmap;
+    let mut builder = UsageBuilder::new();
+    let jobs_ok = report.for_each_session(
+        &sessions,
+        |s, _parser| {
+            SCANNER
+                .with(|sc| sc.borrow_mut().scan_session(s, mmap))
+                .map_err(anyhow::Error::from)
+        },
+        |s, scan| {
+            builder.add(s, scan);
+            Ok(())
+        },
+    )?;
+    let result = builder.finish(&options, &pricing);
+    if !report.quiet {
+        warn(&result);
+    }
+    write(format, kind, &result, args.breakdown)?;
+    Ok(if found_ok && jobs_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+fn warn(r: &UsageReport) {
+    let t = &r.totals;
+    if !t.unpriced_models.is_empty() {
+        error_line(&format!(
+            "no price for {}: their cost is counted as 0 (add them with --pricing FILE)",
+            t.unpriced_models.join(", ")
+        ));
+    }
+    if t.scan.invalid_lines > 0 {
+        error_line(&format!(
+            "{} lines mentioning usage are not JSON objects and were skipped",
+            t.scan.invalid_lines
+        ));
+    }
+    if t.scan.no_timestamp > 0 {
+        error_line(&format!(
+            "{} usage records without a timestamp were not counted",
+            t.scan.no_timestamp
+        ));
+    }
+}
+
+fn write(format: Format, kind: UsageKind, r: &UsageReport, breakdown: bool) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match format {
+        Format::Jsonl => {
+            for row in &r.rows {
+                serde_json::to_writer(&mut out, row)?;
+                out.write_all(b"\n")?;
+            }
+            serde_json::to_writer(&mut out, &r.totals)?;
+            out.write_all(b"\n")?;
+        }
+        Format::Json => {
+            out.write_all(b"[")?;
+            for row in &r.rows {
+                out.write_all(b"\n")?;
+                serde_json::to_writer(&mut out, row)?;
+                out.write_all(b",")?;
+            }
+            out.write_all(b"\n")?;
+            serde_json::to_writer(&mut out, &r.totals)?;
+            out.write_all(b"\n]\n")?;
+        }
+        Format::Table => out.write_all(render_table(kind, r, breakdown).as_bytes())?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `1234567` → `1,234,567`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn key_of(kind: UsageKind, row: &UsageRow) -> String {
+    let k = match kind {
+        UsageKind::Daily => row.date.clone(),
+        UsageKind::Weekly => row.week.clone(),
+        UsageKind::Monthly => row.month.clone(),
+        UsageKind::Session => row
+            .session_id
+            .as_ref()
+            .map(|s| format!("{}  {}", row.project.as_deref().unwrap_or(""), s)),
+        UsageKind::Model => row.model.clone(),
+    };
+    k.unwrap_or_default()
+}
+
+fn figure_cells(label: String, models: String, f: &Figures) -> Vec<String> {
+    vec![
+        label,
+        thousands(f.input_tokens),
+        thousands(f.output_tokens),
+        thousands(f.cache_creation_input_tokens),
+        thousands(f.cache_read_input_tokens),
+        thousands(f.total_tokens),
+        format!("{:.2}", f.cost_usd),
+        models,
+    ]
+}
+
+fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
+    let first = match kind {
+        UsageKind::Daily => "date",
+        UsageKind::Weekly => "week (Mon)",
+        UsageKind::Monthly => "month",
+        UsageKind::Session => "project  session",
+        UsageKind::Model => "model",
+    };
+    let headers = [
+        first,
+        "input",
+        "output",
+        "cache write",
+        "cache read",
+        "total",
+        "cost USD",
+        "models",
+    ];
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for row in &r.rows {
+        let models = if kind == UsageKind::Model {
+            String::new()
+        } else {
+            row.figures.models.join(", ")
+        };
+        rows.push(figure_cells(key_of(kind, row), models, &row.figures));
+        if breakdown && kind != UsageKind::Model {
+            for m in &row.figures.breakdown {
+                let f = Figures {
+                    messages: m.messages,
+                    input_tokens: m.input_tokens,
+                    output_tokens: m.output_tokens,
+                    cache_creation_input_tokens: m.cache_creation_input_tokens,
+                    cache_read_input_tokens: m.cache_read_input_tokens,
+                    total_tokens: m.total_tokens,
+                    cost_usd: m.cost_usd,
+                    models: Vec::new(),
+                    breakdown: Vec::new(),
+                };
+                rows.push(figure_cells(format!("  └ {}", m.model), String::new(), &f));
+            }
+        }
+    }
+    rows.push(figure_cells(
+        "Total".into(),
+        if kind == UsageKind::Model {
+            String::new()
+        } else {
+            r.totals.figures.models.join(", ")
+        },
+        &r.totals.figures,
+    ));
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let last = cells.len() - 1;
+        let parts: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, &w))| {
+                if i == 0 || i == last {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        let mut s = parts.join("  ").trim_end().to_owned();
+        s.push('\n');
+        s
+    };
+    let mut out = line(&headers.map(str::to_owned));
+    let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+    for (i, row) in rows.iter().enumerate() {
+        if i + 1 == rows.len() {
+            out.push_str(&line(&rule));
+        }
+        out.push_str(&line(row));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 }

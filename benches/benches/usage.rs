@@ -1,0 +1,100 @@
+//! The work of `skein usage` (prefilter + parse of usage lines + per-file grouping + global
+//! deduplication + daily rows with cost), throughput in bytes, one thread: on a synthetic
+//! 64 MiB transcript, on the shared corpus held in memory, and on the corpus read from disk
+//! (page cache) session by session as the command does. The end-to-end comparison with
+//! ccusage on ~1 GB is `benches/ccusage_compare.sh`.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use skein_bench::{corpus_contents, corpus_dir, synthetic_transcript};
+use skein_core::SliceLines;
+use skein_reports::pricing::PricingTable;
+use skein_reports::usage::{SessionScan, Source, UsageBuilder, UsageOptions, UsageScanner};
+
+#[allow(clippy::print_stderr, reason = "a skipped corpus is noted, not failed")]
+fn usage(c: &mut Criterion) {
+    let pricing = PricingTable::embedded();
+    let options = UsageOptions::default();
+    let mut scanner = UsageScanner::new();
+    let mut group = c.benchmark_group("usage");
+    group.sample_size(10);
+
+    let data = synthetic_transcript(64 << 20, 42);
+    {
+        let mut scan = SessionScan::default();
+        scanner
+            .scan_lines(SliceLines::new(&data), "bench", Source::Main, &mut scan)
+            .expect("in memory");
+        assert!(
+            !scan.copies.is_empty(),
+            "the synthetic transcript has usage"
+        );
+    }
+    group.throughput(Throughput::Bytes(data.len() as u64));
+    group.bench_function("synthetic_64MiB_slice", |b| {
+        b.iter(|| {
+            let mut scan = SessionScan::default();
+            scanner
+                .scan_lines(SliceLines::new(&data), "bench", Source::Main, &mut scan)
+                .expect("in memory");
+            let mut builder = UsageBuilder::new();
+            builder.add_session("bench", "bench", scan);
+            black_box(
+                builder
+                    .finish(&options, &pricing)
+                    .totals
+                    .figures
+                    .total_tokens,
+            )
+        });
+    });
+
+    if let Some(files) = corpus_contents() {
+        let total: usize = files.iter().map(Vec::len).sum();
+        group.throughput(Throughput::Bytes(total as u64));
+        group.bench_function("corpus_in_memory", |b| {
+            b.iter(|| {
+                let mut builder = UsageBuilder::new();
+                for (i, f) in files.iter().enumerate() {
+                    let mut scan = SessionScan::default();
+                    scanner
+                        .scan_lines(SliceLines::new(f), "bench", Source::Main, &mut scan)
+                        .expect("in memory");
+                    builder.add_session(&i.to_string(), "corpus", scan);
+                }
+                black_box(
+                    builder
+                        .finish(&options, &pricing)
+                        .totals
+                        .figures
+                        .total_tokens,
+                )
+            });
+        });
+        let dir = corpus_dir().expect("corpus");
+        let sessions = skein_sessions::discover(&[dir]).sessions;
+        group.bench_function("corpus_sessions_from_disk", |b| {
+            b.iter(|| {
+                let mut builder = UsageBuilder::new();
+                for s in &sessions {
+                    let scan = scanner.scan_session(s, false).expect("readable");
+                    builder.add(s, scan);
+                }
+                black_box(
+                    builder
+                        .finish(&options, &pricing)
+                        .totals
+                        .figures
+                        .total_tokens,
+                )
+            });
+        });
+    } else {
+        eprintln!("note: corpus not found (set SKEIN_CORPUS); corpus usage benchmarks skipped");
+    }
+    group.finish();
+}
+
+criterion_group!(benches, usage);
+criterion_main!(benches);

@@ -1,0 +1,250 @@
+//! The [`Archive`] handle, its options, and the per-key machinery shared by every operation:
+//! locking, crash recovery and bringing `.meta.json` files and the index in line with the
+//! checkpoint.
+
+use std::fs::{self, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use skein_store::FileLock;
+
+use crate::checkpoint::{Checkpoint, FileState, to_json};
+use crate::codec::CodecOptions;
+use crate::error::{IoContext, Result, corrupt};
+use crate::index;
+use crate::layout::{
+    CHECKPOINT_DIR, Kind, LOCK_DIR, ensure_dir, meta_rel_path, read_optional, remove_file_durable,
+    resolve, to_rel,
+};
+
+/// What [`Archive::recover_all`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoverReport {
+    pub checkpoints: usize,
+    /// Torn-frame bytes cut from archive files.
+    pub truncated_bytes: u64,
+    /// Checkpoints that could not be processed.
+    pub errors: Vec<(PathBuf, String)>,
+}
+
+/// When to use a trained dictionary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DictMode {
+    /// Never.
+    Off,
+    /// For new subagent files whose first ingest is at most 1 MiB, if a dictionary is installed
+    /// (one is only installed when training measured a gain, see [`crate::TrainOptions`]).
+    #[default]
+    Auto,
+}
+
+/// How an archive writes.
+#[derive(Debug, Clone, Copy)]
+pub struct ArchiveOptions {
+    pub codec: CodecOptions,
+    pub dict: DictMode,
+    /// How long to wait for another process holding the same session's lock or the index lock.
+    pub lock_timeout: Duration,
+    /// "Now" in Unix seconds, for the bookkeeping timestamps (`created_unix`, `updated_unix`,
+    /// `trained_unix`) and for naming a file whose source has neither a first timestamp nor an
+    /// mtime. Default: the system clock ([`crate::now_unix`]); tests inject a fixed one.
+    pub clock: fn() -> i64,
+}
+
+impl Default for ArchiveOptions {
+    fn default() -> Self {
+        Self {
+            codec: CodecOptions::default(),
+            dict: DictMode::Auto,
+            lock_timeout: Duration::from_secs(30),
+            clock: crate::time::now_unix,
+        }
+    }
+}
+
+/// An archive directory. Cheap to open (no scan); every operation locks what it touches, so
+/// several processes may use the same archive at once.
+#[derive(Debug, Clone)]
+pub struct Archive {
+    pub(crate) root: PathBuf,
+    pub(crate) opts: ArchiveOptions,
+}
+
+impl Archive {
+    /// Opens (creating with mode 0700 if missing) the archive at `dir`.
+    pub fn open(dir: impl AsRef<Path>, opts: ArchiveOptions) -> Result<Self> {
+        opts.codec.validate()?;
+        let root = dir.as_ref().to_path_buf();
+        ensure_dir(&root)?;
+        Ok(Self { root, opts })
+    }
+
+    /// The archive directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The options in use.
+    pub fn options(&self) -> &ArchiveOptions {
+        &self.opts
+    }
+
+    /// The committed checkpoint of a source, if it was ever archived.
+    pub fn checkpoint(&self, kind: &Kind) -> Result<Option<Checkpoint>> {
+        kind.validate()?;
+        Checkpoint::load(&self.checkpoint_path(kind))
+    }
+
+    /// The whole-archive index.
+    pub fn index(&self) -> Result<index::Index> {
+        index::load(&self.root)
+    }
+
+    pub(crate) fn checkpoint_path(&self, kind: &Kind) -> PathBuf {
+        self.root.join(kind.key_path(CHECKPOINT_DIR, "json"))
+    }
+
+    /// Takes the per-source lock (`locks/<kind>/.../<id>.lock`).
+    pub(crate) fn lock_key(&self, kind: &Kind) -> Result<FileLock> {
+        let path = self.root.join(kind.key_path(LOCK_DIR, "lock"));
+        crate::layout::lock(&path, self.opts.lock_timeout)
+    }
+
+    /// Finishes or rolls back what a crash interrupted, under the key's lock. Returns the bytes
+    /// of torn frames truncated from archive files. Saves the checkpoint if it changed.
+    pub(crate) fn recover(&self, ck_path: &Path, ck: &mut Checkpoint) -> Result<u64> {
+        let mut changed = false;
+        if let Some(rel) = ck.pending_new.take() {
+            changed = true;
+            if !ck.files().any(|f| f.file == rel) {
+                // Created but never committed: nothing refers to it.
+                remove_file_durable(&resolve(&self.root, &rel)?)?;
+                remove_file_durable(&resolve(&self.root, &meta_rel_path(&rel))?)?;
+            }
+        }
+        if let Some(pc) = ck.pending_compaction.take() {
+            changed = true;
+            let temp = resolve(&self.root, &pc.temp)?;
+            if temp.exists() {
+                // The rename never happened: the old file is intact.
+                remove_file_durable(&temp)?;
+            } else if let Some(f) = ck.files_mut().find(|f| f.file == pc.file) {
+                f.committed_len = pc.new_len;
+                f.frames = 1;
+                f.compacted_level = Some(pc.level);
+            }
+        }
+        if changed {
+            ck.save(ck_path)?;
+        }
+        let mut truncated = 0;
+        for f in ck.files() {
+            truncated += self.truncate_torn_tail(f)?;
+        }
+        Ok(truncated)
+    }
+
+    /// Cuts an archive file back to its committed length (bytes past it are a torn frame).
+    fn truncate_torn_tail(&self, f: &FileState) -> Result<u64> {
+        let path = resolve(&self.root, &f.file)?;
+        let len = match fs::metadata(&path) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e).ctx(&path),
+        };
+        if len <= f.committed_len {
+            return Ok(0);
+        }
+        let file = OpenOptions::new().write(true).open(&path).ctx(&path)?;
+        file.set_len(f.committed_len).ctx(&path)?;
+        file.sync_all().ctx(&path)?;
+        Ok(len - f.committed_len)
+    }
+
+    /// Rewrites `.meta.json` files that disagree with the checkpoint and, if needed, the
+    /// index entries of this key (then records that in the checkpoint).
+    pub(crate) fn reconcile(&self, ck_path: &Path, ck: &mut Checkpoint) -> Result<()> {
+        for f in ck.files() {
+            let meta = resolve(&self.root, &meta_rel_path(&f.file))?;
+            let want = to_json(f);
+            if read_optional(&meta)?.as_deref() != Some(want.as_slice()) {
+                crate::layout::write_file_lazy(&meta, &want)?;
+            }
+        }
+        if !ck.indexed {
+            let ck_rel = to_rel(ck_path.strip_prefix(&self.root).unwrap_or(ck_path));
+            let files: Vec<&FileState> = ck.files().collect();
+            index::modify(&self.root, self.opts.lock_timeout, |idx| {
+                index::sync_key(idx, &ck_rel, &files);
+            })?;
+            ck.indexed = true;
+            ck.save(ck_path)?;
+        }
+        Ok(())
+    }
+
+    /// Locks, loads, recovers and reconciles one checkpoint file, then calls `f` with it (still
+    /// locked). Used by maintenance operations that walk the whole archive.
+    pub(crate) fn with_key<T>(
+        &self,
+        ck_path: &Path,
+        f: impl FnOnce(&mut Checkpoint) -> Result<T>,
+    ) -> Result<(T, u64)> {
+        let ck0 =
+            Checkpoint::load(ck_path)?.ok_or_else(|| corrupt(ck_path, "checkpoint disappeared"))?;
+        ck0.key.validate()?;
+        let _lock = self.lock_key(&ck0.key)?;
+        let mut ck =
+            Checkpoint::load(ck_path)?.ok_or_else(|| corrupt(ck_path, "checkpoint disappeared"))?;
+        let truncated = self.recover(ck_path, &mut ck)?;
+        self.reconcile(ck_path, &mut ck)?;
+        let out = f(&mut ck)?;
+        Ok((out, truncated))
+    }
+
+    /// Finishes interrupted operations everywhere: truncates torn frames, removes uncommitted
+    /// files, rewrites stale meta files and index entries. A checkpoint that cannot be
+    /// processed is reported and skipped.
+    pub fn recover_all(&self) -> Result<RecoverReport> {
+        let mut r = RecoverReport::default();
+        for (path, ck) in crate::verify::load_all_checkpoints(&self.root)? {
+            match ck.and_then(|_| self.with_key(&path, |_| Ok(()))) {
+                Ok(((), bytes)) => {
+                    r.checkpoints += 1;
+                    r.truncated_bytes += bytes;
+                }
+                Err(e) => r.errors.push((path, e.to_string())),
+            }
+        }
+        Ok(r)
+    }
+
+    /// Trains a dictionary on small subagent files and installs it if it measurably helps.
+    pub fn train_dictionary(&self, opts: &crate::TrainOptions) -> Result<crate::TrainReport> {
+        crate::dict::train(
+            &self.root,
+            opts,
+            self.opts.lock_timeout,
+            (self.opts.clock)(),
+        )
+    }
+
+    /// The installed dictionaries, oldest first.
+    pub fn dictionaries(&self) -> Result<Vec<crate::DictInfo>> {
+        crate::dict::installed(&self.root)
+    }
+
+    /// Rebuilds `archive-index.json` from the checkpoints (under the index lock).
+    pub fn rebuild_index(&self) -> Result<usize> {
+        let mut fresh = index::Index::default();
+        for (path, ck) in crate::verify::load_all_checkpoints(&self.root)? {
+            let ck = ck?;
+            let rel = to_rel(path.strip_prefix(&self.root).unwrap_or(&path));
+            let files: Vec<&FileState> = ck.files().collect();
+            index::sync_key(&mut fresh, &rel, &files);
+        }
+        let n = fresh.entries.len();
+        index::modify(&self.root, self.opts.lock_timeout, |idx| *idx = fresh)?;
+        Ok(n)
+    }
+}

@@ -1,0 +1,418 @@
+//! Incremental, idempotent, crash-safe ingestion of one source transcript.
+//!
+//! Under the source's lock: recover (truncate a torn frame, drop an uncommitted new file), check
+//! the source is still the file the checkpoint describes (same device and inode, not shorter,
+//! same first and last 4 KiB before the consumed offset), then compress the complete lines past
+//! the offset into ONE new zstd frame appended to the archive file, fsync it, and commit the
+//! checkpoint (atomic replace). Only then are `.meta.json` and the index brought up to date. A
+//! rewritten source starts a new version file; nothing is ever merged into an unrelated file.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use crate::archive::{Archive, DictMode};
+use crate::checkpoint::{
+    Checkpoint, DictRef, FORMAT, FileState, SourceState, read_range, source_hashes,
+};
+use crate::dict;
+use crate::error::{ArchiveError, IoContext, Result};
+use crate::layout::{Kind, archive_rel_path, create_new_file, ensure_dir, meta_rel_path, resolve};
+use crate::meta::SessionMeta;
+use crate::pump::{last_line_end, pump};
+use crate::time::{Civil, parse_timestamp, unix_of};
+
+/// A per-line rewrite applied on the way in (prune, redact). It gets one complete source line
+/// including its `\n` and appends the replacement to the buffer (nothing to drop the line). A
+/// replacement without a final `\n` gets one, so the archive always holds complete lines.
+pub type Transform<'t> = dyn FnMut(&[u8], &mut Vec<u8>) + 't;
+
+/// What to archive.
+#[derive(Debug, Clone)]
+pub struct IngestRequest<'a> {
+    pub source: &'a Path,
+    pub kind: Kind,
+    /// The session's first timestamp (ISO 8601), which names the file; the source's mtime is
+    /// used when it is missing or unparseable. Only read when a new file is started.
+    pub first_timestamp: Option<&'a str>,
+    /// Metadata to store; `None` keeps what was stored before.
+    pub meta: Option<SessionMeta>,
+}
+
+/// Why a new archive file was started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionReason {
+    /// The source was never archived.
+    First,
+    /// The path now names a different file (inode changed).
+    InodeChanged,
+    /// The source is shorter than what was already archived.
+    Shrunk,
+    /// The first 4 KiB changed.
+    HeadChanged,
+    /// The 4 KiB before the archived offset changed.
+    TailChanged,
+    /// The archive file is missing or shorter than its checkpoint; it is kept for inspection.
+    ArchiveDamaged,
+}
+
+/// What one ingest did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IngestReport {
+    /// The archive file written to (or that would have been), if any.
+    pub archive_path: Option<PathBuf>,
+    pub version: u32,
+    /// Set when this call started a new archive file.
+    pub new_file: Option<VersionReason>,
+    /// A rewrite was detected but the new source holds no complete line yet.
+    pub rewrite_pending: Option<VersionReason>,
+    pub appended_source_bytes: u64,
+    pub appended_source_lines: u64,
+    /// Lines and bytes written to the archive (after the transform).
+    pub appended_lines: u64,
+    pub appended_raw_bytes: u64,
+    /// Compressed bytes appended (0 or one frame).
+    pub appended_bytes: u64,
+    /// An incomplete last line left for the next run.
+    pub torn_tail_bytes: u64,
+    /// Bytes of a torn frame from an earlier crash that were truncated first.
+    pub recovered_bytes: u64,
+    pub dict: Option<DictRef>,
+}
+
+impl IngestReport {
+    /// Whether the archive file changed.
+    pub fn changed(&self) -> bool {
+        self.appended_bytes > 0 || self.new_file.is_some()
+    }
+}
+
+impl Archive {
+    /// Archives the complete lines of `req.source` that are not archived yet.
+    pub fn ingest(
+        &self,
+        req: &IngestRequest<'_>,
+        transform: Option<&mut Transform<'_>>,
+    ) -> Result<IngestReport> {
+        req.kind.validate()?;
+        let ck_path = self.checkpoint_path(&req.kind);
+        let _lock = self.lock_key(&req.kind)?;
+        let mut ck =
+            Checkpoint::load(&ck_path)?.unwrap_or_else(|| Checkpoint::new(req.kind.clone()));
+        let mut report = IngestReport {
+            recovered_bytes: self.recover(&ck_path, &mut ck)?,
+            ..IngestReport::default()
+        };
+
+        let src_path = req.source;
+        let source = File::open(src_path).ctx(src_path)?;
+        let md = source.metadata().ctx(src_path)?;
+        let (dev, ino) = dev_ino(&md);
+        let size = md.len();
+
+        let reason = match &ck.current {
+            None => Some(VersionReason::First),
+            Some(cur) => self.check_current(cur, &source, src_path, ino, size)?,
+        };
+        let start = match (&reason, &ck.current) {
+            (None, Some(cur)) => cur.source.offset,
+            _ => 0,
+        };
+        let end = last_line_end(&source, src_path, start, size)?;
+        report.torn_tail_bytes = size - end;
+        if let Some(cur) = &ck.current {
+            report.archive_path = Some(resolve(&self.root, &cur.file)?);
+            report.version = cur.version;
+            report.dict = cur.dict;
+        }
+
+        if end == start {
+            report.rewrite_pending = reason.filter(|r| *r != VersionReason::First);
+            if let (None, Some(cur)) = (reason, ck.current.as_mut()) {
+                let mut changed = false;
+                if let Some(m) = &req.meta
+                    && *m != cur.meta
+                {
+                    cur.meta = m.clone();
+                    changed = true;
+                }
+                let path = display_path(src_path);
+                if cur.source.path != path {
+                    cur.source.path = path;
+                    changed = true;
+                }
+                if changed {
+                    cur.updated_unix = (self.opts.clock)();
+                    ck.save(&ck_path)?;
+                }
+            }
+            if ck.current.is_some() {
+                self.reconcile(&ck_path, &mut ck)?;
+            }
+            return Ok(report);
+        }
+
+        // Where the frame goes.
+        let (rel, version, dict_ref, base_len) = if let (None, Some(cur)) = (&reason, &ck.current) {
+            (cur.file.clone(), cur.version, cur.dict, cur.committed_len)
+        } else {
+            let (rel, version) = self.choose_new_path(&ck, &req.kind, req.first_timestamp, &md)?;
+            let dict_ref = self.pick_dict(&req.kind, end - start)?;
+            (rel, version, dict_ref, 0)
+        };
+        let dict_bytes = dict_ref.map(|r| dict::load(&self.root, r)).transpose()?;
+        let path = resolve(&self.root, &rel)?;
+        let out = if reason.is_none() {
+            let mut f = OpenOptions::new().write(true).open(&path).ctx(&path)?;
+            f.seek(SeekFrom::Start(base_len)).ctx(&path)?;
+            f
+        } else {
+            ck.pending_new = Some(rel.clone());
+            ck.save(&ck_path)?;
+            if let Some(dir) = path.parent() {
+                ensure_dir(dir)?;
+            }
+            create_new_file(&path).ctx(&path)?
+        };
+
+        let stats = pump(
+            &source,
+            src_path,
+            start,
+            end,
+            (&out, &path),
+            &self.opts.codec,
+            dict_bytes.as_deref(),
+            reason.is_some(),
+            transform,
+        )?;
+        out.sync_data().ctx(&path)?;
+        if reason.is_some()
+            && let Some(dir) = path.parent()
+        {
+            skein_store::atomic::sync_dir(dir).ctx(dir)?;
+        }
+
+        // Commit.
+        let (head_len, head_hash, tail_len, tail_hash) = source_hashes(&source, src_path, end)?;
+        let now = (self.opts.clock)();
+        let prev_lines = if reason.is_none() {
+            ck.current.as_ref().map_or(0, |c| c.source.lines)
+        } else {
+            0
+        };
+        let src_state = SourceState {
+            path: display_path(src_path),
+            dev,
+            ino,
+            size,
+            offset: end,
+            lines: prev_lines + stats.src_lines,
+            head_len,
+            head_hash,
+            tail_len,
+            tail_hash,
+        };
+        match (reason, ck.current.as_mut()) {
+            (None, Some(cur)) => {
+                cur.committed_len += stats.compressed;
+                cur.frames += stats.frames;
+                cur.lines += stats.out_lines;
+                cur.raw_bytes += stats.out_bytes;
+                cur.source = src_state;
+                if let Some(m) = &req.meta {
+                    cur.meta.clone_from(m);
+                }
+                if stats.frames > 0 {
+                    cur.compacted_level = None;
+                }
+                cur.updated_unix = now;
+            }
+            (reason, _) => {
+                let old_meta = ck.current.as_ref().map(|c| c.meta.clone());
+                let meta = req.meta.clone().or(old_meta).unwrap_or_default();
+                let project = meta
+                    .project
+                    .clone()
+                    .or_else(|| ck.current.as_ref().and_then(|c| c.project.clone()))
+                    .or_else(|| project_of(src_path));
+                let state = FileState {
+                    format: FORMAT,
+                    file: rel.clone(),
+                    version,
+                    kind: req.kind.clone(),
+                    project,
+                    first_timestamp: req.first_timestamp.map(str::to_owned),
+                    committed_len: stats.compressed,
+                    frames: stats.frames,
+                    lines: stats.out_lines,
+                    raw_bytes: stats.out_bytes,
+                    dict: dict_ref,
+                    compacted_level: None,
+                    created_unix: now,
+                    updated_unix: now,
+                    superseded_by: None,
+                    source: src_state,
+                    meta,
+                };
+                if let Some(mut old) = ck.current.take() {
+                    old.superseded_by = Some(rel.clone());
+                    ck.previous.push(old);
+                }
+                ck.current = Some(state);
+                ck.pending_new = None;
+                ck.indexed = false;
+                report.new_file = reason;
+            }
+        }
+        if reason.is_some()
+            && let Some(cur) = &ck.current
+        {
+            // A new file gets its meta before it is committed: a crash then leaves either an
+            // uncommitted file with its meta (both removed by recovery) or a committed file
+            // with a meta that is at worst stale, never a committed file without one.
+            let meta = resolve(&self.root, &meta_rel_path(&cur.file))?;
+            crate::layout::write_file_lazy(&meta, &crate::checkpoint::to_json(cur))?;
+        }
+        if reason.is_none() {
+            // An append to an existing file: the checkpoint file already exists, so skipping the
+            // directory fsync can at worst (power loss) bring back the previous checkpoint,
+            // whose archive bytes are all still there; the new frame is then truncated and
+            // archived again from the source. One journal commit less on the Stop-time path.
+            ck.save_without_dir_sync(&ck_path)?;
+        } else {
+            ck.save(&ck_path)?;
+        }
+        self.reconcile(&ck_path, &mut ck)?;
+
+        report.archive_path = Some(path);
+        report.version = version;
+        report.dict = dict_ref;
+        report.appended_source_bytes = end - start;
+        report.appended_source_lines = stats.src_lines;
+        report.appended_lines = stats.out_lines;
+        report.appended_raw_bytes = stats.out_bytes;
+        report.appended_bytes = stats.compressed;
+        Ok(report)
+    }
+
+    /// Is the source still the file the current archive was made from?
+    fn check_current(
+        &self,
+        cur: &FileState,
+        source: &File,
+        src_path: &Path,
+        ino: u64,
+        size: u64,
+    ) -> Result<Option<VersionReason>> {
+        let apath = resolve(&self.root, &cur.file)?;
+        match std::fs::metadata(&apath) {
+            Ok(m) if m.len() >= cur.committed_len => {}
+            Ok(_) => return Ok(Some(VersionReason::ArchiveDamaged)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Some(VersionReason::ArchiveDamaged));
+            }
+            Err(e) => return Err(e).ctx(&apath),
+        }
+        let s = &cur.source;
+        // A device number alone may change across reboots or remounts (btrfs, NFS); the inode
+        // plus the content hashes below still identify the file.
+        if s.ino != ino {
+            return Ok(Some(VersionReason::InodeChanged));
+        }
+        if size < s.offset {
+            return Ok(Some(VersionReason::Shrunk));
+        }
+        let hash = |off, len| {
+            read_range(source, src_path, off, len).map(|b| crate::checkpoint::hash_bytes(&b))
+        };
+        if hash(0, s.head_len)? != s.head_hash {
+            return Ok(Some(VersionReason::HeadChanged));
+        }
+        if hash(s.offset - s.tail_len, s.tail_len)? != s.tail_hash {
+            return Ok(Some(VersionReason::TailChanged));
+        }
+        Ok(None)
+    }
+
+    /// A free archive path for a new file of `kind`.
+    fn choose_new_path(
+        &self,
+        ck: &Checkpoint,
+        kind: &Kind,
+        first_timestamp: Option<&str>,
+        md: &std::fs::Metadata,
+    ) -> Result<(String, u32)> {
+        let secs = first_timestamp
+            .and_then(parse_timestamp)
+            .or_else(|| md.modified().ok().map(unix_of))
+            .unwrap_or_else(self.opts.clock);
+        let civil = Civil::from_unix(secs);
+        let mut version = ck.max_version() + 1;
+        loop {
+            let rel = archive_rel_path(kind, civil, version);
+            let taken = [rel.clone(), meta_rel_path(&rel)]
+                .iter()
+                .map(|r| resolve(&self.root, r))
+                .collect::<Result<Vec<_>>>()?
+                .iter()
+                .any(|p| p.symlink_metadata().is_ok());
+            if !taken {
+                return Ok((rel, version));
+            }
+            version += 1;
+            if version > 100_000 {
+                return Err(ArchiveError::Option(format!(
+                    "no free archive name for {}",
+                    kind.id()
+                )));
+            }
+        }
+    }
+
+    fn pick_dict(&self, kind: &Kind, len: u64) -> Result<Option<DictRef>> {
+        if self.opts.dict == DictMode::Off
+            || !matches!(kind, Kind::Subagent { .. })
+            || len > dict::DICT_MAX_INPUT
+        {
+            return Ok(None);
+        }
+        Ok(dict::latest(&self.root)?.map(|(r, _)| r))
+    }
+}
+
+#[cfg(unix)]
+fn dev_ino(md: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (md.dev(), md.ino())
+}
+
+#[cfg(not(unix))]
+fn dev_ino(_md: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+/// The source path as recorded: absolute (so relative and absolute spellings of the same path
+/// agree), lossy UTF-8.
+fn display_path(p: &Path) -> String {
+    std::path::absolute(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The Claude projects directory a transcript sits in: the parent of a session file, or the
+/// directory above `<session>/subagents/` for an agent file.
+fn project_of(source: &Path) -> Option<String> {
+    let abs = std::path::absolute(source).ok()?;
+    let mut parts = abs.ancestors().skip(1);
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let parent = parts.next()?;
+    if let Some(sub) = abs
+        .ancestors()
+        .find(|p| name(p).as_deref() == Some("subagents"))
+    {
+        return sub.parent()?.parent().and_then(name);
+    }
+    name(parent)
+}

@@ -1,0 +1,57 @@
+//! The skein archive: where a user's Claude Code history lives after Claude Code deletes its
+//! transcripts. Incremental (each run appends one zstd frame with the new complete lines),
+//! idempotent (nothing new → nothing written), crash-safe (frame, fsync, then an atomic
+//! checkpoint; torn frames are truncated on the next run) and never merging a rewritten
+//! transcript into its old archive (a new version file is started instead).
+//!
+//! * [`Archive::ingest`]: archive one transcript (main session or subagent), with an optional
+//!   per-line [`Transform`] (prune, redact).
+//! * [`verify`], [`Archive::restore`], [`Archive::apply_retention`], [`Archive::compact`],
+//!   [`Archive::train_dictionary`], [`Archive::recover_all`], [`Archive::rebuild_index`].
+//! * [`compress_file`], [`decompress_file`], [`open_archived`]: single files.
+//! * [`discover`]: what a transcript path is (main session or subagent, ids, first timestamp).
+//!
+//! The on-disk format and the crash-safety argument are described in `docs/archive.md`.
+
+mod archive;
+mod checkpoint;
+mod codec;
+mod compact;
+mod dict;
+mod discover;
+mod error;
+mod index;
+mod ingest;
+mod layout;
+mod meta;
+mod pump;
+mod reader;
+mod restore;
+mod retention;
+mod time;
+mod verify;
+
+pub use archive::{Archive, ArchiveOptions, DictMode, RecoverReport};
+pub use checkpoint::{
+    Checkpoint, DictRef, FORMAT, FileState, HASH_WINDOW, PendingCompaction, SourceState,
+};
+pub use codec::{
+    CodecOptions, CodecReport, MAX_WINDOW_LOG, MT_THRESHOLD, compress_file, compress_stream,
+    decompress_file, decompress_stream,
+};
+pub use compact::{CompactOptions, CompactReport};
+pub use dict::{DICT_MAX_INPUT, DictInfo, TrainOptions, TrainReport};
+pub use discover::{Discovered, discover, first_timestamp};
+pub use error::{ArchiveError, Result};
+pub use index::{Index, IndexEntry};
+pub use ingest::{IngestReport, IngestRequest, Transform, VersionReason};
+pub use layout::{
+    ARCHIVE_SUFFIX, CHECKPOINT_DIR, DICT_DIR, INDEX_FILE, Kind, LOCK_DIR, MAIN_DIR, META_SUFFIX,
+    NO_PARENT, SUBAGENT_DIR, UNKNOWN_AGENT_TYPE, meta_rel_path,
+};
+pub use meta::{SessionMeta, SubagentRef, TokenUsage};
+pub use reader::{open_archived, read_archived};
+pub use restore::{RestoreReport, RestoreRequest};
+pub use retention::{RetentionOptions, RetentionReport};
+pub use time::{now_unix, parse_timestamp};
+pub use verify::{Issue, Problem, Severity, VerifyReport, verify};

@@ -1,0 +1,133 @@
+//! The data path of an ingest: find the last complete line, then stream the new source bytes
+//! through the optional per-line transform into exactly one zstd frame.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+use crate::checkpoint::read_exact_at;
+use crate::codec::{CodecOptions, CountingWriter, encoder};
+use crate::error::{IoContext, Result, corrupt};
+use crate::ingest::Transform;
+
+/// Source bytes read per step.
+const CHUNK: usize = 4 << 20;
+/// Transformed bytes buffered before they are handed to the encoder.
+const FLUSH: usize = 1 << 20;
+
+/// The position just past the last `\n` in `start..size` of the source (`start` if none).
+pub(crate) fn last_line_end(file: &File, path: &Path, start: u64, size: u64) -> Result<u64> {
+    const BLOCK: u64 = 64 << 10;
+    let mut hi = size;
+    let mut buf = vec![0u8; BLOCK as usize];
+    while hi > start {
+        let lo = hi.saturating_sub(BLOCK).max(start);
+        let block = &mut buf[..(hi - lo) as usize];
+        read_exact_at(file, block, lo).ctx(path)?;
+        if let Some(i) = memchr::memrchr(b'\n', block) {
+            return Ok(lo + i as u64 + 1);
+        }
+        hi = lo;
+    }
+    Ok(start)
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct PumpStats {
+    pub(crate) src_lines: u64,
+    pub(crate) out_lines: u64,
+    pub(crate) out_bytes: u64,
+    pub(crate) compressed: u64,
+    pub(crate) frames: u64,
+}
+
+/// Streams `start..end` of the source through the transform into one zstd frame.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pump(
+    source: &File,
+    src_path: &Path,
+    start: u64,
+    end: u64,
+    (out, out_path): (&File, &Path),
+    codec: &CodecOptions,
+    dict: Option<&[u8]>,
+    always_frame: bool,
+    mut transform: Option<&mut Transform<'_>>,
+) -> Result<PumpStats> {
+    let len = end - start;
+    // Without a transform exactly `len` bytes go in, so the size can be pledged.
+    let exact = transform.is_none();
+    let mut enc = None;
+    let mut sink = |data: &[u8], lines: Option<u64>, st: &mut PumpStats| -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        st.out_lines += lines.unwrap_or_else(|| memchr::memchr_iter(b'\n', data).count() as u64);
+        st.out_bytes += data.len() as u64;
+        if enc.is_none() {
+            let w = CountingWriter { inner: out, n: 0 };
+            enc = Some(encoder(w, codec, (Some(len), exact), dict).ctx(out_path)?);
+        }
+        if let Some(e) = enc.as_mut() {
+            e.write_all(data).ctx(out_path)?;
+        }
+        Ok(())
+    };
+    let mut st = PumpStats::default();
+    let mut buf = vec![0u8; CHUNK.min(len as usize)];
+    let mut tbuf: Vec<u8> = Vec::new();
+    let (mut pos, mut carry) = (start, 0usize);
+    while pos < end {
+        let want = (end - pos).min(CHUNK as u64) as usize;
+        if buf.len() < carry + want {
+            buf.resize(carry + want, 0);
+        }
+        read_exact_at(source, &mut buf[carry..carry + want], pos).ctx(src_path)?;
+        pos += want as u64;
+        let filled = carry + want;
+        let upto = if pos == end {
+            if buf[filled - 1] != b'\n' {
+                return Err(corrupt(src_path, "source changed while being archived"));
+            }
+            filled
+        } else {
+            memchr::memrchr(b'\n', &buf[..filled]).map_or(0, |i| i + 1)
+        };
+        let chunk = &buf[..upto];
+        let chunk_lines = memchr::memchr_iter(b'\n', chunk).count() as u64;
+        st.src_lines += chunk_lines;
+        match transform.as_deref_mut() {
+            None => sink(chunk, Some(chunk_lines), &mut st)?,
+            Some(t) => {
+                let mut rest = chunk;
+                while !rest.is_empty() {
+                    let cut = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+                    let before = tbuf.len();
+                    t(&rest[..cut], &mut tbuf);
+                    if tbuf.len() > before && tbuf.last() != Some(&b'\n') {
+                        tbuf.push(b'\n');
+                    }
+                    rest = &rest[cut..];
+                    if tbuf.len() >= FLUSH {
+                        sink(&tbuf, None, &mut st)?;
+                        tbuf.clear();
+                    }
+                }
+            }
+        }
+        buf.copy_within(upto..filled, 0);
+        carry = filled - upto;
+    }
+    sink(&tbuf, None, &mut st)?;
+    if enc.is_none() && always_frame {
+        // A new file always gets a (possibly empty) frame so it is a valid zstd stream.
+        let w = CountingWriter { inner: out, n: 0 };
+        enc = Some(encoder(w, codec, (Some(0), true), dict).ctx(out_path)?);
+    }
+    if let Some(e) = enc {
+        let w = e.finish().ctx(out_path)?;
+        st.compressed = w.n;
+        st.frames = 1;
+    }
+    Ok(st)
+}

@@ -1,0 +1,150 @@
+//! Reading archive files back: only the committed frames (a torn frame left by a crash is never
+//! returned), with the trained dictionary the frames name.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use crate::checkpoint::{Checkpoint, FileState};
+use crate::codec::decoder;
+use crate::error::{ArchiveError, IoContext, Result};
+use crate::layout::{ARCHIVE_SUFFIX, CHECKPOINT_DIR, META_SUFFIX, read_optional};
+
+/// Where an archive file sits in its archive and how much of it is committed.
+#[derive(Debug, Clone)]
+pub(crate) struct Located {
+    pub(crate) root: Option<PathBuf>,
+    pub(crate) committed_len: Option<u64>,
+}
+
+/// Finds the archive root and the committed length of `path` from its `.meta.json` and, if
+/// present, its checkpoint (which wins: the meta file may lag after a crash).
+pub(crate) fn locate(path: &Path) -> Located {
+    let mut out = Located {
+        root: None,
+        committed_len: None,
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let Some(stem) = name.as_deref().and_then(|n| n.strip_suffix(ARCHIVE_SUFFIX)) else {
+        return out;
+    };
+    let meta_path = path.with_file_name(format!("{stem}{META_SUFFIX}"));
+    let Ok(Some(bytes)) = read_optional(&meta_path) else {
+        return out;
+    };
+    let Ok(state) = serde_json::from_slice::<FileState>(&bytes) else {
+        return out;
+    };
+    let depth = state.file.split('/').count();
+    let Some(root) = path.ancestors().nth(depth) else {
+        return out;
+    };
+    if root.join(&state.file) != path {
+        return out;
+    }
+    out.committed_len = Some(state.committed_len);
+    let ck_path = root.join(state.kind.key_path(CHECKPOINT_DIR, "json"));
+    if let Ok(Some(ck)) = Checkpoint::load(&ck_path)
+        && let Some(s) = ck.files().find(|f| f.file == state.file)
+    {
+        out.committed_len = Some(s.committed_len);
+    }
+    out.root = Some(root.to_path_buf());
+    out
+}
+
+/// The dictionary id named by the first frame of `file`, if any.
+pub(crate) fn frame_dict_id(file: &File, path: &Path) -> Result<Option<u32>> {
+    let mut head = [0u8; 18];
+    let mut n = 0;
+    let mut f = file;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).ctx(path),
+        }
+    }
+    Ok(zstd::zstd_safe::get_dict_id_from_frame(&head[..n]).map(std::num::NonZeroU32::get))
+}
+
+/// Opens an archive file (or any `.zst` file) for reading its decompressed lines.
+///
+/// For a file inside a skein archive only the committed length is read, so a torn frame left
+/// by a crash is never seen; frames compressed with a trained dictionary are decoded with the
+/// dictionary of that id from the archive's `dict/` directory (searched upwards from the file
+/// when there is no meta file).
+pub fn open_archived(path: &Path) -> Result<Box<dyn Read + Send>> {
+    let located = locate(path);
+    let mut file = File::open(path).ctx(path)?;
+    let dict = match frame_dict_id(&file, path)? {
+        None => None,
+        Some(id) => Some(find_dictionary(path, located.root.as_deref(), id)?),
+    };
+    io::Seek::seek(&mut file, io::SeekFrom::Start(0)).ctx(path)?;
+    let limit = located.committed_len.unwrap_or(u64::MAX);
+    let dec = decoder(file.take(limit), dict.as_deref()).ctx(path)?;
+    Ok(Box::new(dec))
+}
+
+/// Reads a whole archive file into memory (see [`open_archived`]).
+pub fn read_archived(path: &Path) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    open_archived(path)?.read_to_end(&mut out).ctx(path)?;
+    Ok(out)
+}
+
+fn find_dictionary(path: &Path, root: Option<&Path>, id: u32) -> Result<Vec<u8>> {
+    let candidates: Vec<&Path> = match root {
+        Some(r) => vec![r],
+        None => path.ancestors().skip(1).take(5).collect(),
+    };
+    for dir in candidates {
+        if let Some(d) = crate::dict::find_by_id(dir, id)? {
+            return Ok(d);
+        }
+    }
+    Err(ArchiveError::Dict(format!(
+        "{}: frames need dictionary id {id}, not found in the archive's dict/ directory",
+        path.display()
+    )))
+}
+
+/// Decodes `limit` bytes of `path` with `dict`, counting lines and bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct DecodeStats {
+    pub(crate) lines: u64,
+    pub(crate) raw_bytes: u64,
+    /// The content is empty or ends with `\n`.
+    pub(crate) ends_with_newline: bool,
+}
+
+pub(crate) fn decode_stats(
+    path: &Path,
+    limit: u64,
+    dict: Option<&[u8]>,
+    mut each: impl FnMut(&[u8]),
+) -> std::result::Result<DecodeStats, String> {
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let mut dec = decoder(file.take(limit), dict).map_err(|e| e.to_string())?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut st = DecodeStats {
+        ends_with_newline: true,
+        ..DecodeStats::default()
+    };
+    loop {
+        let n = match dec.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("decode error after {} bytes: {e}", st.raw_bytes)),
+        };
+        let chunk = &buf[..n];
+        st.lines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        st.raw_bytes += n as u64;
+        st.ends_with_newline = chunk.last() == Some(&b'\n');
+        each(chunk);
+    }
+    Ok(st)
+}

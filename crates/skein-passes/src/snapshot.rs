@@ -1,0 +1,413 @@
+//! `snapshot`: the part of a session that belongs to one request, as a self-contained
+//! transcript. It runs from a start record (the last human prompt on the active branch by
+//! default, or a uuid, or the first record at or after a timestamp) to the end of the active
+//! branch, with the parallel tool calls and results Claude Code splices back, the progress,
+//! system and attachment records hanging from those, inline sidechain (subagent) records
+//! started inside it, and the metadata records written after the start. Abandoned branches
+//! are left out. The start record becomes a root (`parentUuid: null`); every other record is
+//! written back byte for byte.
+//!
+//! Subagent transcripts live in other files: the report lists the spawning tool calls and
+//! the agent ids named inside the snapshot, and the caller copies those files (see
+//! [`spawns`] for the links inside an agent file, for nested agents).
+
+use serde::{Deserialize, Serialize};
+use skein_graph::{NodeId, repair_parallel_tools};
+
+use crate::Error;
+use crate::edit::{self, LinePlan};
+use crate::structure;
+use crate::transcript::{LineClass, Totals, Transcript};
+
+/// Where a snapshot starts.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case", tag = "by", content = "value")]
+pub enum Start {
+    /// The last human prompt on the active branch.
+    #[default]
+    LastPrompt,
+    /// The record with this uuid (on the active branch, compactions crossed).
+    Uuid(String),
+    /// The first record on the active branch at or after this ISO-8601 timestamp.
+    Since(String),
+}
+
+/// Snapshot options. Deserialises from a config section with at most one of `from` (a uuid)
+/// and `since` (a timestamp).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(try_from = "SnapshotConfig")]
+pub struct SnapshotOptions {
+    pub start: Start,
+}
+
+/// The `[snapshot]` config section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SnapshotConfig {
+    /// Start at the record with this uuid.
+    pub from: Option<String>,
+    /// Start at the first record at or after this timestamp.
+    pub since: Option<String>,
+}
+
+impl TryFrom<SnapshotConfig> for SnapshotOptions {
+    type Error = Error;
+    fn try_from(c: SnapshotConfig) -> Result<Self, Error> {
+        let start = match (c.from, c.since) {
+            (Some(_), Some(_)) => return Err(Error::StartConflict),
+            (Some(u), None) => Start::Uuid(u),
+            (None, Some(s)) => {
+                if time::parse_ms(&s).is_none() {
+                    return Err(Error::BadTimestamp(s));
+                }
+                Start::Since(s)
+            }
+            (None, None) => Start::LastPrompt,
+        };
+        Ok(Self { start })
+    }
+}
+
+/// The record a snapshot starts at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StartRecord {
+    pub uuid: String,
+    /// 1-based line in the input.
+    pub line: u64,
+    pub timestamp: Option<String>,
+}
+
+/// The report of one snapshot run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SnapshotReport {
+    pub options: SnapshotOptions,
+    pub input: Totals,
+    pub output: Totals,
+    pub start: StartRecord,
+    /// The active leaf the snapshot ends at.
+    pub leaf: String,
+    /// Chain records written.
+    pub records: u64,
+    /// Metadata records (no uuid) written.
+    pub metadata: u64,
+    /// Records before the start added back because they hold the `tool_use` of a result
+    /// inside the snapshot.
+    pub kept_for_tool_pairs: u64,
+    /// Lines that are not JSON (left out).
+    pub invalid_lines: u64,
+    /// `Task`/`Agent` tool calls inside the snapshot: their subagent transcripts belong to it.
+    pub spawns: Vec<String>,
+    /// Agent ids named inside the snapshot (`toolUseResult.agentId`, `agentId: …`).
+    pub agent_ids: Vec<String>,
+}
+
+/// ISO-8601 timestamps to milliseconds (skein-analysis has the same for `Z` timestamps;
+/// this one also accepts offsets, for user input).
+mod time {
+    /// Milliseconds since the epoch of `YYYY-MM-DDTHH:MM:SS(.fff)(Z|±HH:MM)`.
+    pub(crate) fn parse_ms(ts: &str) -> Option<i64> {
+        let b = ts.as_bytes();
+        let num = |r: std::ops::Range<usize>| -> Option<i64> {
+            let s = std::str::from_utf8(b.get(r)?).ok()?;
+            if !s.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            s.parse().ok()
+        };
+        if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b' ') {
+            return None;
+        }
+        let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+        if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+            return None;
+        }
+        let mut i = 19;
+        let mut ms = 0;
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            let frac = &ts[start..i];
+            let digits = frac.len().min(3);
+            if digits == 0 {
+                return None;
+            }
+            ms = frac[..digits].parse::<i64>().ok()? * 10_i64.pow(3 - digits as u32);
+        }
+        let offset_min = match b.get(i) {
+            None | Some(b'Z' | b'z') => 0,
+            Some(&sign @ (b'+' | b'-')) => {
+                let oh = num(i + 1..i + 3)?;
+                let om = num(i + 4..i + 6)?;
+                let m = oh * 60 + om;
+                if sign == b'+' { m } else { -m }
+            }
+            _ => return None,
+        };
+        let y2 = if mo <= 2 { y - 1 } else { y };
+        let era = y2.div_euclid(400);
+        let yoe = y2 - era * 400;
+        let mp = (mo + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        Some(((days * 24 + h) * 60 + mi - offset_min) * 60_000 + s * 1000 + ms)
+    }
+}
+
+/// Tool calls that spawn subagents, and agent ids named, in a whole transcript (for nested
+/// agents: run it on an agent file to find the agents that agent spawned).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Spawns {
+    pub tool_use_ids: Vec<String>,
+    pub agent_ids: Vec<String>,
+}
+
+/// Every spawn link of a transcript.
+pub fn spawns(t: &Transcript<'_>) -> Spawns {
+    let mut out = Spawns::default();
+    for e in t.entries() {
+        if let Some(rec) = &e.record {
+            collect_spawns(t, rec, &mut out);
+        }
+    }
+    out
+}
+
+fn collect_spawns(t: &Transcript<'_>, rec: &crate::transcript::Record, out: &mut Spawns) {
+    for &s in &rec.spawns {
+        let id = t.id(s);
+        if !out.tool_use_ids.iter().any(|x| x == id) {
+            out.tool_use_ids.push(id.to_owned());
+        }
+    }
+    for a in &rec.agent_refs {
+        if !out.agent_ids.iter().any(|x| **x == **a) {
+            out.agent_ids.push(a.to_string());
+        }
+    }
+}
+
+/// Cuts the request-scoped snapshot out of a transcript held in memory.
+pub fn snapshot(
+    input: &[u8],
+    options: &SnapshotOptions,
+) -> Result<(Vec<u8>, SnapshotReport), Error> {
+    snapshot_transcript(&Transcript::parse(input), options)
+}
+
+/// The index on `path` where the snapshot starts.
+fn find_start(t: &Transcript<'_>, path: &[NodeId], start: &Start) -> Result<usize, Error> {
+    match start {
+        Start::LastPrompt => path
+            .iter()
+            .rposition(|&n| t.node_record(n).prompt)
+            .ok_or(Error::NoPrompt),
+        Start::Uuid(u) => path
+            .iter()
+            .position(|&n| t.dag().uuid(n) == u)
+            .ok_or_else(|| Error::StartNotOnBranch(u.clone())),
+        Start::Since(ts) => {
+            let want = time::parse_ms(ts).ok_or_else(|| Error::BadTimestamp(ts.clone()))?;
+            path.iter()
+                .position(|&n| {
+                    t.node_record(n)
+                        .timestamp
+                        .as_deref()
+                        .and_then(time::parse_ms)
+                        .is_some_and(|ms| ms >= want)
+                })
+                .ok_or_else(|| Error::NothingSince(ts.clone()))
+        }
+    }
+}
+
+/// Cuts the snapshot out of an already parsed transcript.
+pub fn snapshot_transcript(
+    t: &Transcript<'_>,
+    options: &SnapshotOptions,
+) -> Result<(Vec<u8>, SnapshotReport), Error> {
+    let dag = t.dag();
+    let leaf = structure::main_leaf(t).ok_or(Error::NoActiveBranch)?;
+    let mut path = dag.history_to_root(leaf);
+    path.reverse();
+    let on_path: FxIndex = FxIndex::new(&path, dag.len());
+    let mut s = find_start(t, &path, &options.start)?;
+    let main = structure::main_line(t, true, None);
+    let gone = structure::abandoned(t, &main);
+
+    // Where each tool call is, to pull the start back over results whose call precedes it.
+    let mut use_node: Vec<Option<NodeId>> = vec![None; t.ids.len()];
+    for node in dag.nodes() {
+        for &u in &t.node_record(node).tool_uses {
+            use_node[u as usize].get_or_insert(node);
+        }
+    }
+    let selected = loop {
+        let start = path[s];
+        let mut sel = structure::descendants(t, start);
+        // Parallel calls and results spliced in after the start.
+        for n in repair_parallel_tools(dag, &path[s..], t) {
+            sel[n.0 as usize] = true;
+        }
+        for (i, g) in gone.iter().enumerate() {
+            if *g {
+                sel[i] = false;
+            }
+        }
+        // Inline sidechains (old builds) started after the start.
+        let start_line = dag.line(start);
+        for r in dag.nodes() {
+            if dag.parent_node(r).is_none()
+                && dag.is_sidechain(r)
+                && dag.line(r) > start_line
+                && !sel[r.0 as usize]
+            {
+                let below = structure::descendants(t, r);
+                for (i, b) in below.iter().enumerate() {
+                    sel[i] |= *b;
+                }
+            }
+        }
+        let earliest = dag
+            .nodes()
+            .filter(|n| sel[n.0 as usize])
+            .flat_map(|n| t.node_record(n).tool_results.iter().copied())
+            .filter_map(|r| use_node[r as usize])
+            .filter(|u| !sel[u.0 as usize])
+            .filter_map(|u| on_path.position(u))
+            .filter(|&p| p < s)
+            .min();
+        match earliest {
+            Some(p) => s = p,
+            None => break sel,
+        }
+    };
+    let start = path[s];
+    let start_line = t.node_lines(start)[0];
+    let uuids: rustc_hash::FxHashSet<&str> = dag
+        .nodes()
+        .filter(|n| selected[n.0 as usize])
+        .map(|n| dag.uuid(n))
+        .collect();
+
+    let n = t.entries().len();
+    let mut plan = LinePlan::new(n);
+    let mut invalid_lines = 0;
+    for (i, e) in t.entries().iter().enumerate() {
+        plan.removed[i] = match (&e.record, e.node) {
+            (_, Some(node)) => !selected[node.0 as usize],
+            (Some(rec), None) => {
+                let belongs = rec
+                    .message_ref
+                    .as_deref()
+                    .is_some_and(|m| uuids.contains(m));
+                !(i > start_line || belongs)
+            }
+            (None, None) => {
+                if matches!(e.class, LineClass::Invalid | LineClass::TornTail) {
+                    invalid_lines += 1;
+                }
+                e.class != LineClass::Blank || i < start_line
+            }
+        };
+    }
+    let kept_for_tool_pairs =
+        structure::restore_tool_pairs(t, &mut plan, &|l| t.entries()[l].node.is_some());
+    structure::reparent(t, &mut plan);
+    // Self-contained: a parent that names no written record (the start's, or one that was
+    // already dangling) becomes null.
+    let kept = structure::kept_nodes(t, &plan);
+    let written: rustc_hash::FxHashSet<&str> = dag
+        .nodes()
+        .filter(|n| kept[n.0 as usize])
+        .map(|n| dag.uuid(n))
+        .collect();
+    for (i, e) in t.entries().iter().enumerate() {
+        let (Some(rec), Some(_)) = (&e.record, e.node) else {
+            continue;
+        };
+        if plan.removed[i] {
+            continue;
+        }
+        let effective = match plan.ids.get(&i).and_then(|x| x.parent.as_ref()) {
+            Some(edit::IdValue::Uuid(u)) => Some(u.as_str()),
+            Some(edit::IdValue::Null) => None,
+            None => rec.parent.as_deref(),
+        };
+        if effective.is_some_and(|p| !written.contains(p)) {
+            plan.ids.entry(i).or_default().parent = Some(edit::IdValue::Null);
+        }
+    }
+    let mut out = Vec::new();
+    edit::write(t, &mut plan, &mut out);
+
+    let mut records = 0;
+    let mut metadata = 0;
+    let mut links = Spawns::default();
+    for (i, e) in t.entries().iter().enumerate() {
+        if plan.removed[i] {
+            continue;
+        }
+        let Some(rec) = &e.record else { continue };
+        if e.node.is_some() {
+            records += 1;
+        } else {
+            metadata += 1;
+        }
+        collect_spawns(t, rec, &mut links);
+    }
+    let start_rec = t.node_record(start);
+    let report = SnapshotReport {
+        options: options.clone(),
+        input: Totals::of(t.data()),
+        output: Totals::of(&out),
+        start: StartRecord {
+            uuid: dag.uuid(start).to_owned(),
+            line: dag.line(start),
+            timestamp: start_rec.timestamp.as_deref().map(str::to_owned),
+        },
+        leaf: dag.uuid(leaf).to_owned(),
+        records,
+        metadata,
+        kept_for_tool_pairs,
+        invalid_lines,
+        spawns: links.tool_use_ids,
+        agent_ids: links.agent_ids,
+    };
+    Ok((out, report))
+}
+
+/// Position of nodes on a path.
+struct FxIndex(Vec<u32>);
+
+impl FxIndex {
+    fn new(path: &[NodeId], nodes: usize) -> Self {
+        let mut v = vec![u32::MAX; nodes];
+        for (i, n) in path.iter().enumerate() {
+            v[n.0 as usize] = i as u32;
+        }
+        Self(v)
+    }
+    fn position(&self, n: NodeId) -> Option<usize> {
+        let p = self.0[n.0 as usize];
+        (p != u32::MAX).then_some(p as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time::parse_ms;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(parse_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_ms("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(parse_ms("1970-01-01T01:00:00+01:00"), Some(0));
+        assert_eq!(parse_ms("2026-05-01"), None);
+        assert_eq!(parse_ms("garbage-and-more-text"), None);
+    }
+}

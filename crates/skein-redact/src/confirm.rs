@@ -1,0 +1,74 @@
+//! Confirmation helpers run at an anchor hit: the lead (token boundary) check, the escape
+//! marker check, and the windowed regex search.
+
+use regex::bytes::Regex;
+
+/// Is there a token boundary before `s`, as `%L%` in the patterns defines it: start, a
+/// non-token byte, or a `\n`/`\r`/`\t`, `\uXXXX` or ANSI colour escape?
+pub(crate) fn lead_ok(hay: &[u8], s: usize) -> bool {
+    let Some(&p) = s.checked_sub(1).and_then(|i| hay.get(i)) else {
+        return true;
+    };
+    if !(p.is_ascii_alphanumeric() || p == b'_') {
+        return true;
+    }
+    let esc = |n: usize| s >= n && hay[s - n] == b'\\';
+    (matches!(p, b'n' | b'r' | b't') && esc(2))
+        || (esc(6) && hay[s - 5] == b'u' && hay[s - 4..s].iter().all(u8::is_ascii_hexdigit))
+        || (p == b'm' && {
+            let digits = hay[..s - 1]
+                .iter()
+                .rev()
+                .take(13)
+                .take_while(|b| b.is_ascii_digit() || **b == b';')
+                .count();
+            s >= digits + 2 && hay[s - 2 - digits] == b'['
+        })
+}
+
+/// A real (not itself escaped) `\u00XX` for a printable ASCII character at `s`.
+pub(crate) fn odd_escape(hay: &[u8], s: usize) -> bool {
+    let before = hay[..s].iter().rev().take_while(|&&b| b == b'\\').count();
+    before % 2 == 0 && matches!(hay.get(s + 4), Some(b'2'..=b'7'))
+}
+
+/// Runs `re` in a window around the anchor `s..e` and pushes the secret span of the first
+/// match that overlaps the anchor. A match touching the window's end is retried without it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn regex_at(
+    re: &Regex,
+    group: usize,
+    back: usize,
+    ahead: usize,
+    hay: &[u8],
+    s: usize,
+    e: usize,
+    out: &mut Vec<(usize, usize)>,
+) {
+    let mut we = hay.len().min(e + ahead + 32);
+    let mut pos = s.saturating_sub(back);
+    loop {
+        let Some(m) = re.find_at(&hay[..we], pos) else {
+            return;
+        };
+        if m.start() >= e {
+            return;
+        }
+        if m.end() <= s {
+            pos = (m.end().saturating_sub(1)).max(pos + 1);
+            continue;
+        }
+        if m.end() == we && we < hay.len() {
+            we = hay.len();
+            continue;
+        }
+        let mut locs = re.capture_locations();
+        if re
+            .captures_read_at(&mut locs, &hay[..we], m.start())
+            .is_some()
+        {
+            out.push(locs.get(group).unwrap_or((m.start(), m.end())));
+        }
+        return;
+    }
+}

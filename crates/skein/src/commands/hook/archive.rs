@@ -1,0 +1,247 @@
+//! The `archive` pass: the event's transcript into the skein archive (`skein-archive`),
+//! redacted on the way in when `redact = true`.
+//!
+//! * Main transcripts (Stop, SessionEnd, PreCompact, …) go under `main-session/`.
+//! * SubagentStop archives the agent's transcript under `subagent/<agent-type>/`, keyed by its
+//!   parent session; the meta records the parent session and the spawning `tool_use` id (from
+//!   Claude Code's `agent-<id>.meta.json` sidecar when present).
+//!
+//! The archive keeps its own crash-safe checkpoint and only reads the bytes it has not archived
+//! yet. When the runtime's checkpoint says nothing was appended since the last successful run,
+//! the pass does not even open the archive.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use skein_archive::{
+    Archive, ArchiveOptions, CodecOptions, DictMode, IngestReport, IngestRequest, Kind,
+    SessionMeta, UNKNOWN_AGENT_TYPE,
+};
+use skein_hook::{ChangeKind, EventKind, PassInput, PassReport};
+use skein_redact::RedactOptions;
+
+use super::runner::{Passes, pass_options, redact_line};
+
+/// Bytes read from a transcript's start to find its first timestamp.
+const HEAD_BYTES: u64 = 64 * 1024;
+/// Largest `agent-<id>.meta.json` sidecar read.
+const SIDECAR_BYTES: u64 = 64 * 1024;
+
+/// `[pass.archive]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct ArchivePassOptions {
+    /// zstd level (default 3; `compress = false` means -7, zstd's fastest).
+    zstd_level: Option<i32>,
+    /// Long-distance matching window log (e.g. 27).
+    long_window: Option<u32>,
+    /// Compression threads: 0 = automatic (default), 1 = none.
+    threads: Option<u32>,
+    /// Use a trained dictionary for small new subagent files (default true).
+    dictionary: Option<bool>,
+    /// Redaction rules (used when `redact = true`): `level`, `user_rules`, `allowlist`, …
+    redact: RedactOptions,
+}
+
+pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport> {
+    let Some(source) = input.transcript else {
+        return Ok(summary("no transcript in the event"));
+    };
+    let first_sight = match input.change {
+        None => return Ok(summary("transcript does not exist (yet)")),
+        Some(ChangeKind::Unchanged) => return Ok(PassReport::default()),
+        Some(ChangeKind::Rewritten) => true,
+        Some(ChangeKind::Appended { .. }) => false,
+    };
+    let opts: ArchivePassOptions = pass_options(input)?;
+    let config = input.config;
+    let level = match (opts.zstd_level, config.compress) {
+        (Some(l), _) => l,
+        (None, true) => CodecOptions::default().level,
+        (None, false) => -7,
+    };
+    let archive = Archive::open(
+        input.archive_dir,
+        ArchiveOptions {
+            codec: CodecOptions {
+                level,
+                long: opts.long_window,
+                threads: opts.threads.unwrap_or(0),
+            },
+            dict: if opts.dictionary.unwrap_or(true) {
+                DictMode::Auto
+            } else {
+                DictMode::Off
+            },
+            lock_timeout: config.lock_timeout(),
+            ..ArchiveOptions::default()
+        },
+    )
+    .with_context(|| format!("archive {}", input.archive_dir.display()))?;
+
+    let (kind, mut meta) = kind_and_meta(input, source)?;
+    // The metadata is stored on first sight and at SessionEnd (with the reason); `None` keeps
+    // what is stored. The file name needs the first timestamp only when a new archive file is
+    // started, which only happens when the runtime saw the transcript new or rewritten.
+    let store_meta = first_sight || *input.kind == EventKind::SessionEnd;
+    let first_timestamp = if store_meta {
+        first_timestamp(source)
+    } else {
+        None
+    };
+    if let Some(m) = &mut meta {
+        m.first_timestamp.clone_from(&first_timestamp);
+    }
+    let request = IngestRequest {
+        source,
+        kind,
+        first_timestamp: first_timestamp.as_deref(),
+        meta: if store_meta { meta } else { None },
+    };
+    let report = if config.redact {
+        let redactor = passes.redactor(&opts.redact)?;
+        let mut transform = |line: &[u8], out: &mut Vec<u8>| redact_line(redactor, line, out);
+        archive.ingest(&request, Some(&mut transform))
+    } else {
+        archive.ingest(&request, None)
+    }
+    .with_context(|| format!("archiving {}", source.display()))?;
+    Ok(describe(&report, archive.root()))
+}
+
+fn summary(s: &str) -> PassReport {
+    PassReport {
+        summary: Some(s.to_owned()),
+    }
+}
+
+fn describe(r: &IngestReport, root: &Path) -> PassReport {
+    let file = r
+        .archive_path
+        .as_deref()
+        .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+        .unwrap_or_default();
+    let mut s = if r.appended_source_lines == 0 {
+        format!("nothing new for {file}")
+    } else {
+        format!(
+            "{} line(s), {} → {} bytes into {file}",
+            r.appended_lines, r.appended_raw_bytes, r.appended_bytes
+        )
+    };
+    if let Some(reason) = r.new_file {
+        let _ = write!(s, " (new file: {reason:?})");
+    }
+    if r.recovered_bytes > 0 {
+        let _ = write!(s, " ({} torn bytes recovered)", r.recovered_bytes);
+    }
+    summary(&s)
+}
+
+/// The archive key and the metadata stored with a new file.
+fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, Option<SessionMeta>)> {
+    let mut meta = SessionMeta {
+        cwd: input.event.cwd.clone(),
+        ..SessionMeta::default()
+    };
+    if *input.kind != EventKind::SubagentStop {
+        meta.session_id = Some(input.session.to_owned());
+        meta.project = project_of(source, 1);
+        meta.outcome = (*input.kind == EventKind::SessionEnd)
+            .then(|| input.event.reason.clone())
+            .flatten();
+        let kind = Kind::MainSession {
+            session_id: input.session.to_owned(),
+        };
+        return Ok((kind, Some(meta)));
+    }
+    let Some(agent_id) = input.agent_id else {
+        bail!("SubagentStop without agent_id");
+    };
+    let sidecar = read_sidecar(source);
+    let agent_type = input
+        .event
+        .agent_type
+        .clone()
+        .or(sidecar.agent_type)
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| UNKNOWN_AGENT_TYPE.to_owned());
+    meta.session_id = Some(input.session.to_owned());
+    meta.parent_session = Some(input.session.to_owned());
+    meta.tool_use_id.clone_from(&sidecar.tool_use_id);
+    meta.project = input
+        .parent_transcript
+        .and_then(|p| project_of(p, 1))
+        .or_else(|| project_of(source, 3));
+    meta.extra.insert("agent_id".into(), agent_id.into());
+    meta.extra
+        .insert("agent_type".into(), agent_type.clone().into());
+    if let Some(d) = sidecar.description {
+        meta.extra.insert("description".into(), d.into());
+    }
+    let kind = Kind::Subagent {
+        agent_type,
+        agent_id: agent_id.to_owned(),
+        parent_session: Some(input.session.to_owned()),
+        tool_use_id: sidecar.tool_use_id,
+    };
+    Ok((kind, Some(meta)))
+}
+
+/// The name of the directory `up` levels above `path` (the Claude project directory name:
+/// `<project>/<sid>.jsonl` is 1 level, `<project>/<sid>/subagents/agent-<id>.jsonl` 3).
+fn project_of(path: &Path, up: usize) -> Option<String> {
+    path.ancestors()
+        .nth(up)
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .map(str::to_owned)
+}
+
+/// What Claude Code's `agent-<id>.meta.json` says about a subagent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Sidecar {
+    agent_type: Option<String>,
+    tool_use_id: Option<String>,
+    description: Option<String>,
+}
+
+/// Reads the sidecar next to an agent transcript; anything unreadable counts as absent.
+fn read_sidecar(agent_transcript: &Path) -> Sidecar {
+    let path = agent_transcript.with_extension("meta.json");
+    let Ok(file) = File::open(&path) else {
+        return Sidecar::default();
+    };
+    let mut bytes = Vec::new();
+    if file.take(SIDECAR_BYTES).read_to_end(&mut bytes).is_err() {
+        return Sidecar::default();
+    }
+    let mut s: Sidecar = serde_json::from_slice(&bytes).unwrap_or_default();
+    // Values from a file Claude Code wrote, but kept bounded and single-line anyway.
+    let clean = |v: Option<String>| {
+        v.map(|s| s.chars().filter(|c| !c.is_control()).take(200).collect())
+            .filter(|s: &String| !s.is_empty())
+    };
+    s.agent_type = clean(s.agent_type);
+    s.tool_use_id = clean(s.tool_use_id);
+    s.description = clean(s.description);
+    s
+}
+
+/// The first `"timestamp":"…"` value in the first 64 KiB of a transcript (names the archive
+/// file; the archive falls back to the file's mtime without it).
+fn first_timestamp(path: &Path) -> Option<String> {
+    const KEY: &[u8] = b"\"timestamp\":\"";
+    let file = File::open(path).ok()?;
+    let mut head = Vec::new();
+    file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
+    let at = memchr::memmem::find(&head, KEY)? + KEY.len();
+    let len = head[at..].iter().take(64).position(|&b| b == b'"')?;
+    let ts = std::str::from_utf8(&head[at..at + len]).ok()?;
+    skein_archive::parse_timestamp(ts).map(|_| ts.to_owned())
+}

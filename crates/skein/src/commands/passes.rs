@@ -1,0 +1,594 @@
+//! `skein prune`, `skein snapshot`, `skein redact`: batch passes over one transcript (a file,
+//! `-` for stdin, or a `.jsonl.zst`), chained with `--then PASS [ARGS…]` or by the config's
+//! `pipeline`. The result goes to stdout, to `-o FILE` or back into the input (`--in-place`,
+//! atomic); each pass's report is one JSON object per line on stderr or in `--report FILE`.
+//! The work is in `skein-passes`; see `docs/passes.md`.
+
+mod subagents;
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Map, Value};
+use skein_passes::{
+    Pass, PassKind, PassReport, PassesConfig, Pipeline, Preset, PruneConfig, RedactLevel,
+    RedactOptions, RedactPass, SnapshotConfig, SnapshotOptions, ToolUseResultMode,
+};
+use skein_store::{AtomicFile, Input, InputMode, open_input};
+
+/// Where the input comes from and where the output and reports go.
+#[derive(Debug, Args)]
+pub(crate) struct IoArgs {
+    /// Transcript to read: a `.jsonl` or `.jsonl.zst` file, or `-` for standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    input: PathBuf,
+    /// Write the result to this file (replaced atomically) instead of standard output.
+    #[arg(short = 'o', long, value_name = "OUT", conflicts_with = "in_place")]
+    output: Option<PathBuf>,
+    /// Replace the input file atomically. Refused when the file changes while it is read (a
+    /// live session); nothing is written when the result is identical.
+    #[arg(long)]
+    in_place: bool,
+    /// With --in-place: keep the original as FILE.bak.
+    #[arg(long, requires = "in_place")]
+    backup: bool,
+    /// Write the reports (one JSON object per pass and file, one per line) to this file
+    /// instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Pass options from a TOML file: `[prune]`, `[snapshot]`, `[redact]` sections and a
+    /// `pipeline = [...]` run when no --then is given. Flags override the file.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Then run another pass on the output: `--then redact --level standard`, `--then
+    /// snapshot --from UUID`. Takes the rest of the command line (put it last); repeat it
+    /// inside to chain more passes.
+    #[arg(
+        long = "then",
+        value_name = "PASS [ARGS]",
+        num_args = 1..,
+        allow_hyphen_values = true
+    )]
+    then: Vec<String>,
+}
+
+/// A prune rule, for `--drop` and `--keep`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Rule {
+    /// `progress` records.
+    Progress,
+    /// `file-history-snapshot` records.
+    FileHistory,
+    /// `queue-operation` records (steering text removed from the queue always stays).
+    Queue,
+    /// `thinking` and `redacted_thinking` blocks (whole blocks).
+    Thinking,
+    /// Base64 image and document data (replaced by a placeholder).
+    Images,
+    /// Abandoned branches (rewinds, edits, retries, compaction replays).
+    OffBranch,
+    /// Every chain record before the active branch's last compaction.
+    BeforeCompaction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PresetArg {
+    None,
+    Safe,
+    Lean,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ToolUseResultArg {
+    Keep,
+    Dedupe,
+    Slim,
+    Drop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LevelArg {
+    Standard,
+    Strict,
+}
+
+/// The rules of `prune`.
+#[derive(Debug, Args)]
+pub(crate) struct PruneRules {
+    /// Starting set of rules: `safe` (bookkeeping only, the default), `lean` (also thinking,
+    /// media, tool output over 4 KiB, toolUseResult, abandoned branches) or `none`.
+    #[arg(long, value_enum)]
+    preset: Option<PresetArg>,
+    /// Rules to switch on, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "RULE,…")]
+    drop: Vec<Rule>,
+    /// Rules to switch off, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "RULE,…")]
+    keep: Vec<Rule>,
+    /// Truncate tool results longer than N bytes of text, keeping a marker with the original
+    /// size (0: never).
+    #[arg(long, value_name = "N")]
+    max_tool_result_bytes: Option<u64>,
+    /// What to do with `toolUseResult`, Claude Code's structured copy of tool output.
+    #[arg(long, value_enum, value_name = "MODE")]
+    tool_use_result: Option<ToolUseResultArg>,
+}
+
+/// Where `snapshot` starts.
+#[derive(Debug, Args)]
+pub(crate) struct SnapshotRules {
+    /// Start at the record with this uuid (default: the last human prompt).
+    #[arg(long, value_name = "UUID", conflicts_with = "since")]
+    from: Option<String>,
+    /// Start at the first record at or after this time (ISO-8601, e.g. 2026-05-01T10:00:00Z).
+    #[arg(long, value_name = "TIMESTAMP")]
+    since: Option<String>,
+}
+
+/// The rules of `redact`.
+#[derive(Debug, Args)]
+pub(crate) struct RedactRules {
+    /// `strict` (default) adds the generic rules (`PASSWORD=…`, …) to the provider tokens and
+    /// structured secrets of `standard`.
+    #[arg(long, value_enum)]
+    level: Option<LevelArg>,
+    /// Switch off a rule by id (repeatable).
+    #[arg(long = "disable", value_name = "RULE")]
+    disable: Vec<String>,
+    /// Keep findings whose text matches this regex (repeatable).
+    #[arg(long = "allow", value_name = "REGEX")]
+    allow: Vec<String>,
+}
+
+/// `skein prune`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  skein prune --preset lean session.jsonl -o lean.jsonl\n  \
+                        skein prune --drop thinking,images --max-tool-result-bytes 8192 s.jsonl\n  \
+                        skein prune --preset lean --in-place --backup s.jsonl --then redact"
+)]
+pub(crate) struct PruneArgs {
+    #[command(flatten)]
+    rules: PruneRules,
+    #[command(flatten)]
+    io: IoArgs,
+}
+
+/// `skein snapshot`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  skein snapshot session.jsonl > request.jsonl\n  \
+                        skein snapshot --since 2026-05-01T10:00:00Z session.jsonl --out-dir snap\n  \
+                        skein snapshot --from 1f0c… session.jsonl --then redact"
+)]
+pub(crate) struct SnapshotArgs {
+    #[command(flatten)]
+    rules: SnapshotRules,
+    /// Write the snapshot as a session directory: `DIR/<session>.jsonl` and the subagent
+    /// transcripts spawned inside it under `DIR/<session>/subagents/` (with their
+    /// `.meta.json`), all through the same passes except snapshot.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["output", "in_place"])]
+    out_dir: Option<PathBuf>,
+    #[command(flatten)]
+    io: IoArgs,
+}
+
+/// `skein redact`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  skein redact session.jsonl -o clean.jsonl\n  \
+                        skein redact --level standard --in-place session.jsonl\n  \
+                        skein redact --config skein.toml - < in.jsonl > out.jsonl"
+)]
+pub(crate) struct RedactArgs {
+    #[command(flatten)]
+    rules: RedactRules,
+    #[command(flatten)]
+    io: IoArgs,
+}
+
+/// The passes `--then` accepts, parsed from the rest of the command line.
+#[derive(Debug, Parser)]
+#[command(name = "--then", no_binary_name = true, disable_help_subcommand = true)]
+struct ThenCli {
+    #[command(subcommand)]
+    pass: ThenPass,
+}
+
+#[derive(Debug, Subcommand)]
+enum ThenPass {
+    /// Prune (same rules as `skein prune`).
+    Prune {
+        #[command(flatten)]
+        rules: PruneRules,
+        #[arg(long = "then", num_args = 1.., allow_hyphen_values = true)]
+        then: Vec<String>,
+    },
+    /// Snapshot (same options as `skein snapshot`, without --out-dir).
+    Snapshot {
+        #[command(flatten)]
+        rules: SnapshotRules,
+        #[arg(long = "then", num_args = 1.., allow_hyphen_values = true)]
+        then: Vec<String>,
+    },
+    /// Redact (same rules as `skein redact`).
+    Redact {
+        #[command(flatten)]
+        rules: RedactRules,
+        #[arg(long = "then", num_args = 1.., allow_hyphen_values = true)]
+        then: Vec<String>,
+    },
+}
+
+/// The pass options given on the command line, before they meet the config.
+enum Flags<'a> {
+    Prune(&'a PruneRules),
+    Snapshot(&'a SnapshotRules),
+    Redact(&'a RedactRules),
+}
+
+impl Flags<'_> {
+    fn kind(&self) -> PassKind {
+        match self {
+            Self::Prune(_) => PassKind::Prune,
+            Self::Snapshot(_) => PassKind::Snapshot,
+            Self::Redact(_) => PassKind::Redact,
+        }
+    }
+}
+
+fn prune_overrides(r: &PruneRules) -> PruneConfig {
+    let mut c = PruneConfig {
+        preset: r.preset.map(|p| match p {
+            PresetArg::None => Preset::None,
+            PresetArg::Safe => Preset::Safe,
+            PresetArg::Lean => Preset::Lean,
+        }),
+        max_tool_result_bytes: r.max_tool_result_bytes,
+        tool_use_result: r.tool_use_result.map(|m| match m {
+            ToolUseResultArg::Keep => ToolUseResultMode::Keep,
+            ToolUseResultArg::Dedupe => ToolUseResultMode::Dedupe,
+            ToolUseResultArg::Slim => ToolUseResultMode::Slim,
+            ToolUseResultArg::Drop => ToolUseResultMode::Drop,
+        }),
+        ..PruneConfig::default()
+    };
+    for (rules, on) in [(&r.drop, true), (&r.keep, false)] {
+        for rule in rules {
+            let slot = match rule {
+                Rule::Progress => &mut c.progress,
+                Rule::FileHistory => &mut c.file_history_snapshots,
+                Rule::Queue => &mut c.queue_operations,
+                Rule::Thinking => &mut c.thinking,
+                Rule::Images => &mut c.images,
+                Rule::OffBranch => &mut c.off_branch,
+                Rule::BeforeCompaction => &mut c.before_last_compaction,
+            };
+            *slot = Some(on);
+        }
+    }
+    c
+}
+
+/// A pass from the config's section with the flags on top.
+fn build_pass(config: &PassesConfig, flags: &Flags<'_>) -> Result<Pass> {
+    Ok(match flags {
+        Flags::Prune(r) => Pass::Prune(config.prune.clone().merge(&prune_overrides(r)).resolve()),
+        Flags::Snapshot(r) => {
+            let mut c = config.snapshot.clone();
+            if r.from.is_some() || r.since.is_some() {
+                c = SnapshotConfig {
+                    from: r.from.clone(),
+                    since: r.since.clone(),
+                };
+            }
+            Pass::Snapshot(SnapshotOptions::try_from(c).context("snapshot options")?)
+        }
+        Flags::Redact(r) => {
+            let mut o: RedactOptions = config.redact.clone();
+            if let Some(l) = r.level {
+                o.level = match l {
+                    LevelArg::Standard => RedactLevel::Standard,
+                    LevelArg::Strict => RedactLevel::Strict,
+                };
+            }
+            o.disable.extend(r.disable.iter().cloned());
+            o.allowlist.extend(r.allow.iter().cloned());
+            Pass::Redact(RedactPass::new(&o).context("redaction rules")?)
+        }
+    })
+}
+
+/// The passes after the command's own: `--then …` if given, else the config's `pipeline`
+/// after the command's pass.
+fn chain(
+    config: &PassesConfig,
+    head: PassKind,
+    then: &[String],
+    out: &mut Vec<Pass>,
+) -> Result<()> {
+    if then.is_empty() {
+        if let Some((first, rest)) = config.pipeline.split_first() {
+            if *first != head {
+                bail!(
+                    "the config's pipeline starts with {}, not {}",
+                    first.name(),
+                    head.name()
+                );
+            }
+            for &k in rest {
+                out.push(config.pass(k)?);
+            }
+        }
+        return Ok(());
+    }
+    let mut rest = then.to_vec();
+    while !rest.is_empty() {
+        let parsed = ThenCli::try_parse_from(&rest).map_err(|e| anyhow::anyhow!("--then: {e}"))?;
+        let (flags, next) = match &parsed.pass {
+            ThenPass::Prune { rules, then } => (Flags::Prune(rules), then),
+            ThenPass::Snapshot { rules, then } => (Flags::Snapshot(rules), then),
+            ThenPass::Redact { rules, then } => (Flags::Redact(rules), then),
+        };
+        out.push(build_pass(config, &flags)?);
+        rest.clone_from(next);
+    }
+    Ok(())
+}
+
+fn load_config(path: Option<&Path>) -> Result<PassesConfig> {
+    let Some(path) = path else {
+        return Ok(PassesConfig::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read config {}", path.display()))?;
+    PassesConfig::from_toml(&text).with_context(|| format!("{}", path.display()))
+}
+
+/// What a file looked like when it was read, to refuse replacing it if it changed since.
+#[derive(Debug, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+fn stamp(path: &Path) -> Result<Stamp> {
+    let m = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+    Ok(Stamp {
+        len: m.len(),
+        modified: m.modified().ok(),
+    })
+}
+
+pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    match open_input(path, InputMode::Read)? {
+        Input::Stream(mut r) => {
+            r.read_to_end(&mut bytes)
+                .with_context(|| format!("reading {}", path.display()))?;
+        }
+        Input::Mapped(m) => bytes.extend_from_slice(&m),
+    }
+    Ok(bytes)
+}
+
+/// Writes `bytes` to `path` (`-` is standard output). A regular file (or a symlink to one)
+/// is replaced atomically, keeping its permissions (new files get 0600: transcripts are
+/// private); anything else that exists (`/dev/null`, a FIFO, a terminal) is written to
+/// directly, never replaced.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)?;
+        out.flush()?;
+        return Ok(());
+    }
+    let target = match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            f.write_all(bytes)
+                .with_context(|| format!("writing {}", path.display()))?;
+            return Ok(());
+        }
+        // Replace what a symlink points at, not the link.
+        Ok(_) => std::fs::canonicalize(path).with_context(|| format!("{}", path.display()))?,
+        Err(_) => path.to_path_buf(),
+    };
+    let mut f =
+        AtomicFile::create(&target).with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(mode) = file_mode(&target) {
+        f.set_mode(mode)?;
+    }
+    f.write_all(bytes)
+        .with_context(|| format!("writing {}", path.display()))?;
+    f.commit()
+        .with_context(|| format!("replacing {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn file_mode(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).ok().map(|m| m.permissions().mode())
+}
+
+#[cfg(not(unix))]
+fn file_mode(_: &Path) -> Option<u32> {
+    None
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("{}", path.display()))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_: &Path, _: u32) -> Result<()> {
+    Ok(())
+}
+
+/// Collects the report lines and writes them at the end.
+pub(crate) struct Reports {
+    lines: Vec<u8>,
+}
+
+impl Reports {
+    fn new() -> Self {
+        Self { lines: Vec::new() }
+    }
+
+    /// Adds one report, with the file it is about first.
+    pub(crate) fn push(
+        &mut self,
+        file: &Path,
+        report: &PassReport,
+        extra: Option<(&str, Value)>,
+    ) -> Result<()> {
+        let Value::Object(fields) = serde_json::to_value(report)? else {
+            bail!("a report is a JSON object");
+        };
+        let mut obj = Map::new();
+        obj.insert("file".into(), Value::String(file.display().to_string()));
+        obj.extend(fields);
+        if let Some((k, v)) = extra {
+            obj.insert(k.into(), v);
+        }
+        serde_json::to_writer(&mut self.lines, &Value::Object(obj))?;
+        self.lines.push(b'\n');
+        Ok(())
+    }
+
+    fn append(&mut self, other: Reports) {
+        self.lines.extend(other.lines);
+    }
+
+    fn write(&self, path: Option<&Path>) -> Result<()> {
+        if let Some(p) = path {
+            return write_file(p, &self.lines);
+        }
+        let mut err = std::io::stderr().lock();
+        err.write_all(&self.lines)?;
+        err.flush()?;
+        Ok(())
+    }
+}
+
+fn run(flags: &Flags<'_>, io: &IoArgs, out_dir: Option<&Path>) -> Result<ExitCode> {
+    let config = load_config(io.config.as_deref())?;
+    let mut passes = vec![build_pass(&config, flags)?];
+    chain(&config, flags.kind(), &io.then, &mut passes)?;
+    let pipeline = Pipeline::new(passes);
+
+    let stdin = io.input.as_os_str() == "-";
+    if stdin && std::io::stdin().is_terminal() {
+        bail!("no input: give a transcript file, or pipe one into standard input");
+    }
+    if io.in_place {
+        if stdin {
+            bail!("--in-place needs a file, not standard input");
+        }
+        if skein_store::is_zstd(&io.input) {
+            bail!("--in-place cannot rewrite a compressed file; use -o");
+        }
+    }
+    let before = if io.in_place {
+        Some(stamp(&io.input)?)
+    } else {
+        None
+    };
+    let input = read_input(&io.input)?;
+    let result = pipeline
+        .run(&input)
+        .with_context(|| format!("{}", io.input.display()))?;
+    let mut reports = Reports::new();
+
+    if let Some(dir) = out_dir {
+        let snap = result.reports.iter().find_map(|r| match r {
+            PassReport::Snapshot(s) => Some(s),
+            _ => None,
+        });
+        let mut agent_reports = Reports::new();
+        let files = subagents::write_session(
+            dir,
+            &io.input,
+            &input,
+            &result.bytes,
+            snap,
+            &pipeline.without(PassKind::Snapshot),
+            &mut agent_reports,
+        )?;
+        for r in &result.reports {
+            let extra = matches!(r, PassReport::Snapshot(_)).then(|| {
+                (
+                    "written",
+                    Value::Array(
+                        files
+                            .iter()
+                            .map(|f| Value::String(f.display().to_string()))
+                            .collect(),
+                    ),
+                )
+            });
+            reports.push(&io.input, r, extra)?;
+        }
+        reports.append(agent_reports);
+        reports.write(io.report.as_deref())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    for r in &result.reports {
+        reports.push(&io.input, r, None)?;
+    }
+    if io.in_place {
+        if result.bytes != input {
+            if stamp(&io.input)? != before.expect("stamped above") {
+                bail!(
+                    "{} changed while it was read (a live session?); not replaced",
+                    io.input.display()
+                );
+            }
+            if io.backup {
+                let mut bak = io.input.clone().into_os_string();
+                bak.push(".bak");
+                write_file(Path::new(&bak), &input).context("writing the backup")?;
+                if let Some(mode) = file_mode(&io.input) {
+                    set_mode(Path::new(&bak), mode)?;
+                }
+            }
+            write_file(&io.input, &result.bytes)?;
+        }
+    } else {
+        let target = io.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+        write_file(&target, &result.bytes)?;
+    }
+    reports.write(io.report.as_deref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skein prune`.
+pub(crate) fn prune(args: &PruneArgs) -> Result<ExitCode> {
+    run(&Flags::Prune(&args.rules), &args.io, None)
+}
+
+/// `skein snapshot`.
+pub(crate) fn snapshot(args: &SnapshotArgs) -> Result<ExitCode> {
+    run(
+        &Flags::Snapshot(&args.rules),
+        &args.io,
+        args.out_dir.as_deref(),
+    )
+}
+
+/// `skein redact`.
+pub(crate) fn redact(args: &RedactArgs) -> Result<ExitCode> {
+    run(&Flags::Redact(&args.rules), &args.io, None)
+}

@@ -1,0 +1,433 @@
+//! `skein tools` run for real: hand-computed expectations on `testdata/reports/tools`, the
+//! bundled sample, and consistency checks on the shared corpus (skipped with a note when
+//! absent).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fixture_dir() -> PathBuf {
+    root().join("testdata/reports/tools")
+}
+
+fn skein(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skein"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .output()
+        .expect("run skein")
+}
+
+fn ok(out: &Output) -> &Output {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn jsonl(out: &Output) -> Vec<Value> {
+    String::from_utf8(out.stdout.clone())
+        .expect("utf8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+fn expected(name: &str) -> Vec<Value> {
+    let p = fixture_dir().join("expected").join(name);
+    std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("expected line"))
+        .collect()
+}
+
+fn tools(args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["tools"];
+    all.extend_from_slice(args);
+    jsonl(ok(&skein(&all, &fixture_dir())))
+}
+
+fn assert_rows(got: &[Value], want: &[Value]) {
+    assert_eq!(got.len(), want.len(), "row count: {got:#?}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g, w, "row {i}");
+    }
+}
+
+fn keys(v: &Value) -> Vec<&str> {
+    v.as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+const CALL_KEYS: [&str; 16] = [
+    "session_id",
+    "project",
+    "agent_id",
+    "agent_type",
+    "spawned_by",
+    "file",
+    "line",
+    "sidechain",
+    "tool",
+    "id",
+    "input_summary",
+    "is_error",
+    "result_bytes",
+    "duration_ms",
+    "paired",
+    "timestamp",
+];
+
+#[test]
+fn calls_match_the_hand_computed_rows() {
+    let got = tools(&["projects"]);
+    assert_rows(&got, &expected("calls.jsonl"));
+    assert_eq!(keys(&got[0]), CALL_KEYS, "documented key order");
+}
+
+#[test]
+fn totals_by_name_match() {
+    let got = tools(&["--by", "name", "projects"]);
+    assert_rows(&got, &expected("by_name.jsonl"));
+    assert_eq!(
+        keys(&got[0]),
+        [
+            "tool",
+            "calls",
+            "sessions",
+            "errors",
+            "error_rate",
+            "unpaired",
+            "result_bytes",
+            "avg_result_bytes",
+            "p50_duration_ms",
+            "max_duration_ms"
+        ]
+    );
+}
+
+#[test]
+fn loops_match_with_default_and_explicit_n() {
+    let got = tools(&["--loops", "projects"]);
+    assert_rows(&got, &expected("loops.jsonl"));
+    assert_eq!(
+        keys(&got[0]),
+        [
+            "session_id",
+            "project",
+            "agent_id",
+            "agent_type",
+            "file",
+            "sidechain",
+            "tool",
+            "input_summary",
+            "count",
+            "first_line",
+            "last_line",
+            "first_timestamp",
+            "last_timestamp",
+            "errors",
+            "ids"
+        ]
+    );
+    assert_rows(&tools(&["--loops=3", "projects"]), &expected("loops.jsonl"));
+    assert_rows(
+        &tools(&["--loops=2", "projects"]),
+        &expected("loops2.jsonl"),
+    );
+    assert!(tools(&["--loops=4", "projects"]).is_empty());
+}
+
+#[test]
+fn loops_below_two_and_by_with_loops_are_refused() {
+    let dir = fixture_dir();
+    let out = skein(&["tools", "--loops=1", "projects"], &dir);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let out = skein(&["tools", "--loops", "--by", "name", "projects"], &dir);
+    assert!(!out.status.success());
+}
+
+#[test]
+fn filters_by_date_tool_project_and_glob() {
+    let calls = expected("calls.jsonl");
+    let ids = |rows: &[Value]| -> Vec<String> {
+        rows.iter()
+            .map(|r| r["id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    // dates apply to the call's timestamp; untimed calls drop out under any date filter
+    let day = tools(&["--since", "2026-05-02", "--until", "2026-05-02", "projects"]);
+    assert_eq!(ids(&day), ["t07", "t08", "t09", "s01", "s02", "s03", "s04"]);
+    let until = tools(&["--until", "20260501", "projects"]);
+    assert_eq!(ids(&until), ["t01", "t02", "t03", "t04", "t05", "t06"]);
+    // --tool keeps exact names; repeatable
+    let read = tools(&["--tool", "Read", "projects"]);
+    assert_eq!(
+        ids(&read),
+        ["t04", "t05", "t20", "t21", "t22", "t23", "t24"]
+    );
+    let two = tools(&["--tool", "Glob", "--tool", "Grep", "projects"]);
+    assert_eq!(ids(&two), ["s01", "s02", "s03", "s04"]);
+    assert!(tools(&["--tool", "read", "projects"]).is_empty());
+    // --project and --exclude
+    let beta = tools(&["--project", "beta", "projects"]);
+    assert_eq!(beta, calls[14..].to_vec());
+    let no_agents = tools(&["--exclude", "**/subagents/**", "projects"]);
+    assert_eq!(ids(&no_agents).len(), calls.len() - 4);
+    // filters also apply to totals and loops
+    let by = tools(&["--by", "name", "--tool", "Bash", "projects"]);
+    assert_eq!(by.len(), 1);
+    assert_eq!(by[0], expected("by_name.jsonl")[1]);
+    let loops = tools(&[
+        "--loops=2",
+        "--tool",
+        "Read",
+        "--since",
+        "2026-05-03",
+        "projects",
+    ]);
+    let want: Vec<Value> = expected("loops2.jsonl")
+        .into_iter()
+        .filter(|l| {
+            l["tool"] == "Read" && l["session_id"].as_str().is_some_and(|s| s.starts_with('b'))
+        })
+        .collect();
+    assert_eq!(loops, want);
+}
+
+#[test]
+fn json_and_table_formats() {
+    let dir = fixture_dir();
+    for (args, file) in [
+        (vec!["tools", "projects"], "calls.jsonl"),
+        (vec!["tools", "--by", "name", "projects"], "by_name.jsonl"),
+        (vec!["tools", "--loops", "projects"], "loops.jsonl"),
+    ] {
+        let mut a = args.clone();
+        a.extend(["--format", "json"]);
+        let out = skein(&a, &dir);
+        let doc: Value = serde_json::from_slice(&ok(&out).stdout).expect("one JSON document");
+        assert_eq!(doc, Value::Array(expected(file)), "{args:?}");
+        let mut a = args.clone();
+        a.extend(["--format", "table"]);
+        let out = skein(&a, &dir);
+        let text = String::from_utf8(ok(&out).stdout.clone()).expect("utf8");
+        assert_eq!(text.lines().count(), 1 + expected(file).len(), "{text}");
+    }
+    let out = skein(&["tools", "--format", "table", "projects"], &dir);
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    let mut lines = text.lines();
+    assert!(lines.next().expect("header").starts_with("session"));
+    let first = lines.next().expect("row");
+    assert!(first.starts_with("aaaaaaaa  main"), "{first}");
+    assert!(first.ends_with("make test"), "{first}");
+    // an empty result is still one JSON document
+    let out = skein(
+        &["tools", "--format", "json", "--tool", "None", "projects"],
+        &dir,
+    );
+    let doc: Value = serde_json::from_slice(&ok(&out).stdout).expect("json");
+    assert_eq!(doc, Value::Array(Vec::new()));
+}
+
+#[test]
+fn piped_output_has_no_progress_and_missing_paths_exit_2() {
+    let dir = fixture_dir();
+    let out = skein(&["tools", "projects"], &dir);
+    assert!(ok(&out).stderr.is_empty(), "no progress bar when piped");
+    let out = skein(&["tools", "missing-dir", "projects"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing-dir"));
+    assert_eq!(jsonl(&out).len(), expected("calls.jsonl").len());
+}
+
+#[test]
+fn thread_count_does_not_change_output() {
+    let dir = fixture_dir();
+    let one = skein(&["tools", "-j", "1", "projects"], &dir);
+    let two = skein(&["tools", "-j", "2", "projects"], &dir);
+    assert_eq!(ok(&one).stdout, ok(&two).stdout);
+    let mmap = skein(&["tools", "--mmap", "projects"], &dir);
+    assert_eq!(ok(&mmap).stdout, one.stdout);
+}
+
+#[test]
+fn sample_session_links_the_subagent() {
+    let rows = jsonl(ok(&skein(&["tools", "testdata/sample"], &root())));
+    let summary: Vec<(&str, &str, Option<bool>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["tool"].as_str().expect("tool"),
+                r["input_summary"].as_str().expect("summary"),
+                r["is_error"].as_bool(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("Read", "/home/dev/widgets/src/cli.rs", Some(false)),
+            ("Grep", "fn main", Some(false)),
+            ("Bash", "cargo test --quiet", Some(true)),
+            ("Task", "Find flag parsing", Some(false)),
+            ("Edit", "/home/dev/widgets/src/cli.rs", Some(false)),
+            ("Skill", "rust-testing", Some(false)),
+            ("Bash", "cargo test", None),
+            ("Glob", "src/**/*.rs", Some(false)),
+        ]
+    );
+    let agent = &rows[7];
+    assert_eq!(agent["agent_id"], "a1b2c3d4e5f60718");
+    assert_eq!(agent["agent_type"], "Explore");
+    assert_eq!(agent["spawned_by"], "toolu_04");
+    assert_eq!(rows[0]["duration_ms"], 2074);
+}
+
+#[expect(clippy::print_stdout, reason = "a skipped corpus is noted, not failed")]
+fn corpus() -> Option<PathBuf> {
+    let dir = std::env::var_os("SKEIN_CORPUS")
+        .map_or_else(|| root().join("../shared/corpus"), PathBuf::from);
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!(
+            "note: corpus not found at {} (set SKEIN_CORPUS); corpus test skipped",
+            dir.display()
+        );
+        None
+    }
+}
+
+#[test]
+fn corpus_rows_agree_with_stats() {
+    let Some(corpus) = corpus() else { return };
+    let c = corpus.to_str().expect("utf8 path");
+    let cwd = std::env::temp_dir();
+    let rows = jsonl(ok(&skein(&["tools", "-q", c], &cwd)));
+    let stats = jsonl(ok(&skein(&["stats", "-q", c], &cwd)));
+    assert!(!rows.is_empty());
+
+    // every file: as many rows as `skein stats` counts tool uses
+    let mut per_file: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in &rows {
+        *per_file
+            .entry(r["file"].as_str().expect("file"))
+            .or_insert(0) += 1;
+    }
+    let mut stats_files = 0;
+    for s in &stats {
+        let path = s["path"].as_str().expect("path");
+        let uses = s["tools"]["uses"].as_u64().expect("uses");
+        assert_eq!(per_file.get(path).copied().unwrap_or(0), uses, "{path}");
+        stats_files += 1;
+    }
+    assert!(per_file.len() <= stats_files);
+
+    // row invariants
+    let mut last: Option<(&str, u64)> = None;
+    for r in &rows {
+        let paired = r["paired"].as_bool().expect("paired");
+        assert_eq!(r["is_error"].is_boolean(), paired, "{r}");
+        assert_eq!(r["result_bytes"].is_u64(), paired, "{r}");
+        if !paired {
+            assert!(r["duration_ms"].is_null(), "{r}");
+        }
+        let summary = r["input_summary"].as_str().expect("summary");
+        assert!(summary.chars().count() <= 120, "{summary}");
+        assert!(
+            !summary.contains('\n') && summary.trim() == summary,
+            "{summary:?}"
+        );
+        if r["agent_id"].is_null() {
+            assert!(
+                r["agent_type"].is_null() && r["spawned_by"].is_null(),
+                "{r}"
+            );
+        }
+        let file = r["file"].as_str().expect("file");
+        let line = r["line"].as_u64().expect("line");
+        if let Some((f, l)) = last
+            && f == file
+        {
+            assert!(line >= l, "file order in {file}: {l} then {line}");
+        }
+        last = Some((file, line));
+    }
+
+    // totals add up to the rows
+    let by = jsonl(ok(&skein(&["tools", "-q", "--by", "name", c], &cwd)));
+    let total: u64 = by.iter().map(|t| t["calls"].as_u64().expect("calls")).sum();
+    assert_eq!(total, rows.len() as u64);
+    let names: Vec<&str> = by
+        .iter()
+        .map(|t| t["tool"].as_str().expect("tool"))
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted, "sorted by name");
+    for t in &by {
+        let name = t["tool"].as_str().expect("tool");
+        let of: Vec<&Value> = rows.iter().filter(|r| r["tool"] == name).collect();
+        let errors = of.iter().filter(|r| r["is_error"] == true).count() as u64;
+        let unpaired = of.iter().filter(|r| r["paired"] == false).count() as u64;
+        let bytes: u64 = of.iter().filter_map(|r| r["result_bytes"].as_u64()).sum();
+        let max = of.iter().filter_map(|r| r["duration_ms"].as_i64()).max();
+        assert_eq!(t["errors"].as_u64(), Some(errors), "{name}");
+        assert_eq!(t["unpaired"].as_u64(), Some(unpaired), "{name}");
+        assert_eq!(t["result_bytes"].as_u64(), Some(bytes), "{name}");
+        assert_eq!(t["max_duration_ms"].as_i64(), max, "{name}");
+    }
+
+    // each loop's ids are consecutive rows of one file with the loop's tool and summary
+    let loops = jsonl(ok(&skein(&["tools", "-q", "--loops=2", c], &cwd)));
+    let index: BTreeMap<(&str, &str), usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            (
+                (
+                    r["file"].as_str().expect("f"),
+                    r["id"].as_str().expect("id"),
+                ),
+                i,
+            )
+        })
+        .collect();
+    for l in &loops {
+        let file = l["file"].as_str().expect("file");
+        let ids: Vec<&str> = l["ids"]
+            .as_array()
+            .expect("ids")
+            .iter()
+            .map(|v| v.as_str().expect("id"))
+            .collect();
+        assert_eq!(ids.len() as u64, l["count"].as_u64().expect("count"));
+        assert!(ids.len() >= 2);
+        for id in &ids {
+            let r = &rows[index[&(file, *id)]];
+            assert_eq!(r["tool"], l["tool"]);
+            assert_eq!(r["input_summary"], l["input_summary"]);
+            assert_eq!(r["sidechain"], l["sidechain"]);
+        }
+        let first = &rows[index[&(file, ids[0])]];
+        let last = &rows[index[&(file, ids[ids.len() - 1])]];
+        assert_eq!(first["line"], l["first_line"]);
+        assert_eq!(last["line"], l["last_line"]);
+    }
+}
