@@ -6,15 +6,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
-use serde::de::IgnoredAny;
 use skein_analysis::AnalysisOptions;
-use skein_core::Parser;
-use skein_reports::load_session;
 use skein_reports::show::{ShowOptions, ShowVisitor, render_session};
 use skein_reports::tree::link_session;
 
 use super::tree::SessionArgs;
-use crate::output::error_line;
 
 #[derive(Debug, ClapArgs)]
 pub(crate) struct Args {
@@ -47,34 +43,11 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let files = args.session.resolve()?;
     let analysis = AnalysisOptions {
         node_tools: true,
         ..AnalysisOptions::default()
     };
-    let loaded = load_session::<IgnoredAny, ShowVisitor>(
-        &files,
-        &analysis,
-        &mut Parser::new(),
-        args.session.mmap,
-    )
-    .context("cannot read the session")?;
-    if !args.session.quiet {
-        for f in loaded
-            .main
-            .iter()
-            .map(|(a, _)| a)
-            .chain(loaded.agents.iter().map(|a| &a.analysis))
-        {
-            let bad = f.stats.invalid_lines - u64::from(f.stats.torn_tail.is_some());
-            if bad > 0 {
-                error_line(&format!(
-                    "{}: {bad} invalid lines skipped (see skein check)",
-                    f.stats.path
-                ));
-            }
-        }
-    }
+    let loaded = args.session.load::<ShowVisitor>(&analysis)?;
     let links = link_session(&loaded, |v| &v.links);
     let options = ShowOptions {
         thinking: !args.no_thinking,
@@ -87,7 +60,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     };
     let markdown = render_session(&loaded, &links, &options)?;
     if let Some(path) = &args.output {
-        std::fs::write(path, markdown)
+        skein_store::write_atomic(path, markdown.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     } else {
         let stdout = std::io::stdout();

@@ -8,10 +8,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Args as ClapArgs;
 use serde::de::IgnoredAny;
-use skein_analysis::AnalysisOptions;
+use skein_analysis::{AnalysisOptions, RecordVisitor};
 use skein_core::Parser;
-use skein_reports::load_session;
 use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_nodes};
+use skein_reports::{LoadedSession, load_session};
 use skein_sessions::{SessionFiles, discover};
 use skein_store::input::is_transcript_name;
 
@@ -88,6 +88,30 @@ fn session_of_file(path: &Path) -> Result<SessionFiles> {
 }
 
 impl SessionArgs {
+    /// Resolves and reads the session; warns on stderr (unless `--quiet`) about each file's
+    /// invalid lines, which the drawing or rendering skips.
+    pub(crate) fn load<V>(&self, options: &AnalysisOptions) -> Result<LoadedSession<V>>
+    where
+        V: RecordVisitor<IgnoredAny> + Default,
+    {
+        let files = self.resolve()?;
+        let loaded = load_session::<IgnoredAny, V>(&files, options, &mut Parser::new(), self.mmap)
+            .context("cannot read the session")?;
+        if !self.quiet {
+            let analyses = loaded.main.iter().map(|(a, _)| a);
+            for f in analyses.chain(loaded.agents.iter().map(|a| &a.analysis)) {
+                let bad = f.stats.invalid_lines - u64::from(f.stats.torn_tail.is_some());
+                if bad > 0 {
+                    error_line(&format!(
+                        "{}: {bad} invalid lines skipped (see skein check)",
+                        f.stats.path
+                    ));
+                }
+            }
+        }
+        Ok(loaded)
+    }
+
     /// Resolves `SESSION` to its files.
     pub(crate) fn resolve(&self) -> Result<SessionFiles> {
         let path = Path::new(&self.session);
@@ -167,31 +191,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let files = args.session.resolve()?;
-    let options = AnalysisOptions::default();
-    let loaded = load_session::<IgnoredAny, TreeVisitor>(
-        &files,
-        &options,
-        &mut Parser::new(),
-        args.session.mmap,
-    )
-    .context("cannot read the session")?;
-    if !args.session.quiet {
-        for f in loaded
-            .main
-            .iter()
-            .map(|(a, _)| a)
-            .chain(loaded.agents.iter().map(|a| &a.analysis))
-        {
-            let bad = f.stats.invalid_lines - u64::from(f.stats.torn_tail.is_some());
-            if bad > 0 {
-                error_line(&format!(
-                    "{}: {bad} invalid lines skipped (see skein check)",
-                    f.stats.path
-                ));
-            }
-        }
-    }
+    let loaded = args
+        .session
+        .load::<TreeVisitor>(&AnalysisOptions::default())?;
     let links = link_session(&loaded, |v| &v.links);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
