@@ -19,6 +19,7 @@
 # in UTC (`ccusage --timezone UTC`). Timings use hyperfine when present (else the median of 5
 # runs), after one warm-up run; wall time is the median, CPU time (user + system) the mean. On a
 # shared machine the CPU-time ratio is the steadier figure.
+# SKEIN=path/to/skein times that (release) binary instead of building one.
 # Needs bash, python3 and cargo.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -30,8 +31,12 @@ ccusage="${CCUSAGE:-$(command -v ccusage || true)}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/skein-ccusage.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
-(cd "$here" && cargo build --release --quiet -p skein)
-skein="$here/target/release/skein"
+if [[ -n ${SKEIN:-} ]]; then
+  skein="$(cd "$(dirname "$SKEIN")" && pwd)/$(basename "$SKEIN")"   # a prebuilt release binary
+else
+  (cd "$here" && cargo build --release --quiet -p skein)
+  skein="$here/target/release/skein"
+fi
 # From here on, HOME is a scratch dir (cargo above still needed the real one for rustup).
 export HOME="$work/home"
 mkdir -p "$HOME"

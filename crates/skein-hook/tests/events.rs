@@ -68,6 +68,23 @@ fn every_fixture_parses_with_its_fields() {
     assert_eq!(unknown.kind(), EventKind::Other("FileChanged".into()));
     assert_eq!(unknown.kind().name(), "FileChanged");
     assert_eq!(unknown.extra["brand_new_field"]["x"][2], 3);
+    // Events skein has no default work for arrive as `Other` with every field kept.
+    let pre = parse("pre_tool_use");
+    assert_eq!(pre.kind(), EventKind::Other("PreToolUse".into()));
+    assert_eq!(pre.extra["tool_name"], "Bash");
+    assert_eq!(
+        pre.extra["tool_input"]["command"],
+        "cargo test -p skein-core"
+    );
+    let post = parse("post_tool_use");
+    assert_eq!(post.kind().name(), "PostToolUse");
+    assert_eq!(post.extra["tool_response"]["success"], true);
+    let note = parse("notification");
+    assert_eq!(note.kind().name(), "Notification");
+    assert_eq!(note.extra["notification_type"], "permission_prompt");
+    assert_eq!(parse("setup").kind().name(), "Setup");
+    assert_eq!(parse("setup").trigger.as_deref(), Some("init"));
+    assert_eq!(parse("cwd_changed").kind().name(), "CwdChanged");
 }
 
 #[test]

@@ -22,11 +22,47 @@ pub(crate) struct Hit {
     pub(crate) end: usize,
 }
 
+/// A built-in rule's regex, compiled on first use.
+///
+/// Compiling all ~60 built-in regexes takes several milliseconds, more than everything else a
+/// hook process does on an incremental Stop; most runs confirm no candidate at all, so only
+/// the rules whose anchors are actually hit pay for their regex. The patterns are constants
+/// (every one is compiled by a unit test), so compiling cannot fail at run time.
+pub(crate) struct LazyRegex {
+    src: String,
+    cell: std::sync::OnceLock<(Regex, usize)>,
+}
+
+impl LazyRegex {
+    pub(crate) fn new(src: String) -> LazyRegex {
+        LazyRegex {
+            src,
+            cell: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Compiles the pattern (once per process and rule).
+    pub(crate) fn compile(src: &str) -> Result<(Regex, usize), regex::Error> {
+        let re = regex::bytes::RegexBuilder::new(src)
+            .unicode(false)
+            .build()?;
+        let group = re.capture_names().position(|n| n == Some("s")).unwrap_or(0);
+        Ok((re, group))
+    }
+
+    /// The regex and the index of its secret group (`s`, else the whole match).
+    pub(crate) fn get(&self) -> (&Regex, usize) {
+        let (re, group) = self.cell.get_or_init(|| {
+            Self::compile(&self.src).expect("built-in regexes compile (checked by a unit test)")
+        });
+        (re, *group)
+    }
+}
+
 pub(crate) enum Matcher {
-    /// Regex with the secret in capture group `group`, searched in a window around the anchor.
+    /// Regex with the secret in capture group `s`, searched in a window around the anchor.
     Regex {
-        re: Regex,
-        group: usize,
+        re: LazyRegex,
         back: usize,
         ahead: usize,
     },
@@ -275,13 +311,9 @@ impl Engine {
                 };
                 spans.clear();
                 match &rule.matcher {
-                    Matcher::Regex {
-                        re,
-                        group,
-                        back,
-                        ahead,
-                    } => {
-                        regex_at(re, *group, *back, *ahead, hay, s, e, &mut spans);
+                    Matcher::Regex { re, back, ahead } => {
+                        let (re, group) = re.get();
+                        regex_at(re, group, *back, *ahead, hay, s, e, &mut spans);
                     }
                     Matcher::Custom(f) => f(site, &mut spans),
                     Matcher::User { .. } => {}
@@ -417,5 +449,21 @@ mod tests {
         assert_eq!(ac.len(), 1);
         assert!(ac[0].1.len() <= GROUP);
         assert_eq!(e.tiny.len(), 1);
+    }
+
+    /// Built-in regexes are compiled lazily, on the first hit of their anchors; a pattern that
+    /// does not compile would panic there, so every one is compiled here.
+    #[test]
+    fn every_builtin_regex_compiles() {
+        let mut n = 0;
+        for d in crate::table::BUILTIN {
+            if let crate::table::Pattern::Regex { re, .. } = d.pattern {
+                let (re, group) = LazyRegex::compile(&crate::table::expand(re))
+                    .unwrap_or_else(|e| panic!("{}: {e}", d.id));
+                assert!(group < re.captures_len(), "{}", d.id);
+                n += 1;
+            }
+        }
+        assert!(n > 40, "{n} regex rules");
     }
 }

@@ -47,7 +47,7 @@ mod unescape;
 use regex::bytes::RegexBuilder;
 use serde::{Deserialize, Serialize};
 
-use engine::{Engine, EngineParts, Matcher, Rule};
+use engine::{Engine, EngineParts, LazyRegex, Matcher, Rule};
 pub use table::Tier;
 use table::{BUILTIN, Pattern};
 
@@ -152,6 +152,8 @@ pub enum Error {
     },
     #[error("unknown rule `{id}` in `disable`")]
     UnknownRule { id: String },
+    /// Not returned any more: built-in regexes are compiled on first use, and a unit test
+    /// compiles every one of them. Kept so that matching on the error stays stable.
     #[error("built-in rule `{id}` does not compile (a bug)")]
     BuiltinRegex {
         id: &'static str,
@@ -217,19 +219,13 @@ impl Redactor {
                 continue;
             }
             let matcher = match d.pattern {
-                Pattern::Regex { re, back, ahead } => {
-                    let re = RegexBuilder::new(&table::expand(re))
-                        .unicode(false)
-                        .build()
-                        .map_err(|source| Error::BuiltinRegex { id: d.id, source })?;
-                    let group = re.capture_names().position(|n| n == Some("s")).unwrap_or(0);
-                    Matcher::Regex {
-                        re,
-                        group,
-                        back,
-                        ahead,
-                    }
-                }
+                // Compiled on first use (see `LazyRegex`); `every_builtin_regex_compiles`
+                // keeps `Error::BuiltinRegex` out of reach.
+                Pattern::Regex { re, back, ahead } => Matcher::Regex {
+                    re: LazyRegex::new(table::expand(re)),
+                    back,
+                    ahead,
+                },
                 Pattern::Custom(f) => Matcher::Custom(f),
             };
             let priority = match d.tier {

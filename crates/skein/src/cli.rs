@@ -46,6 +46,15 @@ pub(crate) enum Command {
     Snapshot(commands::passes::SnapshotArgs),
     /// Replace secrets in a transcript by `[REDACTED:<rule>]`; lines without secrets stay byte-equal.
     Redact(commands::passes::RedactArgs),
+    /// Archive transcripts (main sessions and subagents) into a compressed, incremental,
+    /// crash-safe archive with metadata; `verify`, `restore`, `compact`, `train-dict`, `prune`.
+    Archive(commands::archive::ArchiveArgs),
+    /// Compress a file with zstd (atomic output, mode 0600).
+    Compress(commands::archive::CompressArgs),
+    /// Decompress a `.zst` file (archive files with dictionaries included).
+    Decompress(commands::archive::DecompressArgs),
+    /// Write files to standard output, decoding zstd and archive files.
+    Cat(commands::archive::CatArgs),
 }
 
 /// Output format of a report.

@@ -375,6 +375,17 @@ fn every_event_runs_from_real_hook_json() {
     assert_eq!(request["agents"][0]["agent_id"], AGENT);
     assert!(req.join("work/findings.md").is_file());
 
+    // Events skein does no work for by default (format.md §14-15 and the hook reference):
+    // audited, silent, exit 0; tool events must never print (stdout would be a decision).
+    for (name, what) in [
+        ("pre_tool_use", "PreToolUse"),
+        ("post_tool_use", "PostToolUse"),
+        ("notification", "Notification"),
+        ("setup", "Setup"),
+        ("cwd_changed", "CwdChanged"),
+    ] {
+        assert_silent_ok(&run(name, &env), what);
+    }
     assert_silent_ok(&run("session_start_startup", &env), "SessionStart");
     // After a compaction the goal reminder is the one thing on stdout.
     let out = run("session_start_compact", &env);
@@ -498,6 +509,30 @@ fn redaction_and_compression_follow_the_config() {
     );
     let audit = env.audit();
     assert_eq!(audit.last().expect("audit")["outcome"], "error");
+}
+
+#[test]
+fn any_event_can_be_given_passes() {
+    // Events without default work (tool events, notifications) run what the config lists.
+    let env = Env::with_config(
+        "lock_timeout_ms = 60000\n[events]\nPostToolUse = [\"archive\"]\nStop = []\n",
+    );
+    let t = env.transcript();
+    append(&t, &[user("u1", None, &format!("my token is {SECRET}"))]);
+    assert_silent_ok(&env.hook(&env.event("stop")), "Stop, disabled");
+    assert!(env.archived("main-session").is_empty());
+    assert_silent_ok(&env.hook(&env.event("pre_tool_use")), "PreToolUse");
+    assert!(env.archived("main-session").is_empty());
+    assert_silent_ok(&env.hook(&env.event("post_tool_use")), "PostToolUse");
+    let main = env.archived("main-session");
+    assert_eq!(main.len(), 1, "{main:?}");
+    assert_eq!(decoded(&main[0]), redacted(&t));
+    let events: Vec<Value> = env.audit().iter().map(|l| l["event"].clone()).collect();
+    assert_eq!(
+        events,
+        [json!("Stop"), json!("PreToolUse"), json!("PostToolUse")]
+    );
+    assert_eq!(env.log_errors(), Vec::<Value>::new());
 }
 
 #[test]

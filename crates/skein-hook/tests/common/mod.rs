@@ -27,6 +27,11 @@ pub(crate) const EVENTS: &[&str] = &[
     "session_end",
     "stop_failure",
     "unknown_event",
+    "pre_tool_use",
+    "post_tool_use",
+    "notification",
+    "setup",
+    "cwd_changed",
 ];
 
 pub(crate) struct Env {

@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use crate::cli::{Cli, Command};
 
+pub(crate) mod archive;
 pub(crate) mod check;
 pub(crate) mod hook;
 pub(crate) mod passes;
@@ -31,5 +32,9 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::Prune(args) => passes::prune(&args),
         Command::Snapshot(args) => passes::snapshot(&args),
         Command::Redact(args) => passes::redact(&args),
+        Command::Archive(args) => archive::run(&args),
+        Command::Compress(args) => archive::compress(&args),
+        Command::Decompress(args) => archive::decompress(&args),
+        Command::Cat(args) => archive::cat(&args),
     }
 }

@@ -11,25 +11,20 @@
 //! the pass does not even open the archive.
 
 use std::fmt::Write as _;
-use std::fs::File;
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use skein_archive::{
-    Archive, ArchiveOptions, CodecOptions, DictMode, IngestReport, IngestRequest, Kind,
-    SessionMeta, UNKNOWN_AGENT_TYPE,
+    Archive, ArchiveOptions, CodecOptions, DictMode, IngestReport, IngestRequest, Kind, SessionMeta,
 };
 use skein_hook::{ChangeKind, EventKind, PassInput, PassReport};
 use skein_redact::RedactOptions;
 
-use super::runner::{Passes, pass_options, redact_line};
-
-/// Bytes read from a transcript's start to find its first timestamp.
-const HEAD_BYTES: u64 = 64 * 1024;
-/// Largest `agent-<id>.meta.json` sidecar read.
-const SIDECAR_BYTES: u64 = 64 * 1024;
+use super::runner::{Passes, pass_options};
+use crate::commands::archive::source::{
+    AgentIdentity, first_timestamp, project_of, read_sidecar, redact_line,
+};
 
 /// `[pass.archive]`.
 #[derive(Debug, Default, Deserialize)]
@@ -163,85 +158,20 @@ fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, Option<S
         bail!("SubagentStop without agent_id");
     };
     let sidecar = read_sidecar(source);
-    let agent_type = input
-        .event
-        .agent_type
-        .clone()
-        .or(sidecar.agent_type)
-        .filter(|t| !t.trim().is_empty())
-        .unwrap_or_else(|| UNKNOWN_AGENT_TYPE.to_owned());
-    meta.session_id = Some(input.session.to_owned());
-    meta.parent_session = Some(input.session.to_owned());
-    meta.tool_use_id.clone_from(&sidecar.tool_use_id);
+    let agent = AgentIdentity::new(
+        agent_id,
+        &[
+            input.event.agent_type.as_deref(),
+            sidecar.agent_type.as_deref(),
+        ],
+        Some(input.session),
+        sidecar.tool_use_id,
+        sidecar.description,
+    );
+    agent.annotate(&mut meta);
     meta.project = input
         .parent_transcript
         .and_then(|p| project_of(p, 1))
         .or_else(|| project_of(source, 3));
-    meta.extra.insert("agent_id".into(), agent_id.into());
-    meta.extra
-        .insert("agent_type".into(), agent_type.clone().into());
-    if let Some(d) = sidecar.description {
-        meta.extra.insert("description".into(), d.into());
-    }
-    let kind = Kind::Subagent {
-        agent_type,
-        agent_id: agent_id.to_owned(),
-        parent_session: Some(input.session.to_owned()),
-        tool_use_id: sidecar.tool_use_id,
-    };
-    Ok((kind, Some(meta)))
-}
-
-/// The name of the directory `up` levels above `path` (the Claude project directory name:
-/// `<project>/<sid>.jsonl` is 1 level, `<project>/<sid>/subagents/agent-<id>.jsonl` 3).
-fn project_of(path: &Path, up: usize) -> Option<String> {
-    path.ancestors()
-        .nth(up)
-        .and_then(Path::file_name)
-        .and_then(|n| n.to_str())
-        .map(str::to_owned)
-}
-
-/// What Claude Code's `agent-<id>.meta.json` says about a subagent.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct Sidecar {
-    agent_type: Option<String>,
-    tool_use_id: Option<String>,
-    description: Option<String>,
-}
-
-/// Reads the sidecar next to an agent transcript; anything unreadable counts as absent.
-fn read_sidecar(agent_transcript: &Path) -> Sidecar {
-    let path = agent_transcript.with_extension("meta.json");
-    let Ok(file) = File::open(&path) else {
-        return Sidecar::default();
-    };
-    let mut bytes = Vec::new();
-    if file.take(SIDECAR_BYTES).read_to_end(&mut bytes).is_err() {
-        return Sidecar::default();
-    }
-    let mut s: Sidecar = serde_json::from_slice(&bytes).unwrap_or_default();
-    // Values from a file Claude Code wrote, but kept bounded and single-line anyway.
-    let clean = |v: Option<String>| {
-        v.map(|s| s.chars().filter(|c| !c.is_control()).take(200).collect())
-            .filter(|s: &String| !s.is_empty())
-    };
-    s.agent_type = clean(s.agent_type);
-    s.tool_use_id = clean(s.tool_use_id);
-    s.description = clean(s.description);
-    s
-}
-
-/// The first `"timestamp":"…"` value in the first 64 KiB of a transcript (names the archive
-/// file; the archive falls back to the file's mtime without it).
-fn first_timestamp(path: &Path) -> Option<String> {
-    const KEY: &[u8] = b"\"timestamp\":\"";
-    let file = File::open(path).ok()?;
-    let mut head = Vec::new();
-    file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
-    let at = memchr::memmem::find(&head, KEY)? + KEY.len();
-    let len = head[at..].iter().take(64).position(|&b| b == b'"')?;
-    let ts = std::str::from_utf8(&head[at..at + len]).ok()?;
-    skein_archive::parse_timestamp(ts).map(|_| ts.to_owned())
+    Ok((agent.kind(), Some(meta)))
 }

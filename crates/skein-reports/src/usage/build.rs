@@ -1,0 +1,411 @@
+//! Merging: the copies of every session deduplicated into requests, then grouped into rows.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use skein_sessions::SessionFiles;
+
+use super::rows::{Acc, RowKey, SourceTokens, TotalsRow, UsageReport, UsageRow};
+use super::scan::{RequestCopy, SessionScan, Source};
+use super::time::{UtcOffset, format_timestamp_ms};
+use crate::dates::DateRange;
+use crate::pricing::PricingTable;
+
+/// The report's grouping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UsageKind {
+    #[default]
+    Daily,
+    Weekly,
+    Monthly,
+    Session,
+    Model,
+}
+
+impl UsageKind {
+    /// The report's name (`daily`, `weekly`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Daily => "daily",
+            Self::Weekly => "weekly",
+            Self::Monthly => "monthly",
+            Self::Session => "session",
+            Self::Model => "model",
+        }
+    }
+
+    /// The kind named `s`.
+    pub fn from_name(s: &str) -> Option<Self> {
+        Some(match s {
+            "daily" => Self::Daily,
+            "weekly" => Self::Weekly,
+            "monthly" => Self::Monthly,
+            "session" => Self::Session,
+            "model" => Self::Model,
+            _ => return None,
+        })
+    }
+}
+
+/// Options of the report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsageOptions {
+    pub kind: UsageKind,
+    /// Days (after applying `offset`) to keep.
+    pub range: DateRange,
+    /// Day boundaries.
+    pub offset: UtcOffset,
+}
+
+/// Model name used when `message.model` is missing.
+pub const NO_MODEL: &str = "<unknown>";
+
+struct Slot {
+    session: u32,
+    copy: RequestCopy,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Is `a` preferred over `b` (both copies of one request)?
+fn better(a: &RequestCopy, b: &RequestCopy) -> bool {
+    if a.sidechain != b.sidechain {
+        return !a.sidechain;
+    }
+    let (ta, tb) = (a.tokens.total(), b.tokens.total());
+    if ta != tb {
+        return ta > tb;
+    }
+    !a.foreign_session && b.foreign_session
+}
+
+/// Collects session scans (in session order) and builds the report.
+#[derive(Default)]
+pub struct UsageBuilder {
+    sessions: Vec<(String, String)>,
+    slots: Vec<Slot>,
+    index: FxHashMap<Box<str>, u32>,
+    loose: Vec<(u32, RequestCopy)>,
+    key: String,
+    stats: ScanStats,
+}
+
+impl std::fmt::Debug for UsageBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UsageBuilder")
+            .field("sessions", &self.sessions.len())
+            .field("slots", &self.slots.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What was read and how much deduplication removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ScanStats {
+    pub sessions: u64,
+    pub files: u64,
+    pub bytes: u64,
+    /// Lines containing `"usage"`.
+    pub usage_lines: u64,
+    /// Usage lines that are not JSON objects.
+    pub invalid_lines: u64,
+    /// Usage lines without a parseable timestamp (not counted).
+    pub no_timestamp: u64,
+    /// Per-file groups read.
+    pub copies: u64,
+    /// Copies that were another copy of a request already seen (resume copies, replays).
+    pub duplicate_copies: u64,
+    /// Requests known only from sidechain copies that replay a parent message under another
+    /// `requestId`.
+    pub sidechain_replays: u64,
+    /// Requests counted (before the date filter).
+    pub requests: u64,
+}
+
+impl UsageBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the scan of the next session (sessions must come in a fixed order for the result
+    /// to be deterministic).
+    pub fn add(&mut self, session: &SessionFiles, scan: SessionScan) {
+        self.add_session(&session.session_id, &session.project(), scan);
+    }
+
+    /// Like [`UsageBuilder::add`], naming the session by id and project.
+    pub fn add_session(&mut self, session_id: &str, project: &str, scan: SessionScan) {
+        let s = self.sessions.len() as u32;
+        self.sessions
+            .push((session_id.to_owned(), project.to_owned()));
+        self.stats.sessions += 1;
+        self.stats.files += scan.files;
+        self.stats.bytes += scan.bytes;
+        self.stats.usage_lines += scan.usage_lines;
+        self.stats.invalid_lines += scan.invalid_lines;
+        self.stats.no_timestamp += scan.no_timestamp;
+        self.stats.copies += scan.copies.len() as u64;
+        for copy in scan.copies {
+            let Some(mid) = copy.message_id.as_deref() else {
+                self.loose.push((s, copy));
+                continue;
+            };
+            self.key.clear();
+            self.key.push_str(mid);
+            self.key.push('\0');
+            self.key.push_str(copy.request_id.as_deref().unwrap_or(""));
+            if let Some(&i) = self.index.get(self.key.as_str()) {
+                self.stats.duplicate_copies += 1;
+                let slot = &mut self.slots[i as usize];
+                if better(&copy, &slot.copy) {
+                    slot.copy = copy;
+                    slot.session = s;
+                }
+                continue;
+            }
+            let i = self.slots.len() as u32;
+            self.index.insert(self.key.as_str().into(), i);
+            self.slots.push(Slot { session: s, copy });
+        }
+    }
+
+    /// Applies the sidechain-replay rule and returns the requests kept, as (session, copy).
+    fn requests(&mut self) -> Vec<(u32, RequestCopy)> {
+        // Chain the slots of each message id: `heads` holds the latest slot of each id and
+        // `next` links each slot to the previous one with the same id.
+        let mut heads: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut next = vec![NONE; self.slots.len()];
+        for (i, slot) in self.slots.iter().enumerate() {
+            let mid = slot.copy.message_id.as_deref().unwrap_or("");
+            if let Some(head) = heads.insert(mid, i as u32) {
+                next[i] = head;
+            }
+        }
+        let mut dropped = vec![false; self.slots.len()];
+        for (i, slot) in self.slots.iter().enumerate() {
+            let mid = slot.copy.message_id.as_deref().unwrap_or("");
+            if next[i] == NONE || heads.get(mid) != Some(&(i as u32)) {
+                continue;
+            }
+            let mut members = Vec::new();
+            let mut cur = i as u32;
+            while cur != NONE {
+                members.push(cur as usize);
+                cur = next[cur as usize];
+            }
+            members.reverse();
+            let copy = |m: usize| &self.slots[m].copy;
+            if members.iter().any(|&m| !copy(m).sidechain) {
+                for &m in &members {
+                    dropped[m] = copy(m).sidechain;
+                }
+            } else {
+                let mut best = members[0];
+                for &m in &members[1..] {
+                    if better(copy(m), copy(best)) {
+                        best = m;
+                    }
+                }
+                for &m in &members {
+                    dropped[m] = m != best;
+                }
+            }
+        }
+        drop(heads);
+        let slots = std::mem::take(&mut self.slots);
+        self.index = FxHashMap::default();
+        let mut out = Vec::with_capacity(slots.len() + self.loose.len());
+        for (slot, dropped) in slots.into_iter().zip(dropped) {
+            if dropped {
+                self.stats.sidechain_replays += 1;
+            } else {
+                out.push((slot.session, slot.copy));
+            }
+        }
+        out.append(&mut self.loose);
+        self.stats.requests = out.len() as u64;
+        out
+    }
+
+    /// Builds the report.
+    pub fn finish(mut self, options: &UsageOptions, pricing: &PricingTable) -> UsageReport {
+        let requests = self.requests();
+        let mut prices: FxHashMap<Box<str>, Option<(usize, bool)>> = FxHashMap::default();
+        let mut unpriced = BTreeSet::new();
+        let mut rows: BTreeMap<RowKey, Acc> = BTreeMap::new();
+        let mut totals = Acc::default();
+        let mut sources: BTreeMap<Source, u64> = BTreeMap::new();
+        for (session, copy) in &requests {
+            let day = options.offset.day_of(copy.timestamp_ms);
+            if options.range.since.is_some_and(|s| day < s)
+                || options.range.until.is_some_and(|u| day > u)
+            {
+                continue;
+            }
+            let model = copy.model.as_deref().unwrap_or(NO_MODEL);
+            let price = *prices.entry(model.into()).or_insert_with(|| {
+                pricing.lookup(model).map(|(m, fast)| {
+                    let i = pricing
+                        .models
+                        .iter()
+                        .position(|x| std::ptr::eq(x, m))
+                        .unwrap_or(0);
+                    (i, fast)
+                })
+            });
+            let cost = if let Some((i, fast)) = price {
+                pricing.models[i].cost(&copy.tokens, fast)
+            } else {
+                unpriced.insert(model.to_owned());
+                0.0
+            };
+            let key = match options.kind {
+                UsageKind::Daily => RowKey::Text(day.key()),
+                UsageKind::Weekly => RowKey::Text(day.week_key()),
+                UsageKind::Monthly => RowKey::Text(day.month_key()),
+                UsageKind::Session => RowKey::Session(*session),
+                UsageKind::Model => RowKey::Text(model.to_owned()),
+            };
+            rows.entry(key)
+                .or_default()
+                .add(model, &copy.tokens, cost, copy.timestamp_ms);
+            totals.add(model, &copy.tokens, cost, copy.timestamp_ms);
+            *sources.entry(copy.source).or_default() += copy.tokens.total();
+        }
+        let mut out: Vec<UsageRow> = rows
+            .into_iter()
+            .map(|(key, acc)| {
+                let mut row = UsageRow {
+                    date: None,
+                    week: None,
+                    month: None,
+                    session_id: None,
+                    project: None,
+                    model: None,
+                    first_timestamp: acc.first_ms.map(format_timestamp_ms),
+                    last_timestamp: acc.last_ms.map(format_timestamp_ms),
+                    figures: acc.figures(),
+                    totals: false,
+                };
+                match (options.kind, key) {
+                    (UsageKind::Daily, RowKey::Text(k)) => row.date = Some(k),
+                    (UsageKind::Weekly, RowKey::Text(k)) => row.week = Some(k),
+                    (UsageKind::Monthly, RowKey::Text(k)) => row.month = Some(k),
+                    (UsageKind::Model, RowKey::Text(k)) => row.model = Some(k),
+                    (_, RowKey::Session(s)) => {
+                        let (id, project) = &self.sessions[s as usize];
+                        row.session_id = Some(id.clone());
+                        row.project = Some(project.clone());
+                    }
+                    (_, RowKey::Text(_)) => {}
+                }
+                row
+            })
+            .collect();
+        if options.kind == UsageKind::Session {
+            out.sort_by(|a, b| {
+                (&a.first_timestamp, &a.project, &a.session_id).cmp(&(
+                    &b.first_timestamp,
+                    &b.project,
+                    &b.session_id,
+                ))
+            });
+        }
+        let total_row = TotalsRow {
+            report: options.kind.name(),
+            first_timestamp: totals.first_ms.map(format_timestamp_ms),
+            last_timestamp: totals.last_ms.map(format_timestamp_ms),
+            figures: totals.figures(),
+            unpriced_models: unpriced.into_iter().collect(),
+            sources: SourceTokens {
+                main: sources.get(&Source::Main).copied().unwrap_or(0),
+                subagents: sources.get(&Source::Subagent).copied().unwrap_or(0),
+                internal_agents: sources.get(&Source::InternalAgent).copied().unwrap_or(0),
+                progress: sources.get(&Source::Progress).copied().unwrap_or(0),
+            },
+            scan: self.stats,
+            totals: true,
+        };
+        UsageReport {
+            rows: out,
+            totals: total_row,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::usage::Tokens;
+
+    fn copy(mid: Option<&str>, rid: &str, side: bool, output: u64) -> RequestCopy {
+        RequestCopy {
+            message_id: mid.map(Into::into),
+            request_id: Some(rid.into()),
+            model: Some("claude-opus-4-7".into()),
+            tokens: Tokens {
+                input: 1,
+                output,
+                ..Tokens::default()
+            },
+            timestamp_ms: 0,
+            sidechain: side,
+            foreign_session: false,
+            source: if side {
+                Source::InternalAgent
+            } else {
+                Source::Main
+            },
+        }
+    }
+
+    fn session(id: &str) -> SessionFiles {
+        SessionFiles {
+            session_id: id.into(),
+            ..SessionFiles::default()
+        }
+    }
+
+    #[test]
+    fn dedup_prefers_main_copies_and_drops_sidechain_replays() {
+        let mut b = UsageBuilder::new();
+        b.add(
+            &session("s1"),
+            SessionScan {
+                copies: vec![
+                    copy(Some("m1"), "r1", false, 5),
+                    copy(Some("m1"), "r1x", true, 50),
+                    copy(Some("m2"), "r2", true, 7),
+                    copy(Some("m2"), "r2x", true, 9),
+                    copy(Some("m3"), "r3", false, 3),
+                    copy(Some("m3"), "r3b", false, 4),
+                    copy(None, "", false, 2),
+                    copy(None, "", false, 2),
+                ],
+                ..SessionScan::default()
+            },
+        );
+        b.add(
+            &session("s2"),
+            SessionScan {
+                copies: vec![copy(Some("m1"), "r1", true, 80)],
+                ..SessionScan::default()
+            },
+        );
+        let r = b.finish(
+            &UsageOptions {
+                kind: UsageKind::Model,
+                ..UsageOptions::default()
+            },
+            &PricingTable::embedded(),
+        );
+        // m1/r1 (main, 5), m2 collapsed (9), m3/r3 (3), m3/r3b (4), two loose (2 + 2).
+        assert_eq!(r.totals.figures.messages, 6);
+        assert_eq!(r.totals.figures.output_tokens, 5 + 9 + 3 + 4 + 2 + 2);
+        assert_eq!(r.totals.scan.duplicate_copies, 1);
+        assert_eq!(r.totals.scan.sidechain_replays, 2);
+        assert_eq!(r.rows.len(), 1);
+    }
+}

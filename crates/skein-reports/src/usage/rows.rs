@@ -1,0 +1,165 @@
+//! The report's rows (what is serialized) and the accumulator behind each.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Tokens;
+use super::build::ScanStats;
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum RowKey {
+    Text(String),
+    Session(u32),
+}
+
+#[derive(Default)]
+pub(super) struct Acc {
+    messages: u64,
+    tokens: Tokens,
+    cost: f64,
+    pub(super) first_ms: Option<i64>,
+    pub(super) last_ms: Option<i64>,
+    models: BTreeMap<String, (u64, Tokens, f64)>,
+}
+
+impl Acc {
+    pub(super) fn add(&mut self, model: &str, t: &Tokens, cost: f64, ts: i64) {
+        self.messages += 1;
+        self.tokens.add(t);
+        self.cost += cost;
+        self.first_ms = Some(self.first_ms.map_or(ts, |f| f.min(ts)));
+        self.last_ms = Some(self.last_ms.map_or(ts, |l| l.max(ts)));
+        let m = match self.models.get_mut(model) {
+            Some(m) => m,
+            None => self.models.entry(model.to_owned()).or_default(),
+        };
+        m.0 += 1;
+        m.1.add(t);
+        m.2 += cost;
+    }
+
+    pub(super) fn figures(&self) -> Figures {
+        Figures {
+            messages: self.messages,
+            input_tokens: self.tokens.input,
+            output_tokens: self.tokens.output,
+            cache_creation_input_tokens: self.tokens.cache_creation,
+            cache_read_input_tokens: self.tokens.cache_read,
+            total_tokens: self.tokens.total(),
+            cost_usd: round_usd(self.cost),
+            models: self.models.keys().cloned().collect(),
+            breakdown: self
+                .models
+                .iter()
+                .map(|(model, (messages, t, cost))| ModelUsage {
+                    model: model.clone(),
+                    messages: *messages,
+                    input_tokens: t.input,
+                    output_tokens: t.output,
+                    cache_creation_input_tokens: t.cache_creation,
+                    cache_read_input_tokens: t.cache_read,
+                    total_tokens: t.total(),
+                    cost_usd: round_usd(*cost),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Dollars rounded to micro-dollars (sums of floating-point costs print cleanly).
+pub fn round_usd(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// One model's share of a row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelUsage {
+    pub model: String,
+    pub messages: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub total_tokens: u64,
+    pub cost_usd: f64,
+}
+
+/// The figures every row has.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figures {
+    /// Requests (deduplicated API messages).
+    pub messages: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub total_tokens: u64,
+    pub cost_usd: f64,
+    /// Models used, sorted.
+    pub models: Vec<String>,
+    /// Per-model figures, sorted by model.
+    pub breakdown: Vec<ModelUsage>,
+}
+
+/// One row: a day, week, month, session or model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UsageRow {
+    /// `daily`: `YYYY-MM-DD`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// `weekly`: the Monday starting the week, `YYYY-MM-DD`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub week: Option<String>,
+    /// `monthly`: `YYYY-MM`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub month: Option<String>,
+    /// `session`: the session id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// `session`: the project directory's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// `model`: the model (with `-fast` for fast mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub first_timestamp: Option<String>,
+    pub last_timestamp: Option<String>,
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// Always `false` (the totals line has `true`).
+    pub totals: bool,
+}
+
+/// Tokens (after deduplication) by where the kept copy was read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SourceTokens {
+    pub main: u64,
+    pub subagents: u64,
+    pub internal_agents: u64,
+    pub progress: u64,
+}
+
+/// The last line: figures over all rows, plus what was read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TotalsRow {
+    /// The report kind (`daily`, …).
+    pub report: &'static str,
+    pub first_timestamp: Option<String>,
+    pub last_timestamp: Option<String>,
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// Models without a price (their cost is counted as 0).
+    pub unpriced_models: Vec<String>,
+    pub sources: SourceTokens,
+    pub scan: ScanStats,
+    /// Always `true`.
+    pub totals: bool,
+}
+
+/// The report: rows in order, then the totals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageReport {
+    pub rows: Vec<UsageRow>,
+    pub totals: TotalsRow,
+}

@@ -1,0 +1,443 @@
+//! Scanning: one session's files read line by line; lines mentioning `"usage"` parsed into
+//! per-file request copies.
+
+use std::io;
+
+use memchr::memmem;
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use skein_core::lenient::{Count, Flag, Obj, Str};
+use skein_core::{LineSource, ReadLines, SliceLines};
+use skein_sessions::SessionFiles;
+use skein_store::{Input, InputMode, open_input};
+
+use super::Tokens;
+use super::time::parse_timestamp_ms;
+use crate::session::LoadError;
+
+/// Where a copy was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Source {
+    /// The session's main transcript.
+    Main,
+    /// A subagent transcript.
+    Subagent,
+    /// An internal agent's transcript (`acompact-`, `aprompt_suggestion-`, `aside_question-`).
+    InternalAgent,
+    /// An `agent_progress` record in a transcript.
+    Progress,
+}
+
+/// One request as seen in one file: the lines of one (`message.id`, `requestId`, sidechain)
+/// group, counters maximised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestCopy {
+    pub message_id: Option<Box<str>>,
+    pub request_id: Option<Box<str>>,
+    /// `message.model`, with `-fast` appended for fast-mode requests.
+    pub model: Option<Box<str>>,
+    pub tokens: Tokens,
+    /// The earliest timestamp of the group's lines.
+    pub timestamp_ms: i64,
+    pub sidechain: bool,
+    /// The records' `sessionId` differs from the session's id (a resume copy).
+    pub foreign_session: bool,
+    pub source: Source,
+}
+
+/// What a session scan found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionScan {
+    /// Copies in file order (main transcript first), each file's in order of first line.
+    pub copies: Vec<RequestCopy>,
+    pub files: u64,
+    pub bytes: u64,
+    /// Lines containing `"usage"` (the only lines parsed).
+    pub usage_lines: u64,
+    /// Of those, lines that are not JSON objects even after repair.
+    pub invalid_lines: u64,
+    /// Usage lines skipped for a missing or unparseable timestamp.
+    pub no_timestamp: u64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawLine<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Str<'a>,
+    #[serde(borrow)]
+    timestamp: Str<'a>,
+    #[serde(rename = "sessionId", borrow)]
+    session_id: Str<'a>,
+    #[serde(rename = "requestId", borrow)]
+    request_id: Str<'a>,
+    #[serde(rename = "isSidechain")]
+    is_sidechain: Flag,
+    #[serde(borrow)]
+    message: Obj<RawMessage<'a>>,
+    #[serde(borrow)]
+    data: Obj<RawData<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawData<'a> {
+    #[serde(borrow)]
+    message: Obj<RawNested<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawNested<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Str<'a>,
+    #[serde(borrow)]
+    timestamp: Str<'a>,
+    #[serde(rename = "requestId", borrow)]
+    request_id: Str<'a>,
+    #[serde(borrow)]
+    message: Obj<RawMessage<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawMessage<'a> {
+    #[serde(borrow)]
+    id: Str<'a>,
+    #[serde(borrow)]
+    model: Str<'a>,
+    #[serde(borrow)]
+    usage: Obj<RawUsage<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawUsage<'a> {
+    input_tokens: Count,
+    output_tokens: Count,
+    cache_creation_input_tokens: Count,
+    cache_read_input_tokens: Count,
+    cache_creation: Obj<RawCacheCreation>,
+    #[serde(borrow)]
+    speed: Str<'a>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawCacheCreation {
+    ephemeral_5m_input_tokens: Option<Count>,
+    ephemeral_1h_input_tokens: Option<Count>,
+}
+
+impl RawUsage<'_> {
+    fn tokens(&self) -> Tokens {
+        let (m5, h1) = match &self.cache_creation.0 {
+            Some(c)
+                if c.ephemeral_5m_input_tokens.is_some()
+                    || c.ephemeral_1h_input_tokens.is_some() =>
+            {
+                (
+                    c.ephemeral_5m_input_tokens.map_or(0, |n| n.0),
+                    c.ephemeral_1h_input_tokens.map_or(0, |n| n.0),
+                )
+            }
+            _ => (self.cache_creation_input_tokens.0, 0),
+        };
+        Tokens {
+            input: self.input_tokens.0,
+            output: self.output_tokens.0,
+            cache_creation: m5 + h1,
+            cache_creation_5m: m5,
+            cache_creation_1h: h1,
+            cache_read: self.cache_read_input_tokens.0,
+        }
+    }
+}
+
+/// Per-file grouping.
+struct FileGroups<'c> {
+    session_id: &'c str,
+    source: Source,
+    index: FxHashMap<Box<str>, usize>,
+    key: String,
+    first: usize,
+}
+
+impl FileGroups<'_> {
+    fn add(&mut self, raw: RawLine<'_>, scan: &mut SessionScan) {
+        let top_sidechain = raw.is_sidechain.0;
+        let (timestamp, request_id, message, sidechain) = match raw.kind.get() {
+            Some("assistant") => (
+                raw.timestamp,
+                raw.request_id,
+                raw.message,
+                top_sidechain || self.source != Source::Main,
+            ),
+            Some("progress") => {
+                let Some(nested) = raw.data.0.and_then(|d| d.message.0) else {
+                    return;
+                };
+                if nested.kind.get() != Some("assistant") {
+                    return;
+                }
+                (nested.timestamp, nested.request_id, nested.message, true)
+            }
+            _ => return,
+        };
+        let Some(message) = message.0 else { return };
+        let Some(usage) = message.usage.0.as_ref() else {
+            return;
+        };
+        let model = message.model.get();
+        if model == Some("<synthetic>") {
+            return;
+        }
+        let Some(ts) = timestamp.get().and_then(parse_timestamp_ms) else {
+            scan.no_timestamp += 1;
+            return;
+        };
+        let tokens = usage.tokens();
+        let source = if raw.kind.get() == Some("progress") {
+            Source::Progress
+        } else {
+            self.source
+        };
+        let copy = || RequestCopy {
+            message_id: message.id.get().map(Into::into),
+            request_id: request_id.get().map(Into::into),
+            model: model.map(|m| {
+                if usage.speed.get() == Some("fast") {
+                    format!("{m}-fast").into()
+                } else {
+                    m.into()
+                }
+            }),
+            tokens,
+            timestamp_ms: ts,
+            sidechain,
+            foreign_session: raw.session_id.get().is_some_and(|s| s != self.session_id),
+            source,
+        };
+        let Some(mid) = message.id.get() else {
+            scan.copies.push(copy());
+            return;
+        };
+        self.key.clear();
+        self.key.push_str(mid);
+        self.key.push('\0');
+        self.key.push_str(request_id.get().unwrap_or(""));
+        self.key.push(if sidechain { '\u{1}' } else { '\0' });
+        if let Some(&i) = self.index.get(self.key.as_str()) {
+            let c = &mut scan.copies[self.first + i];
+            c.tokens.max_with(&tokens);
+            c.timestamp_ms = c.timestamp_ms.min(ts);
+            if c.model.is_none() {
+                c.model = copy().model;
+            }
+            return;
+        }
+        let i = scan.copies.len() - self.first;
+        self.index.insert(self.key.as_str().into(), i);
+        scan.copies.push(copy());
+    }
+}
+
+/// Reusable per-thread state for scanning transcripts (parse buffers, the read buffer).
+pub struct UsageScanner {
+    finder: memmem::Finder<'static>,
+    line: Vec<u8>,
+    buffers: simd_json::Buffers,
+    read_buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for UsageScanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UsageScanner").finish_non_exhaustive()
+    }
+}
+
+impl Default for UsageScanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl UsageScanner {
+    /// A scanner with empty buffers.
+    pub fn new() -> Self {
+        Self {
+            finder: memmem::Finder::new(b"\"usage\"").into_owned(),
+            line: Vec::new(),
+            buffers: simd_json::Buffers::default(),
+            read_buf: Vec::new(),
+        }
+    }
+
+    /// Reads every file of a session (main transcript, then agent files).
+    pub fn scan_session(
+        &mut self,
+        files: &SessionFiles,
+        mmap: bool,
+    ) -> Result<SessionScan, LoadError> {
+        let mut scan = SessionScan::default();
+        if let Some(main) = &files.main {
+            self.scan_path(main, &files.session_id, Source::Main, mmap, &mut scan)?;
+        }
+        for a in &files.agents {
+            let source = if a.internal {
+                Source::InternalAgent
+            } else {
+                Source::Subagent
+            };
+            self.scan_path(&a.path, &files.session_id, source, mmap, &mut scan)?;
+        }
+        Ok(scan)
+    }
+
+    fn scan_path(
+        &mut self,
+        path: &std::path::Path,
+        session_id: &str,
+        source: Source,
+        mmap: bool,
+        scan: &mut SessionScan,
+    ) -> Result<(), LoadError> {
+        let err = |source| LoadError {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mode = if mmap {
+            InputMode::Mmap
+        } else {
+            InputMode::Read
+        };
+        scan.files += 1;
+        match open_input(path, mode).map_err(|e| err(e.source))? {
+            Input::Mapped(map) => self
+                .scan_lines(SliceLines::new(&map), session_id, source, scan)
+                .map_err(err),
+            Input::Stream(r) => {
+                let buf = std::mem::take(&mut self.read_buf);
+                let mut lines = ReadLines::with_buffer(r, skein_core::lines::DEFAULT_BLOCK, buf);
+                let result = self.scan_lines(&mut lines, session_id, source, scan);
+                self.read_buf = lines.into_buffer();
+                result.map_err(err)
+            }
+        }
+    }
+
+    /// Scans the lines of one file into `scan`.
+    pub fn scan_lines<S: LineSource>(
+        &mut self,
+        mut lines: S,
+        session_id: &str,
+        source: Source,
+        scan: &mut SessionScan,
+    ) -> io::Result<()> {
+        let mut groups = FileGroups {
+            session_id,
+            source,
+            index: FxHashMap::default(),
+            key: String::new(),
+            first: scan.copies.len(),
+        };
+        let Self {
+            finder,
+            line,
+            buffers,
+            ..
+        } = self;
+        while lines.advance()? {
+            let text = lines.line().text;
+            if finder.find(text).is_none() {
+                continue;
+            }
+            scan.usage_lines += 1;
+            line.clear();
+            line.extend_from_slice(text);
+            if let Ok(raw) = simd_json::serde::from_slice_with_buffers::<RawLine<'_>>(line, buffers)
+            {
+                groups.add(raw, scan);
+                continue;
+            }
+            // What simd-json refuses: repair (invalid UTF-8, lone surrogates) and let
+            // serde_json decide (it also takes duplicate keys, the last one winning).
+            let repaired = skein_core::repair::repair_line(text);
+            match serde_json::from_slice::<serde_json::Value>(&repaired) {
+                Ok(v) if v.is_object() => match RawLine::deserialize(&v) {
+                    Ok(raw) => groups.add(raw, scan),
+                    Err(_) => scan.invalid_lines += 1,
+                },
+                _ => scan.invalid_lines += 1,
+            }
+        }
+        scan.bytes += lines.consumed();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_reads_odd_lines_leniently() {
+        let text = concat!(
+            // Ordinary, then the same request again with a bigger output (streaming).
+            r#"{"type":"assistant","timestamp":"2026-01-01T00:00:00Z","requestId":"r","message":{"id":"m","model":"claude-opus-4-7","usage":{"input_tokens":1,"output_tokens":2}}}"#,
+            "\n",
+            r#"{"type":"assistant","timestamp":"2026-01-01T00:00:01Z","requestId":"r","message":{"id":"m","model":"claude-opus-4-7","usage":{"input_tokens":1,"output_tokens":9,"speed":"fast"}}}"#,
+            "\n",
+            // Duplicate keys (serde_json fallback, last wins) and a lone surrogate (repaired).
+            r#"{"type":"user","type":"assistant","timestamp":"2026-01-01T00:00:02Z","message":{"id":"m2","content":[{"type":"text","text":"\ud83d"}],"usage":{"input_tokens":3,"output_tokens":4.7,"cache_read_input_tokens":null,"cache_creation_input_tokens":5,"cache_creation":{"ephemeral_1h_input_tokens":6}}}}"#,
+            "\n",
+            // Not JSON, but mentions usage.
+            "{\"usage\": oops\n",
+            // No usage mention: never parsed.
+            "not json at all\n",
+            // Usage that is not an object, and a non-assistant record with usage.
+            r#"{"type":"assistant","timestamp":"2026-01-01T00:00:03Z","message":{"id":"m3","usage":7}}"#,
+            "\n",
+            r#"{"type":"system","timestamp":"2026-01-01T00:00:03Z","message":{"id":"m4","usage":{"input_tokens":100}}}"#,
+        );
+        let mut scan = SessionScan::default();
+        UsageScanner::new()
+            .scan_lines(
+                SliceLines::new(text.as_bytes()),
+                "s",
+                Source::Main,
+                &mut scan,
+            )
+            .expect("in memory");
+        assert_eq!(scan.usage_lines, 6);
+        assert_eq!(scan.invalid_lines, 1);
+        assert_eq!(scan.copies.len(), 2);
+        let a = &scan.copies[0];
+        assert_eq!((a.tokens.input, a.tokens.output), (1, 9));
+        assert_eq!(
+            a.model.as_deref(),
+            Some("claude-opus-4-7"),
+            "first line's model"
+        );
+        assert_eq!(
+            a.timestamp_ms,
+            parse_timestamp_ms("2026-01-01T00:00:00Z").expect("ts")
+        );
+        let b = &scan.copies[1];
+        assert_eq!(b.message_id.as_deref(), Some("m2"));
+        assert_eq!(b.model, None);
+        assert_eq!(
+            (b.tokens.input, b.tokens.output, b.tokens.cache_read),
+            (3, 4, 0)
+        );
+        // The breakdown wins over cache_creation_input_tokens when present.
+        assert_eq!(
+            (
+                b.tokens.cache_creation,
+                b.tokens.cache_creation_5m,
+                b.tokens.cache_creation_1h
+            ),
+            (6, 0, 6)
+        );
+    }
+}

@@ -1,0 +1,705 @@
+//! `skein archive`, `skein compress`, `skein decompress` and `skein cat` run for real on the
+//! hand-made session in `testdata/archive` (a main transcript and one subagent with its
+//! sidecar), copied into a temporary Claude config directory. HOME and CLAUDE_CONFIG_DIR point
+//! into the temporary directory, so nothing here reads `~/.claude`.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+const SID: &str = "11111111-aaaa-4bbb-8ccc-000000000001";
+const AID: &str = "a7f3c2e1d9b8";
+const MAIN_FILE: &str =
+    "main-session/2026-01/2026-01-05_140322_11111111-aaaa-4bbb-8ccc-000000000001.jsonl.zst";
+const AGENT_FILE: &str = "subagent/Explore/2026-01/2026-01-05_140341_a7f3c2e1d9b8.jsonl.zst";
+const GH_TOKEN: &str = "ghp_R8x2Kq9LmZ4vT7nW3pY6sD1fH5jC0bA2eG8u";
+const AWS_KEY: &str = "AKIAQ3EGRVLPXJ5KZ7WN";
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/archive/projects")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A temporary HOME with `$CLAUDE_CONFIG_DIR/projects` holding the fixture, and an archive
+/// directory next to it.
+struct Env {
+    tmp: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        copy_dir(&fixture(), &tmp.path().join("claude/projects"));
+        Self { tmp }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.tmp.path().join(rel)
+    }
+
+    fn projects(&self) -> PathBuf {
+        self.path("claude/projects")
+    }
+
+    fn main_source(&self) -> PathBuf {
+        self.projects().join(format!("-home-me-proj/{SID}.jsonl"))
+    }
+
+    fn agent_source(&self) -> PathBuf {
+        self.projects()
+            .join(format!("-home-me-proj/{SID}/subagents/agent-{AID}.jsonl"))
+    }
+
+    fn archive_dir(&self) -> PathBuf {
+        self.path("archive")
+    }
+
+    fn skein(&self, args: &[&str]) -> Output {
+        self.skein_stdin(args, None)
+    }
+
+    fn skein_stdin(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skein"))
+            .args(args)
+            .current_dir(self.tmp.path())
+            .env("HOME", self.tmp.path())
+            .env("CLAUDE_CONFIG_DIR", self.path("claude"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run skein");
+        let mut input = child.stdin.take().expect("stdin");
+        if let Some(bytes) = stdin {
+            input.write_all(bytes).expect("write stdin");
+        }
+        drop(input);
+        child.wait_with_output().expect("wait")
+    }
+
+    /// `skein archive --to DIR [extra…]` (the default projects directory), expecting success.
+    fn archive(&self, extra: &[&str]) -> Vec<Value> {
+        let dir = self.archive_dir();
+        let mut args = vec!["archive", "--to", dir.to_str().expect("utf8")];
+        args.extend_from_slice(extra);
+        let out = self.skein(&args);
+        assert!(out.status.success(), "archive failed: {}", stderr(&out));
+        jsonl(&out)
+    }
+
+    fn cat(&self, rel: &str) -> Vec<u8> {
+        let p = self.archive_dir().join(rel);
+        let out = self.skein(&["cat", p.to_str().expect("utf8")]);
+        assert!(out.status.success(), "cat failed: {}", stderr(&out));
+        out.stdout
+    }
+
+    fn meta(&self, rel: &str) -> Value {
+        let p = self
+            .archive_dir()
+            .join(rel.replace(".jsonl.zst", ".meta.json"));
+        serde_json::from_slice(&std::fs::read(p).expect("meta")).expect("meta json")
+    }
+}
+
+fn jsonl(out: &Output) -> Vec<Value> {
+    String::from_utf8(out.stdout.clone())
+        .expect("utf8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn by_kind<'a>(rows: &'a [Value], kind: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} row in {rows:?}"))
+}
+
+/// Every file under `dir` with its bytes and mtime.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let e = e.expect("entry");
+            let md = e.metadata().expect("metadata");
+            if md.is_dir() {
+                stack.push(e.path());
+            } else {
+                let bytes = std::fs::read(e.path()).expect("read");
+                out.insert(e.path(), (bytes, md.modified().expect("mtime")));
+            }
+        }
+    }
+    out
+}
+
+/// Replaces `path` by a new file (new inode) holding `bytes`.
+fn replace_file(path: &Path, bytes: &[u8]) {
+    let tmp = path.with_extension("tmp-new");
+    std::fs::write(&tmp, bytes).expect("write");
+    std::fs::rename(&tmp, path).expect("rename");
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("open");
+    f.write_all(bytes).expect("append");
+}
+
+#[test]
+fn layout_meta_and_index() {
+    let env = Env::new();
+    let rows = env.archive(&[]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let main = by_kind(&rows, "main-session");
+    assert_eq!(main["status"], "created");
+    assert_eq!(main["file"], MAIN_FILE);
+    assert_eq!(main["version"], 1);
+    assert_eq!(main["session_id"], SID);
+    assert_eq!(main["source_lines"], 11);
+    assert_eq!(main["lines"], 11);
+    let agent = by_kind(&rows, "subagent");
+    assert_eq!(agent["status"], "created");
+    assert_eq!(agent["file"], AGENT_FILE);
+    assert_eq!(agent["agent_id"], AID);
+    assert_eq!(agent["agent_type"], "Explore");
+    assert_eq!(agent["session_id"], SID);
+
+    let dir = env.archive_dir();
+    for f in [MAIN_FILE, AGENT_FILE] {
+        assert!(dir.join(f).is_file(), "{f}");
+        assert!(
+            dir.join(f.replace(".jsonl.zst", ".meta.json")).is_file(),
+            "{f} meta"
+        );
+    }
+    assert_eq!(
+        env.cat(MAIN_FILE),
+        std::fs::read(env.main_source()).expect("source")
+    );
+    assert_eq!(
+        env.cat(AGENT_FILE),
+        std::fs::read(env.agent_source()).expect("source")
+    );
+
+    let m = &env.meta(MAIN_FILE)["meta"];
+    assert_eq!(m["session_id"], SID);
+    assert_eq!(m["project"], "-home-me-proj");
+    assert_eq!(m["cwd"], "/home/me/proj");
+    assert_eq!(m["git_branch"], "feature/archive");
+    assert_eq!(m["first_timestamp"], "2026-01-05T14:03:22.123Z");
+    assert_eq!(m["last_timestamp"], "2026-01-05T14:04:35.000Z");
+    assert_eq!(m["duration_ms"], 72_877);
+    assert_eq!(m["user_messages"], 1);
+    assert_eq!(m["assistant_messages"], 5);
+    assert_eq!(m["message_count"], 6);
+    assert_eq!(m["tool_calls"], 4);
+    assert_eq!(
+        m["tool_counts"],
+        serde_json::json!({"Edit": 1, "Skill": 1, "Task": 1, "Write": 1})
+    );
+    assert_eq!(
+        m["usage"],
+        serde_json::json!({"input_tokens": 50, "output_tokens": 100,
+            "cache_creation_input_tokens": 500, "cache_read_input_tokens": 5000})
+    );
+    assert_eq!(m["models"], serde_json::json!(["claude-opus-4-7"]));
+    assert_eq!(
+        m["files_modified"],
+        serde_json::json!(["/home/me/proj/src/lib.rs", "/home/me/proj/.env"])
+    );
+    assert_eq!(m["skills_used"], serde_json::json!(["release-notes"]));
+    assert_eq!(
+        m["subagents"],
+        serde_json::json!([{"agent_id": AID, "agent_type": "Explore", "tool_use_id": "toolu_task"}])
+    );
+
+    let a = &env.meta(AGENT_FILE)["meta"];
+    assert_eq!(a["session_id"], SID);
+    assert_eq!(a["parent_session"], SID);
+    assert_eq!(a["tool_use_id"], "toolu_task");
+    assert_eq!(a["outcome"], "completed");
+    assert_eq!(a["models"], serde_json::json!(["claude-haiku-4-5"]));
+    assert_eq!(a["tool_counts"], serde_json::json!({"Glob": 1}));
+    assert_eq!(a["extra"]["agent_type"], "Explore");
+    assert_eq!(a["extra"]["description"], "Look around");
+
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("archive-index.json")).expect("index"))
+            .expect("index json");
+    let entries = index["entries"].as_object().expect("entries");
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[MAIN_FILE]["session_id"], SID);
+    assert_eq!(entries[AGENT_FILE]["parent_session"], SID);
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).expect("md").permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.join(MAIN_FILE)), 0o600);
+        assert_eq!(mode(&dir.join("main-session")), 0o700);
+    }
+}
+
+#[test]
+fn second_run_writes_nothing() {
+    let env = Env::new();
+    env.archive(&[]);
+    let before = snapshot(&env.archive_dir());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let rows = env.archive(&[]);
+    assert!(rows.iter().all(|r| r["status"] == "unchanged"), "{rows:?}");
+    assert_eq!(by_kind(&rows, "main-session")["file"], MAIN_FILE);
+    let after = snapshot(&env.archive_dir());
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    for (path, (bytes, mtime)) in &before {
+        let (b2, m2) = &after[path];
+        assert!(bytes == b2, "{} changed", path.display());
+        assert_eq!(mtime, m2, "{} touched", path.display());
+    }
+    // Explicit paths find the same sources.
+    let dir = env.archive_dir();
+    let projects = env.projects();
+    let out = env.skein(&[
+        "archive",
+        projects.to_str().expect("utf8"),
+        "--to",
+        dir.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(jsonl(&out).iter().all(|r| r["status"] == "unchanged"));
+    assert_eq!(snapshot(&env.archive_dir()).len(), before.len());
+}
+
+#[test]
+fn appended_lines_become_a_new_frame() {
+    let env = Env::new();
+    env.archive(&[]);
+    let src = env.main_source();
+    let more = format!(
+        "{}\n{}\n",
+        r#"{"type":"user","uuid":"u9","parentUuid":"a5","timestamp":"2026-01-05T15:00:00.000Z","message":{"role":"user","content":"one more thing"}}"#,
+        r#"{"type":"assistant","uuid":"a9","parentUuid":"u9","timestamp":"2026-01-05T15:00:05.000Z","message":{"id":"msg_9","role":"assistant","model":"claude-opus-4-7","content":[{"type":"text","text":"sure"}]}}"#
+    );
+    append(&src, more.as_bytes());
+    // A torn last line (Claude Code still writing it) waits for the next run.
+    append(&src, br#"{"type":"user","uuid":"u10""#);
+    let rows = env.archive(&[]);
+    let main = by_kind(&rows, "main-session");
+    assert_eq!(main["status"], "appended");
+    assert_eq!(main["source_lines"], 2);
+    assert_eq!(main["file"], MAIN_FILE);
+    assert!(main["torn_tail_bytes"].as_u64().expect("n") > 0);
+    assert_eq!(by_kind(&rows, "subagent")["status"], "unchanged");
+    let state = env.meta(MAIN_FILE);
+    assert_eq!(state["frames"], 2);
+    assert_eq!(state["lines"], 13);
+    assert_eq!(state["meta"]["last_timestamp"], "2026-01-05T15:00:05.000Z");
+    let source = std::fs::read(&src).expect("source");
+    let complete = &source[..=source.iter().rposition(|&b| b == b'\n').expect("nl")];
+    assert_eq!(env.cat(MAIN_FILE), complete);
+
+    append(&src, b",\"parentUuid\":\"a9\"}\n");
+    let rows = env.archive(&[]);
+    assert_eq!(by_kind(&rows, "main-session")["source_lines"], 1);
+    assert_eq!(env.cat(MAIN_FILE), std::fs::read(&src).expect("source"));
+    assert_eq!(env.meta(MAIN_FILE)["frames"], 3);
+}
+
+#[test]
+fn rewritten_source_starts_version_2() {
+    let env = Env::new();
+    env.archive(&[]);
+    let src = env.main_source();
+    let old = std::fs::read(&src).expect("source");
+    let text = String::from_utf8(old.clone()).expect("utf8");
+    let edited = text.replacen("Set up the release notes", "Set up the RELEASE notes", 1);
+    replace_file(&src, edited.as_bytes());
+    let rows = env.archive(&[]);
+    let main = by_kind(&rows, "main-session");
+    assert_eq!(main["status"], "new-version");
+    assert_eq!(main["version"], 2);
+    assert_eq!(main["reason"], "inode-changed");
+    let v2 = MAIN_FILE.replace(".jsonl.zst", ".v2.jsonl.zst");
+    assert_eq!(main["file"], v2.as_str());
+    assert_eq!(env.cat(&v2), edited.as_bytes());
+    // The first version stays, read-only history.
+    assert_eq!(env.cat(MAIN_FILE), old);
+    assert_eq!(env.meta(MAIN_FILE)["superseded_by"], v2.as_str());
+    let dir = env.archive_dir();
+    let out = env.skein(&["archive", "verify", dir.to_str().expect("utf8")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn verify_passes_then_detects_corruption() {
+    let env = Env::new();
+    env.archive(&[]);
+    let dir = env.archive_dir();
+    let d = dir.to_str().expect("utf8");
+    let out = env.skein(&["archive", "verify", d]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let file = dir.join(MAIN_FILE);
+    let mut bytes = std::fs::read(&file).expect("read");
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    std::fs::write(&file, &bytes).expect("write");
+    let out = env.skein(&["archive", "verify", d]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let issues = jsonl(&out);
+    assert!(
+        issues
+            .iter()
+            .any(|i| i["severity"] == "error" && i["path"] == MAIN_FILE),
+        "{issues:?}"
+    );
+    assert!(
+        issues
+            .iter()
+            .all(|i| i["code"].is_string() && i["problem"].is_string())
+    );
+
+    let out = env.skein(&[
+        "archive",
+        "verify",
+        env.path("nowhere").to_str().expect("utf8"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn restore_round_trip() {
+    let env = Env::new();
+    env.archive(&[]);
+    let dir = env.archive_dir();
+    let target = env.path("restored");
+    let (d, t) = (dir.to_str().expect("utf8"), target.to_str().expect("utf8"));
+    let out = env.skein(&["archive", "restore", d, "--to", t, "--session", SID]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = jsonl(&out);
+    assert!(rows.iter().all(|r| r["status"] == "written"), "{rows:?}");
+    let main = target.join(format!("-home-me-proj/{SID}.jsonl"));
+    let agent = target.join(format!("-home-me-proj/{SID}/subagents/agent-{AID}.jsonl"));
+    assert_eq!(
+        std::fs::read(&main).expect("main"),
+        std::fs::read(env.main_source()).expect("src")
+    );
+    assert_eq!(
+        std::fs::read(&agent).expect("agent"),
+        std::fs::read(env.agent_source()).expect("src")
+    );
+    let side: Value =
+        serde_json::from_slice(&std::fs::read(agent.with_extension("meta.json")).expect("sidecar"))
+            .expect("json");
+    assert_eq!(side["agentType"], "Explore");
+    assert_eq!(side["toolUseId"], "toolu_task");
+
+    // Again: identical files are left alone.
+    let out = env.skein(&["archive", "restore", d, "--to", t]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(jsonl(&out).iter().all(|r| r["status"] == "unchanged"));
+
+    // A different file is a conflict unless --overwrite.
+    std::fs::write(&main, b"{}\n").expect("write");
+    let out = env.skein(&["archive", "restore", d, "--to", t, "--no-subagents"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&main).expect("main"), b"{}\n");
+    let out = env.skein(&["archive", "restore", d, "--to", t, "--overwrite"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(&main).expect("main"),
+        std::fs::read(env.main_source()).expect("src")
+    );
+}
+
+#[test]
+fn compress_decompress_cat_round_trip() {
+    let env = Env::new();
+    let src = env.main_source();
+    let original = std::fs::read(&src).expect("src");
+    let plain = env.path("s.jsonl");
+    std::fs::write(&plain, &original).expect("write");
+    let p = plain.to_str().expect("utf8");
+
+    let out = env.skein(&["compress", p]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let zst = env.path("s.jsonl.zst");
+    let packed = std::fs::read(&zst).expect("zst");
+    assert_eq!(&packed[..4], &[0x28, 0xb5, 0x2f, 0xfd]);
+    assert_eq!(zstd::decode_all(&packed[..]).expect("zstd"), original);
+    // An existing output is not replaced without --force.
+    let out = env.skein(&["compress", p]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = env.skein(&[
+        "compress",
+        p,
+        "--level",
+        "19",
+        "--long",
+        "--threads",
+        "1",
+        "-f",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.skein(&["compress", p, "--long=24", "-o", "other.zst"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let back = env.path("back.jsonl");
+    let z = zst.to_str().expect("utf8");
+    let out = env.skein(&["decompress", z, "-o", back.to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&back).expect("back"), original);
+    std::fs::remove_file(&plain).expect("rm");
+    let out = env.skein(&["decompress", z]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&plain).expect("plain"), original);
+    let out = env.skein(&["decompress", z, "-o", "-"]);
+    assert_eq!(out.stdout, original);
+
+    // cat: compressed and plain files in order, and standard input.
+    let other = env.path("other.zst");
+    let out = env.skein(&["cat", z, p, other.to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, [&original[..], &original, &original].concat());
+    let out = env.skein_stdin(&["cat", "-"], Some(b"abc\n"));
+    assert_eq!(out.stdout, b"abc\n");
+    let out = env.skein_stdin(&["compress", "-"], Some(&original));
+    assert_eq!(zstd::decode_all(&out.stdout[..]).expect("zstd"), original);
+    // A missing file is reported; the others are still written.
+    let out = env.skein(&["cat", "missing.jsonl", p]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.stdout, original);
+}
+
+#[test]
+fn redact_on_the_way_in() {
+    let env = Env::new();
+    let source_before = std::fs::read(env.main_source()).expect("src");
+    assert!(String::from_utf8_lossy(&source_before).contains(GH_TOKEN));
+    env.archive(&["--redact", "--level", "standard"]);
+    let text = String::from_utf8(env.cat(MAIN_FILE)).expect("utf8");
+    assert!(!text.contains(GH_TOKEN), "{text}");
+    assert!(!text.contains(AWS_KEY), "{text}");
+    assert!(text.contains("[REDACTED:github-token]"), "{text}");
+    assert_eq!(text.lines().count(), 11);
+    // The source is never changed.
+    assert_eq!(
+        std::fs::read(env.main_source()).expect("src"),
+        source_before
+    );
+    let dir = env.archive_dir();
+    let out = env.skein(&["archive", "verify", dir.to_str().expect("utf8")]);
+    assert!(out.status.success());
+}
+
+#[test]
+fn prune_on_the_way_in_reparents() {
+    let env = Env::new();
+    env.archive(&["--prune", "safe"]);
+    let text = String::from_utf8(env.cat(MAIN_FILE)).expect("utf8");
+    assert_eq!(text.lines().count(), 10, "{text}");
+    assert!(!text.contains(r#""type":"progress""#));
+    let a1: Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json"))
+        .find(|v| v["uuid"] == "a1")
+        .expect("a1");
+    assert_eq!(a1["parentUuid"], "u1");
+
+    // New lines go through the same plan: a new progress record is dropped and its child
+    // re-parented.
+    let more = concat!(
+        r#"{"type":"progress","uuid":"p2","parentUuid":"a5","timestamp":"2026-01-05T15:00:00.000Z","data":{"type":"hook_progress"}}"#,
+        "\n",
+        r#"{"type":"user","uuid":"u9","parentUuid":"p2","timestamp":"2026-01-05T15:00:01.000Z","message":{"role":"user","content":"more"}}"#,
+        "\n"
+    );
+    append(&env.main_source(), more.as_bytes());
+    let rows = env.archive(&["--prune", "safe"]);
+    let main = by_kind(&rows, "main-session");
+    assert_eq!(main["source_lines"], 2);
+    assert_eq!(main["lines"], 1);
+    let text = String::from_utf8(env.cat(MAIN_FILE)).expect("utf8");
+    let last: Value = serde_json::from_str(text.lines().last().expect("line")).expect("json");
+    assert_eq!(last["uuid"], "u9");
+    assert_eq!(last["parentUuid"], "a5");
+}
+
+#[test]
+fn unsafe_session_id_is_refused() {
+    let env = Env::new();
+    let evil_dir = env.path("evil/-p");
+    std::fs::create_dir_all(&evil_dir).expect("mkdir");
+    let evil = evil_dir.join("...jsonl");
+    std::fs::write(
+        &evil,
+        br#"{"type":"user","uuid":"u1","timestamp":"2026-01-05T14:03:22.123Z","message":{"role":"user","content":"x"}}
+"#,
+    )
+    .expect("write");
+    let dir = env.archive_dir();
+    let out = env.skein(&[
+        "archive",
+        evil.to_str().expect("utf8"),
+        "--to",
+        dir.to_str().expect("utf8"),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let rows = jsonl(&out);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["status"], "error");
+    assert!(
+        rows[0]["error"]
+            .as_str()
+            .expect("error")
+            .contains("refusing"),
+        "{rows:?}"
+    );
+    // Nothing was written: no archive file, no checkpoint, nothing next to the archive.
+    let files = snapshot(&dir);
+    assert!(
+        files
+            .keys()
+            .all(|p| p.starts_with(dir.join("locks")) || p.ends_with("index.lock")),
+        "{:?}",
+        files.keys()
+    );
+    let mut top: Vec<String> = std::fs::read_dir(env.tmp.path())
+        .expect("ls")
+        .map(|e| e.expect("e").file_name().to_string_lossy().into_owned())
+        .collect();
+    top.sort();
+    assert_eq!(top, ["archive", "claude", "evil"]);
+    let mut evil_files: Vec<String> = std::fs::read_dir(env.path("evil"))
+        .expect("ls")
+        .map(|e| e.expect("e").file_name().to_string_lossy().into_owned())
+        .collect();
+    evil_files.sort();
+    assert_eq!(evil_files, ["-p"]);
+}
+
+#[test]
+fn retention_never_deletes_the_current_version() {
+    let env = Env::new();
+    env.archive(&[]);
+    // Main session: rewritten as a superset (v1 is fully contained in v2, so it may go).
+    let main_src = env.main_source();
+    let mut grown = std::fs::read(&main_src).expect("src");
+    grown.extend_from_slice(
+        br#"{"type":"user","uuid":"u9","parentUuid":"a5","timestamp":"2026-01-05T15:00:00.000Z","message":{"role":"user","content":"more"}}
+"#,
+    );
+    replace_file(&main_src, &grown);
+    // Subagent: rewritten with different content (v1 is the only copy of its lines).
+    let agent_src = env.agent_source();
+    let agent_v1 = std::fs::read(&agent_src).expect("src");
+    replace_file(
+        &agent_src,
+        br#"{"type":"user","uuid":"y1","timestamp":"2026-01-05T14:03:41.000Z","message":{"role":"user","content":"other"}}
+"#,
+    );
+    let rows = env.archive(&[]);
+    assert!(
+        rows.iter().all(|r| r["status"] == "new-version"),
+        "{rows:?}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+
+    let dir = env.archive_dir();
+    let d = dir.to_str().expect("utf8");
+    let out = env.skein(&["archive", "prune", d, "--keep-days", "0", "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = jsonl(&out);
+    assert!(
+        rows.iter()
+            .any(|r| r["action"] == "would-delete" && r["file"] == MAIN_FILE),
+        "{rows:?}"
+    );
+    assert!(dir.join(MAIN_FILE).exists());
+
+    let out = env.skein(&["archive", "prune", d, "--keep-days", "0"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = jsonl(&out);
+    assert!(
+        rows.iter()
+            .any(|r| r["action"] == "deleted" && r["file"] == MAIN_FILE),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r["action"] == "kept-only-copy" && r["file"] == AGENT_FILE),
+        "{rows:?}"
+    );
+    assert!(!dir.join(MAIN_FILE).exists());
+    // Current versions (however old) and the only copy of the old agent run stay.
+    let v2 = |f: &str| f.replace(".jsonl.zst", ".v2.jsonl.zst");
+    assert_eq!(env.cat(&v2(MAIN_FILE)), grown);
+    assert_eq!(env.cat(AGENT_FILE), agent_v1);
+    assert!(dir.join(v2(AGENT_FILE)).exists());
+    let out = env.skein(&["archive", "verify", d]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn compact_and_train_dict_report_json() {
+    let env = Env::new();
+    env.archive(&[]);
+    let dir = env.archive_dir();
+    let d = dir.to_str().expect("utf8");
+    let out = env.skein(&["archive", "compact", d, "--cold-after-days", "0"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = &jsonl(&out)[0];
+    assert!(r["compacted"].is_u64() && r["bytes_before"].is_u64(), "{r}");
+    assert_eq!(
+        env.cat(MAIN_FILE),
+        std::fs::read(env.main_source()).expect("src")
+    );
+    let out = env.skein(&["archive", "train-dict", d]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = &jsonl(&out)[0];
+    assert!(r["installed"].is_null());
+    assert!(r["skipped"].is_string());
+    let out = env.skein(&["archive", "verify", d]);
+    assert!(out.status.success());
+}
