@@ -3,48 +3,18 @@
 //! formats, the bundled sample, and the shared corpus, whose only error is its one known
 //! invalid line (skipped with a note when the corpus is absent).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{corpus, jsonl, root, skein, stderr};
 
 fn fixture_dir() -> PathBuf {
     root().join("testdata/reports/check")
 }
 
 const SESSION: &str = "22222222-0000-4000-8000-000000000002";
-
-fn skein(args: &[&str], cwd: &Path) -> Output {
-    let home = tempfile::tempdir().expect("tempdir");
-    Command::new(env!("CARGO_BIN_EXE_skein"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env("HOME", home.path())
-        .output()
-        .expect("run skein")
-}
-
-fn jsonl(out: &Output) -> Vec<Value> {
-    String::from_utf8(out.stdout.clone())
-        .expect("utf8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn note(msg: &str) {
-    let _ = writeln!(std::io::stdout(), "{msg}");
-}
 
 /// Byte offset of each 1-based line of a file.
 fn offsets(path: &Path) -> Vec<u64> {
@@ -254,20 +224,6 @@ fn clean_sample_exits_zero() {
         "a path that is not there is an error"
     );
     assert_eq!(jsonl(&out)[0]["code"], "unreadable");
-}
-
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKEIN_CORPUS")
-        .map_or_else(|| root().join("../shared/corpus"), PathBuf::from);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        note(&format!(
-            "note: corpus not found at {} (set SKEIN_CORPUS); corpus test skipped",
-            dir.display()
-        ));
-        None
-    }
 }
 
 #[test]

@@ -3,27 +3,14 @@
 //! the bundled sample, and every session of the shared corpus (skipped with a note when
 //! absent).
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{corpus, jsonl_files, note, root, skein};
 
 fn fixture_dir() -> PathBuf {
     root().join("testdata/reports/show")
-}
-
-fn skein(args: &[&str], cwd: &Path) -> Output {
-    let home = tempfile::tempdir().expect("tempdir");
-    Command::new(env!("CARGO_BIN_EXE_skein"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env("HOME", home.path())
-        .output()
-        .expect("run skein")
 }
 
 fn ok(out: &Output) -> String {
@@ -40,10 +27,6 @@ fn show(args: &[&str]) -> String {
     let mut all = vec!["show", "--in", "projects"];
     all.extend_from_slice(args);
     ok(&skein(&all, &fixture_dir()))
-}
-
-fn note(msg: &str) {
-    let _ = writeln!(std::io::stdout(), "{msg}");
 }
 
 /// `needles` appear in `hay` in this order.
@@ -225,35 +208,6 @@ fn sample_session_shows_the_active_branch() {
     );
     assert!(!md.contains("Now make it print pretty JSON."));
     assert!(!md.contains("Base directory for this skill"));
-}
-
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKEIN_CORPUS")
-        .map_or_else(|| root().join("../shared/corpus"), PathBuf::from);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        note(&format!(
-            "note: corpus not found at {} (set SKEIN_CORPUS); corpus test skipped",
-            dir.display()
-        ));
-        None
-    }
-}
-
-fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("read dir")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            jsonl_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "jsonl") {
-            out.push(p);
-        }
-    }
 }
 
 /// The `<details>` nesting left open at the end, outside fenced code (`None`: closed more

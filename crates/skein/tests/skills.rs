@@ -4,43 +4,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{corpus, jsonl, jsonl_files, ok, root, skein};
 
 fn fixture_dir() -> PathBuf {
     root().join("testdata/reports/skills")
-}
-
-fn skein(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skein"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .output()
-        .expect("run skein")
-}
-
-fn ok(out: &Output) -> &Output {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn jsonl(out: &Output) -> Vec<Value> {
-    String::from_utf8(out.stdout.clone())
-        .expect("utf8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
 }
 
 fn expected(name: &str) -> Vec<Value> {
@@ -146,32 +117,6 @@ fn sample_has_one_skill() {
     assert_eq!(rows[0]["skill"], "rust-testing");
     assert_eq!(rows[0]["success_rate"], 1.0);
     assert_eq!(rows[0]["daily"]["2026-05-01"], 1);
-}
-
-#[expect(clippy::print_stdout, reason = "a skipped corpus is noted, not failed")]
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKEIN_CORPUS")
-        .map_or_else(|| root().join("../shared/corpus"), PathBuf::from);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!(
-            "note: corpus not found at {} (set SKEIN_CORPUS); corpus test skipped",
-            dir.display()
-        );
-        None
-    }
-}
-
-fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).expect("read_dir").flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            jsonl_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "jsonl") {
-            out.push(p);
-        }
-    }
 }
 
 /// Skill names of distinct `Skill` tool_use ids per file, read with serde_json alone.

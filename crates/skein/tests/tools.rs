@@ -3,44 +3,15 @@
 //! absent).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{corpus, jsonl, ok, root, skein};
 
 fn fixture_dir() -> PathBuf {
     root().join("testdata/reports/tools")
-}
-
-fn skein(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skein"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .output()
-        .expect("run skein")
-}
-
-fn ok(out: &Output) -> &Output {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn jsonl(out: &Output) -> Vec<Value> {
-    String::from_utf8(out.stdout.clone())
-        .expect("utf8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
 }
 
 fn expected(name: &str) -> Vec<Value> {
@@ -297,21 +268,6 @@ fn sample_session_links_the_subagent() {
     assert_eq!(agent["agent_type"], "Explore");
     assert_eq!(agent["spawned_by"], "toolu_04");
     assert_eq!(rows[0]["duration_ms"], 2074);
-}
-
-#[expect(clippy::print_stdout, reason = "a skipped corpus is noted, not failed")]
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKEIN_CORPUS")
-        .map_or_else(|| root().join("../shared/corpus"), PathBuf::from);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!(
-            "note: corpus not found at {} (set SKEIN_CORPUS); corpus test skipped",
-            dir.display()
-        );
-        None
-    }
 }
 
 #[test]

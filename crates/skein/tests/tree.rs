@@ -5,15 +5,12 @@
 //! absent).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{corpus, jsonl, jsonl_files, note, ok, root, skein, stdout};
 
 fn fixture_dir() -> PathBuf {
     root().join("testdata/reports/tree")
@@ -23,42 +20,6 @@ const SESSION: &str = "11111111-0000-4000-8000-000000000001";
 
 fn session_file() -> String {
     format!("projects/-home-t-tree/{SESSION}.jsonl")
-}
-
-fn skein(args: &[&str], cwd: &Path) -> Output {
-    let home = tempfile::tempdir().expect("tempdir");
-    Command::new(env!("CARGO_BIN_EXE_skein"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env("HOME", home.path())
-        .output()
-        .expect("run skein")
-}
-
-fn ok(out: &Output) -> &Output {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("utf8")
-}
-
-fn jsonl(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
-}
-
-fn note(msg: &str) {
-    let _ = writeln!(std::io::stdout(), "{msg}");
 }
 
 #[test]
@@ -570,35 +531,6 @@ fn sample_session_tree() {
     assert_eq!(get("x01")["spawned_by"], "toolu_04");
     assert_eq!(get("x01")["depth"], 1);
     assert_eq!(get("cb1")["attached_to"], "i01");
-}
-
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKEIN_CORPUS")
-        .map_or_else(|| root().join("../shared/corpus"), PathBuf::from);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        note(&format!(
-            "note: corpus not found at {} (set SKEIN_CORPUS); corpus test skipped",
-            dir.display()
-        ));
-        None
-    }
-}
-
-fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("read dir")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            jsonl_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "jsonl") {
-            out.push(p);
-        }
-    }
 }
 
 #[test]
