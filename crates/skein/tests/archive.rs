@@ -404,6 +404,47 @@ fn verify_passes_then_detects_corruption() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A torn frame (bytes past the last commit, as a kill -9 leaves them) is a warning for
+/// `verify` and is cut by `repair`, which leaves the committed content alone.
+#[test]
+fn repair_cuts_a_torn_tail_and_rebuilds_the_index() {
+    let env = Env::new();
+    env.archive(&[]);
+    let dir = env.archive_dir();
+    let d = dir.to_str().expect("utf8");
+    let file = dir.join(MAIN_FILE);
+    let committed = std::fs::read(&file).expect("read");
+    let before = env.cat(MAIN_FILE);
+    append(&file, b"\x28\xb5\x2f\xfd torn frame");
+    let out = env.skein(&["archive", "verify", d]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let issues = jsonl(&out);
+    assert!(
+        issues
+            .iter()
+            .any(|i| i["severity"] == "warning" && i["path"] == MAIN_FILE),
+        "{issues:?}"
+    );
+
+    std::fs::remove_file(dir.join("archive-index.json")).expect("rm index");
+    let out = env.skein(&["archive", "repair", d, "--rebuild-index"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = jsonl(&out);
+    assert_eq!(report.len(), 1);
+    assert_eq!(report[0]["checkpoints"], 2);
+    assert_eq!(report[0]["truncated_bytes"], 15);
+    assert_eq!(report[0]["index_entries"], 2);
+    assert_eq!(std::fs::read(&file).expect("read"), committed);
+    assert_eq!(env.cat(MAIN_FILE), before);
+    let out = env.skein(&["archive", "verify", d]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 #[test]
 fn restore_round_trip() {
     let env = Env::new();

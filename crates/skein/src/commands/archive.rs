@@ -4,7 +4,7 @@
 //!
 //! * [`run`]: `skein archive PATH… --to DIR`: sessions found like the reports find them, metadata
 //!   computed from the transcripts ([`meta`]), optional prune and redact on the way in.
-//! * [`admin`]: `verify`, `restore`, `compact`, `train-dict`, `prune` (retention).
+//! * [`admin`]: `verify`, `restore`, `compact`, `train-dict`, `prune` (retention), `repair`.
 //! * [`files`]: single files: `compress`, `decompress`, `cat`.
 //! * [`source`]: what the hook's `archive` pass shares with this command.
 
@@ -54,6 +54,10 @@ enum Action {
     /// Retention: delete superseded versions older than N days whose lines all survive in a
     /// kept version. The current version of a source is never deleted.
     Prune(PruneArgs),
+    /// Finish interrupted operations everywhere (torn frames cut back to the last commit,
+    /// uncommitted files removed, stale meta and index entries rewritten); never touches
+    /// archived content. `--rebuild-index` also regenerates the index from the checkpoints.
+    Repair(RepairArgs),
 }
 
 /// Redaction level for `--redact`.
@@ -214,6 +218,15 @@ struct PruneArgs {
     dry_run: bool,
 }
 
+#[derive(Debug, Args)]
+struct RepairArgs {
+    /// The archive directory.
+    dir: PathBuf,
+    /// Also regenerate `archive-index.json` from the checkpoints.
+    #[arg(long)]
+    rebuild_index: bool,
+}
+
 /// `skein archive …`.
 pub(crate) fn run(args: &ArchiveArgs) -> Result<ExitCode> {
     match &args.action {
@@ -223,5 +236,6 @@ pub(crate) fn run(args: &ArchiveArgs) -> Result<ExitCode> {
         Some(Action::Compact(a)) => admin::compact(a),
         Some(Action::TrainDict(a)) => admin::train_dict(a),
         Some(Action::Prune(a)) => admin::prune(a),
+        Some(Action::Repair(a)) => admin::repair(a),
     }
 }

@@ -14,7 +14,7 @@ use skein_archive::{
     RetentionOptions, Severity, TrainOptions, now_unix,
 };
 
-use super::{CompactArgs, PruneArgs, RestoreArgs, TrainDictArgs, VerifyArgs};
+use super::{CompactArgs, PruneArgs, RepairArgs, RestoreArgs, TrainDictArgs, VerifyArgs};
 use crate::output::error_line;
 
 /// Opens an existing archive (these commands never create one).
@@ -269,4 +269,36 @@ pub(super) fn prune(args: &PruneArgs) -> Result<ExitCode> {
         ),
     );
     Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn repair(args: &RepairArgs) -> Result<ExitCode> {
+    let archive = open(&args.dir)?;
+    let r = archive
+        .recover_all()
+        .with_context(|| format!("repairing {}", args.dir.display()))?;
+    let indexed = if args.rebuild_index {
+        let n = archive
+            .rebuild_index()
+            .with_context(|| format!("rebuilding the index of {}", args.dir.display()))?;
+        Some(n)
+    } else {
+        None
+    };
+    let root = archive.root();
+    let errors: Vec<_> = r
+        .errors
+        .iter()
+        .map(|(p, e)| json!({"checkpoint": rel(root, p), "error": e}))
+        .collect();
+    print_lines(&[json!({
+        "checkpoints": r.checkpoints,
+        "truncated_bytes": r.truncated_bytes,
+        "index_entries": indexed,
+        "errors": errors,
+    })])?;
+    Ok(if r.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
 }
