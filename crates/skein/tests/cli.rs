@@ -1,32 +1,17 @@
 //! The `skein` binary run for real in temp directories.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
+
+mod common;
+use common::{jsonl, skein, skein_stdin};
 
 const SESSION: &str =
     "../../testdata/sample/projects/-home-dev-widgets/0b4c6f9e-1d2a-4e5f-8a9b-0c1d2e3f4a5b.jsonl";
 
 fn sample() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(SESSION)
-}
-
-fn skein(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skein"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run skein")
-}
-
-fn jsonl(out: &Output) -> Vec<Value> {
-    String::from_utf8(out.stdout.clone())
-        .expect("utf8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
 }
 
 fn write(path: &Path, bytes: &[u8]) {
@@ -135,19 +120,8 @@ fn invalid_lines_are_warned_with_line_and_offset() {
 
 #[test]
 fn stdin_is_read_with_dash() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skein"))
-        .args(["stats", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(&std::fs::read(sample()).expect("sample"))
-        .expect("write stdin");
-    let out = child.wait_with_output().expect("wait");
+    let input = std::fs::read(sample()).expect("sample");
+    let out = skein_stdin(&["stats", "-"], Path::new("."), &input);
     let rows = jsonl(&out);
     assert_eq!(rows[0]["path"], "-");
     assert_eq!(rows[0]["chain"]["compactions"], 1);

@@ -3,11 +3,13 @@
 //! in-place replacement, compressed and piped input, and snapshot session directories with
 //! their subagents.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
+
+mod common;
+use common::{skein, skein_stdin};
 
 const SESSION: &str = "5e55a0a0-0000-4000-8000-000000000001";
 
@@ -15,33 +17,6 @@ fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata/passes")
         .join(rel)
-}
-
-fn skein(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skein"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .output()
-        .expect("run skein")
-}
-
-fn skein_stdin(args: &[&str], cwd: &Path, input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skein"))
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn skein");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input)
-        .expect("write stdin");
-    child.wait_with_output().expect("wait")
 }
 
 fn ok(out: &Output) {

@@ -4,7 +4,7 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -92,4 +92,26 @@ pub(crate) fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
+}
+
+/// [`skein`] with `input` on standard input.
+pub(crate) fn skein_stdin(args: &[&str], cwd: &Path, input: &[u8]) -> Output {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skein"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn skein");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
+    child.wait_with_output().expect("wait")
 }
