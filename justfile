@@ -31,3 +31,16 @@ compare:
 # Everything CI checks
 ci:
     .ci/run
+
+# skein usage against ccusage (installed with npm) on ~1 GB: totals and speed ratio
+compare-ccusage:
+    benches/ccusage_compare.sh
+
+# skein archive against gzip -6 and the zstd CLI (ratio and MB/s)
+compare-compression:
+    benches/compare_compression.sh
+
+# Incremental Stop hook latency on a 100 MB session (process start to exit)
+hook-latency:
+    cargo build --release -p skein
+    benches/hook_latency.sh target/release/skein
