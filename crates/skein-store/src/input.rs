@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// How a plain file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,6 +43,19 @@ pub struct InputError {
     pub source: io::Error,
 }
 
+/// Opens a `.zst` file as its decoded bytes.
+pub type ZstdOpener = fn(&Path) -> io::Result<Box<dyn Read + Send>>;
+
+static ZSTD_OPENER: OnceLock<ZstdOpener> = OnceLock::new();
+
+/// Registers how [`open_input`] opens `.zst` files, once per process (later calls are ignored
+/// and return `false`). Without one, a plain zstd stream decoder is used. The `skein` binary
+/// registers the archive's reader, which also knows trained dictionaries and committed lengths;
+/// this crate cannot depend on the archive crate, which sits above it.
+pub fn set_zstd_opener(opener: ZstdOpener) -> bool {
+    ZSTD_OPENER.set(opener).is_ok()
+}
+
 /// True for names skein reads as zstd-compressed transcripts.
 pub fn is_zstd(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "zst")
@@ -56,8 +70,9 @@ pub fn is_transcript_name(path: &Path) -> bool {
     name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")
 }
 
-/// Opens `path` (`-` is standard input). `.zst` files are always streamed through a decoder;
-/// `mode` picks between buffered reads and a memory map for plain files.
+/// Opens `path` (`-` is standard input). `.zst` files are always streamed through a decoder
+/// (the one registered with [`set_zstd_opener`], if any); `mode` picks between buffered reads
+/// and a memory map for plain files.
 pub fn open_input(path: &Path, mode: InputMode) -> Result<Input, InputError> {
     let err = |source| InputError {
         path: path.to_path_buf(),
@@ -74,6 +89,10 @@ pub fn open_input(path: &Path, mode: InputMode) -> Result<Input, InputError> {
         )));
     }
     if is_zstd(path) {
+        if let Some(open) = ZSTD_OPENER.get() {
+            drop(file);
+            return open(path).map(Input::Stream).map_err(err);
+        }
         let decoder = zstd::stream::read::Decoder::new(file).map_err(err)?;
         return Ok(Input::Stream(Box::new(decoder)));
     }

@@ -13,6 +13,24 @@ use skein_core::lines::DEFAULT_BLOCK;
 use skein_core::{LineSource, Parser, ReadLines, SliceLines};
 use skein_store::{Input, InputMode, expand_paths, open_input};
 
+/// Makes every command read `.zst` files through the archive's reader: plain zstd files decode
+/// as before, and files of a skein archive are read up to their committed length, with the
+/// trained dictionary their frames name.
+pub(crate) fn register_archive_reader() {
+    skein_store::input::set_zstd_opener(open_zst);
+}
+
+fn open_zst(path: &Path) -> std::io::Result<Box<dyn std::io::Read + Send>> {
+    skein_archive::open_archived(path).map_err(|e| match e {
+        // The caller names the path already.
+        skein_archive::ArchiveError::Io { source, .. } => source,
+        skein_archive::ArchiveError::Corrupt { path: p, reason } if p == path => {
+            std::io::Error::other(reason)
+        }
+        other => std::io::Error::other(other.to_string()),
+    })
+}
+
 thread_local! {
     /// Each worker thread reuses one read buffer and one parser across files.
     static SCRATCH: RefCell<(Vec<u8>, Parser)> = RefCell::new((Vec::new(), Parser::new()));

@@ -12,6 +12,7 @@ mod report;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    inputs::register_archive_reader();
     match commands::run(cli) {
         Ok(code) => code,
         Err(err) => {

@@ -4,6 +4,7 @@
 //! into the temporary directory, so nothing here reads `~/.claude`.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -720,6 +721,90 @@ fn retention_never_deletes_the_current_version() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// Writes `n` small subagent transcripts of session `sid` (alike, as real ones are), named
+/// `agent-<prefix><i>.jsonl`, each with `lines` records.
+fn write_agents(env: &Env, sid: &str, prefix: &str, n: usize, lines: usize) {
+    let dir = env
+        .projects()
+        .join(format!("-home-me-proj/{sid}/subagents"));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    for i in 0..n {
+        let id = format!("{prefix}{i:04}");
+        let mut text = String::new();
+        let mut parent = "null".to_owned();
+        for j in 0..lines {
+            let uuid = format!("\"{id}-{j:03}\"");
+            let (kind, body) = if j % 2 == 0 {
+                (
+                    "user",
+                    format!(
+                        r#"{{"role":"user","content":"Search the repository for uses of helper_{i}_{j} and report file names."}}"#
+                    ),
+                )
+            } else {
+                (
+                    "assistant",
+                    format!(
+                        r#"{{"id":"msg_{id}_{j}","role":"assistant","model":"claude-haiku-4-5","content":[{{"type":"text","text":"Found helper_{i}_{j} in src/lib.rs and src/util/mod.rs; nothing else uses it."}}],"usage":{{"input_tokens":{j},"output_tokens":12}}}}"#
+                    ),
+                )
+            };
+            writeln!(
+                text,
+                r#"{{"parentUuid":{parent},"isSidechain":true,"userType":"external","cwd":"/home/me/proj","sessionId":"{sid}","version":"2.1.3","gitBranch":"main","agentId":"{id}","type":"{kind}","message":{body},"uuid":{uuid},"timestamp":"2026-01-05T14:{:02}:{:02}.000Z"}}"#,
+                i % 60,
+                j % 60
+            )
+            .expect("write");
+            parent = uuid;
+        }
+        std::fs::write(dir.join(format!("agent-{id}.jsonl")), text).expect("write agent");
+    }
+}
+
+/// Files compressed with a trained dictionary, and files with a torn frame after their last
+/// commit, are read by every command (`stats` here) through the archive's reader.
+#[test]
+fn every_command_reads_dictionary_frames_and_committed_lengths() {
+    let env = Env::new();
+    write_agents(&env, SID, "b", 40, 24);
+    env.archive(&[]);
+    let dir = env.archive_dir();
+    let d = dir.to_str().expect("utf8");
+    let out = env.skein(&["archive", "train-dict", d]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = &jsonl(&out)[0];
+    assert!(
+        r["installed"]["id"].is_u64(),
+        "no dictionary installed: {r}"
+    );
+
+    write_agents(&env, SID, "c", 3, 30);
+    let rows = env.archive(&[]);
+    let new: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["agent_id"].as_str().is_some_and(|a| a.starts_with('c')))
+        .collect();
+    assert_eq!(new.len(), 3, "{rows:?}");
+    let file = dir.join(new[0]["file"].as_str().expect("file"));
+    assert!(new[0]["dict"].is_u64(), "dictionary not used: {}", new[0]);
+    // A torn frame past the commit point, as a crash leaves it.
+    append(&file, b"\x28\xb5\x2f\xfd torn");
+
+    let f = file.to_str().expect("utf8");
+    let out = env.skein(&["stats", "--format", "jsonl", f]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let st = &jsonl(&out)[0];
+    assert_eq!(st["lines"], 30, "{st}");
+    assert_eq!(st["invalid_lines"], 0, "{st}");
+    assert_eq!(st["chain"]["nodes"], 30, "{st}");
+    let out = env.skein(&["stats", "--format", "jsonl", d]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let all = jsonl(&out);
+    assert_eq!(all.len(), 2 + 40 + 3, "{}", all.len());
+    assert!(all.iter().all(|s| s["invalid_lines"] == 0));
 }
 
 #[test]
