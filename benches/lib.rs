@@ -1,4 +1,5 @@
-//! Inputs shared by the benchmarks: a deterministic synthetic transcript and the shared corpus.
+//! Inputs shared by the benchmarks: a deterministic synthetic transcript and the shared corpus
+//! (found by `skein-testkit`, which notes on stderr when it is absent).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -201,44 +202,38 @@ fn serde_escape(s: &str) -> String {
     o
 }
 
-/// The shared corpus directory (`SKEIN_CORPUS`, default `../shared/corpus` beside the
-/// checkout), if present.
-pub fn corpus_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKEIN_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
-        PathBuf::from,
-    );
-    dir.is_dir().then_some(dir)
-}
+pub use skein_testkit::{corpus_dir, jsonl_files};
 
-/// Every `*.jsonl` file below `dir`, sorted.
-pub fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// The corpus files' contents, if the corpus is present.
+/// The corpus files' contents, sorted by path, if the corpus is present.
 pub fn corpus_contents() -> Option<Vec<Vec<u8>>> {
-    let dir = corpus_dir()?;
+    let (_, files) = skein_testkit::corpus_files()?;
     Some(
-        jsonl_files(&dir)
+        files
             .iter()
-            .filter_map(|p| std::fs::read(p).ok())
+            .map(|p| std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
             .collect(),
     )
+}
+
+/// Writes [`synthetic_transcript`] as session `session_id` of project `-bench` under `root`
+/// (`root/projects/-bench/SESSION_ID.jsonl`, a layout session discovery understands) and
+/// returns the file.
+pub fn write_synthetic_session(root: &Path, session_id: &str, target: usize, seed: u64) -> PathBuf {
+    let project = root.join("projects/-bench");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join(format!("{session_id}.jsonl"));
+    std::fs::write(&file, synthetic_transcript(target, seed)).expect("write synthetic session");
+    file
+}
+
+/// The total size of `files`, for throughput.
+pub fn bytes_of<'a>(files: impl IntoIterator<Item = &'a Path>) -> u64 {
+    files
+        .into_iter()
+        .map(|p| {
+            std::fs::metadata(p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .len()
+        })
+        .sum()
 }

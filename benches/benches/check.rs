@@ -6,25 +6,18 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use skein_bench::{corpus_dir, synthetic_transcript};
+use skein_bench::{bytes_of, corpus_dir, write_synthetic_session};
 use skein_core::Parser;
 use skein_reports::check::check_session;
 use skein_sessions::{SessionFiles, discover};
-
-fn bytes_of(sessions: &[SessionFiles]) -> u64 {
-    sessions
-        .iter()
-        .flat_map(SessionFiles::files)
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum()
-}
 
 fn sessions(c: &mut Criterion, name: &str, sessions: &[SessionFiles]) {
     let mut parser = Parser::new();
     let mut g = c.benchmark_group("check");
     g.sample_size(10);
-    g.throughput(Throughput::Bytes(bytes_of(sessions)));
+    g.throughput(Throughput::Bytes(bytes_of(
+        sessions.iter().flat_map(SessionFiles::files),
+    )));
     g.bench_function(name, |b| {
         b.iter(|| {
             let mut n = 0;
@@ -37,23 +30,20 @@ fn sessions(c: &mut Criterion, name: &str, sessions: &[SessionFiles]) {
     g.finish();
 }
 
-#[allow(clippy::print_stderr, reason = "a skipped corpus is noted, not failed")]
 fn check(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let project = dir.path().join("projects/-bench");
-    std::fs::create_dir_all(&project).expect("mkdir");
-    std::fs::write(
-        project.join("c4ec4000-0000-4000-8000-000000000000.jsonl"),
-        synthetic_transcript(32 << 20, 42),
-    )
-    .expect("write synthetic session");
+    write_synthetic_session(
+        dir.path(),
+        "c4ec4000-0000-4000-8000-000000000000",
+        32 << 20,
+        42,
+    );
     let synthetic = discover(&[dir.path().to_path_buf()]).sessions;
     assert_eq!(synthetic.len(), 1);
     sessions(c, "synthetic_32MiB", &synthetic);
 
-    match corpus_dir() {
-        Some(corpus) => sessions(c, "corpus", &discover(&[corpus]).sessions),
-        None => eprintln!("note: corpus not found (set SKEIN_CORPUS); corpus benchmark skipped"),
+    if let Some(corpus) = corpus_dir() {
+        sessions(c, "corpus", &discover(&[corpus]).sessions);
     }
 }
 

@@ -12,7 +12,6 @@ use skein_passes::{
     prune, snapshot,
 };
 
-#[allow(clippy::print_stderr, reason = "a note on the bench's console output")]
 fn passes(c: &mut Criterion) {
     let data = synthetic_transcript(64 << 20, 42);
     let lean = PruneOptions::preset(Preset::Lean);
@@ -66,8 +65,6 @@ fn passes(c: &mut Criterion) {
                 black_box(out)
             });
         });
-    } else {
-        eprintln!("note: corpus not found (set SKEIN_CORPUS); corpus benchmarks skipped");
     }
     group.finish();
 }

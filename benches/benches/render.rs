@@ -9,7 +9,7 @@ use std::path::Path;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use serde::de::IgnoredAny;
 use skein_analysis::AnalysisOptions;
-use skein_bench::{corpus_dir, synthetic_transcript};
+use skein_bench::{bytes_of, corpus_dir, write_synthetic_session};
 use skein_core::Parser;
 use skein_reports::load_session;
 use skein_reports::show::{ShowOptions, ShowVisitor, render_session};
@@ -17,10 +17,7 @@ use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tre
 use skein_sessions::{SessionFiles, discover};
 
 fn session_bytes(s: &SessionFiles) -> u64 {
-    s.files()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum()
+    bytes_of(s.files())
 }
 
 fn bench_session(
@@ -80,10 +77,12 @@ fn render(c: &mut Criterion) {
     group.sample_size(10);
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let project = dir.path().join("-home-dev-bench");
-    std::fs::create_dir_all(&project).expect("mkdir");
-    let file = project.join("00000000-0000-4000-8000-00000000beef.jsonl");
-    std::fs::write(&file, synthetic_transcript(32 << 20, 42)).expect("write synthetic");
+    let file = write_synthetic_session(
+        dir.path(),
+        "00000000-0000-4000-8000-00000000beef",
+        32 << 20,
+        42,
+    );
     let synthetic = discover(std::slice::from_ref(&file))
         .sessions
         .into_iter()
@@ -91,14 +90,9 @@ fn render(c: &mut Criterion) {
         .expect("one session");
     bench_session(&mut group, "synthetic_32MiB", &synthetic);
 
-    match corpus_dir().and_then(|d| largest_corpus_session(&d)) {
-        Some(s) => bench_session(&mut group, "corpus_largest", &s),
-        None => {
-            let _ = std::io::Write::write_all(
-                &mut std::io::stderr(),
-                b"note: corpus not found (set SKEIN_CORPUS); corpus benchmark skipped\n",
-            );
-        }
+    if let Some(dir) = corpus_dir() {
+        let s = largest_corpus_session(&dir).expect("the corpus has a main session");
+        bench_session(&mut group, "corpus_largest", &s);
     }
     group.finish();
 }

@@ -8,21 +8,12 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde::de::IgnoredAny;
 use skein_analysis::{AnalysisOptions, NoVisitor};
-use skein_bench::{corpus_dir, synthetic_transcript};
+use skein_bench::{bytes_of, corpus_dir, write_synthetic_session};
 use skein_core::Parser;
 use skein_reports::load_session;
 use skein_reports::skills::{SkillTotals, SkillVisitor, skill_calls};
 use skein_reports::tools::{ToolTotalsBuilder, tool_calls, tool_loops};
 use skein_sessions::{SessionFiles, discover};
-
-fn bytes_of(sessions: &[SessionFiles]) -> u64 {
-    sessions
-        .iter()
-        .flat_map(SessionFiles::files)
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum()
-}
 
 /// The four report kernels over `sessions`, as one criterion group.
 fn kernels(c: &mut Criterion, group: &str, sessions: &[SessionFiles]) {
@@ -30,7 +21,9 @@ fn kernels(c: &mut Criterion, group: &str, sessions: &[SessionFiles]) {
     let mut parser = Parser::new();
     let mut g = c.benchmark_group(group);
     g.sample_size(10);
-    g.throughput(Throughput::Bytes(bytes_of(sessions)));
+    g.throughput(Throughput::Bytes(bytes_of(
+        sessions.iter().flat_map(SessionFiles::files),
+    )));
     g.bench_function("calls", |b| {
         b.iter(|| {
             let mut n = 0;
@@ -84,26 +77,20 @@ fn kernels(c: &mut Criterion, group: &str, sessions: &[SessionFiles]) {
     g.finish();
 }
 
-#[allow(clippy::print_stderr, reason = "a skipped corpus is noted, not failed")]
 fn tools(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let project = dir.path().join("projects/-bench");
-    std::fs::create_dir_all(&project).expect("mkdir");
-    std::fs::write(
-        project.join("5e551011-0000-4000-8000-000000000000.jsonl"),
-        synthetic_transcript(32 << 20, 42),
-    )
-    .expect("write synthetic session");
+    write_synthetic_session(
+        dir.path(),
+        "5e551011-0000-4000-8000-000000000000",
+        32 << 20,
+        42,
+    );
     let synthetic = discover(&[dir.path().to_path_buf()]).sessions;
     assert_eq!(synthetic.len(), 1);
     kernels(c, "tools_synthetic_32MiB", &synthetic);
 
-    match corpus_dir() {
-        Some(corpus) => {
-            let sessions = discover(&[corpus]).sessions;
-            kernels(c, "tools_corpus", &sessions);
-        }
-        None => eprintln!("note: corpus not found (set SKEIN_CORPUS); corpus benchmark skipped"),
+    if let Some(corpus) = corpus_dir() {
+        kernels(c, "tools_corpus", &discover(&[corpus]).sessions);
     }
 }
 

@@ -2,39 +2,13 @@
 //! the checkout): every file parses with no invalid line except the one known joined line, and
 //! skein's tool pairing and usage agree with an independent serde_json computation.
 
-#![allow(clippy::print_stderr, reason = "the test says when it skips")]
-
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use skein_analysis::{AnalysisOptions, analyze};
 use skein_core::ReadLines;
 
 /// Lines known to be broken in the corpus: `(path suffix, line number)`.
 const KNOWN_INVALID: &[(&str, u64)] = &[("entireio__cli/37/995ebed6e4/2/full.jsonl", 128)];
-
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKEIN_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    );
-    dir.is_dir().then_some(dir)
-}
-
-fn transcripts(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .expect("corpus dir readable")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            transcripts(&p, out);
-        } else if p.extension().is_some_and(|e| e == "jsonl") {
-            out.push(p);
-        }
-    }
-}
 
 /// The independent oracle: serde_json values, no shared code with skein.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -96,12 +70,9 @@ fn oracle(data: &[u8]) -> Oracle {
 
 #[test]
 fn corpus_parses_and_pairs_like_an_independent_reader() {
-    let Some(dir) = corpus_dir() else {
-        eprintln!("note: corpus not found (set SKEIN_CORPUS); skipping corpus test");
+    let Some((_, files)) = skein_testkit::corpus_files() else {
         return;
     };
-    let mut files = Vec::new();
-    transcripts(&dir, &mut files);
     assert!(
         files.len() > 100,
         "expected the 215-file corpus, found {}",

@@ -13,8 +13,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ArchiveError, IoContext, Result};
-use crate::layout::{Kind, read_optional, write_file_atomic};
+use crate::layout::{Kind, read_optional, write_file, write_file_atomic};
 use crate::meta::SessionMeta;
+use skein_store::Durability;
 
 /// Format version of checkpoints, meta files and the index.
 pub const FORMAT: u32 = 1;
@@ -153,16 +154,7 @@ impl Checkpoint {
     /// fsync: for replacing an existing checkpoint when losing the rename on power loss is
     /// harmless (see `ingest`).
     pub(crate) fn save_without_dir_sync(&self, path: &Path) -> Result<()> {
-        use std::io::Write;
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".skein-tmp-")
-            .tempfile_in(dir)
-            .ctx(dir)?;
-        tmp.write_all(&to_json(self)).ctx(path)?;
-        tmp.as_file().sync_all().ctx(path)?;
-        tmp.persist(path).map_err(|e| e.error).ctx(path)?;
-        Ok(())
+        write_file(path, &to_json(self), Durability::NoDirSync)
     }
 
     /// All files of this key, current first.

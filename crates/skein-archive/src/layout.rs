@@ -11,6 +11,7 @@
 //! DIR/archive-index.json
 //! ```
 
+use skein_store::Durability;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -225,16 +226,23 @@ pub(crate) fn lock(path: &Path, timeout: std::time::Duration) -> Result<skein_st
     Ok(skein_store::FileLock::acquire(path, timeout)?)
 }
 
-/// Atomically replaces `path` with `bytes` (mode 0600), creating the parent directory if needed.
+/// Atomically and durably replaces `path` with `bytes` (mode 0600), creating the parent
+/// directory if needed.
 pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
     if let Some(parent) = path.parent() {
         ensure_dir(parent)?;
     }
+    write_file(path, bytes, Durability::Full)
+}
+
+/// Replaces `path` with `bytes` (mode 0600) in an existing directory, with the fsyncs
+/// `durability` asks for.
+pub(crate) fn write_file(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
+    use std::io::Write;
     let mut f = skein_store::AtomicFile::create(path).ctx(path)?;
     f.set_mode(0o600).ctx(path)?;
     f.write_all(bytes).ctx(path)?;
-    f.commit().ctx(path)
+    f.commit_with(durability).ctx(path)
 }
 
 /// A committed JSON state file (`*.json`, not an atomic-write temp file).
@@ -250,23 +258,8 @@ pub(crate) fn is_json_state(p: &Path) -> bool {
 /// see the old or the new file; after a power loss the file may be stale or empty, which
 /// `verify` reports and the next ingest or `recover_all` repairs.
 pub(crate) fn write_file_lazy(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    ensure_dir(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".skein-tmp-")
-        .tempfile_in(dir)
-        .ctx(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(fs::Permissions::from_mode(0o600))
-            .ctx(path)?;
-    }
-    tmp.write_all(bytes).ctx(path)?;
-    tmp.persist(path).map_err(|e| e.error).ctx(path)?;
-    Ok(())
+    ensure_dir(path.parent().unwrap_or(Path::new(".")))?;
+    write_file(path, bytes, Durability::RenameOnly)
 }
 
 /// Reads a file, mapping "not found" to `None`.

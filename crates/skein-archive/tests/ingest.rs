@@ -12,9 +12,7 @@ use skein_archive::{
 
 #[test]
 fn two_appends_make_one_file_with_two_frames() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (_dir, src, root, a) = scratch();
     let kind = main_kind("0b4c6f9e-1d2a-4e5f-8a9b-0c1d2e3f4a5b");
     let first = lines(0..50);
     append(&src, &first);
@@ -39,8 +37,7 @@ fn two_appends_make_one_file_with_two_frames() {
     let all = format!("{first}{second}");
     assert_eq!(decode_whole(&path), all.as_bytes());
     assert_eq!(read_archived(&path).expect("read"), all.as_bytes());
-    let ck = a.checkpoint(&kind).expect("ck").expect("exists");
-    let cur = ck.current.expect("current");
+    let cur = current(&a, &kind);
     assert_eq!(
         (cur.frames, cur.lines, cur.source.offset),
         (2, 80, all.len() as u64)
@@ -53,9 +50,7 @@ fn two_appends_make_one_file_with_two_frames() {
 
 #[test]
 fn rerun_with_nothing_new_changes_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (_dir, src, root, a) = scratch();
     let kind = sub_kind("sess-1", "a1b2c3d", "Explore");
     append(&src, &lines(0..20));
     let r = ingest(&a, &src, &kind).expect("first");
@@ -92,9 +87,7 @@ fn rerun_with_nothing_new_changes_nothing() {
 
 #[test]
 fn torn_last_line_waits_for_its_newline() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (dir, src, _root, a) = scratch();
     let kind = main_kind("s1");
     let whole = lines(0..10);
     append(&src, &whole);
@@ -126,9 +119,7 @@ fn torn_last_line_waits_for_its_newline() {
 
 #[test]
 fn rewritten_sources_become_new_versions_never_merged() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (dir, src, root, a) = scratch();
     let kind = main_kind("s1");
     let v1 = lines(0..30);
     append(&src, &v1);
@@ -187,9 +178,7 @@ fn rewritten_sources_become_new_versions_never_merged() {
 
 #[test]
 fn torn_frame_from_a_crash_is_truncated_before_appending() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (_dir, src, root, a) = scratch();
     let kind = main_kind("s1");
     append(&src, &lines(0..10));
     let path = archive_path(&ingest(&a, &src, &kind).expect("first"));
@@ -214,9 +203,7 @@ fn torn_frame_from_a_crash_is_truncated_before_appending() {
 
 #[test]
 fn transform_rewrites_lines_and_checkpoint_counts_source_bytes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (_dir, src, root, a) = scratch();
     let kind = main_kind("s1");
     let text = "{\"k\":\"sk-ant-SECRET\"}\n{\"drop\":1}\n{\"k\":\"plain\"}\n";
     append(&src, text);
@@ -242,12 +229,7 @@ fn transform_rewrites_lines_and_checkpoint_counts_source_bytes() {
         read_archived(&archive_path(&r)).expect("read"),
         b"{\"k\":\"[REDACTED]\"}\n{\"k\":\"plain\"}\n"
     );
-    let cur = a
-        .checkpoint(&kind)
-        .expect("ck")
-        .expect("ck")
-        .current
-        .expect("cur");
+    let cur = current(&a, &kind);
     assert_eq!(cur.source.offset, text.len() as u64);
     assert_eq!(cur.meta.cwd.as_deref(), Some("/home/me/proj"));
     // Nothing new: the transform is not consulted and nothing changes.
@@ -259,9 +241,7 @@ fn transform_rewrites_lines_and_checkpoint_counts_source_bytes() {
 
 #[test]
 fn malicious_ids_are_refused_and_nothing_escapes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (dir, src, root, a) = scratch();
     append(&src, &lines(0..3));
     for kind in [
         main_kind("../../escape"),
@@ -288,9 +268,7 @@ fn malicious_ids_are_refused_and_nothing_escapes() {
 #[test]
 fn directories_are_0700_and_files_0600() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (_dir, src, root, a) = scratch();
     append(&src, &lines(0..3));
     ingest(&a, &src, &main_kind("s1")).expect("main");
     ingest(&a, &src, &sub_kind("s1", "a1", "Plan")).expect("sub");
@@ -315,9 +293,7 @@ fn directories_are_0700_and_files_0600() {
 
 #[test]
 fn meta_update_without_new_lines_touches_only_state() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (_dir, src, root, a) = scratch();
     let kind = main_kind("s1");
     append(&src, &lines(0..3));
     let path = archive_path(&ingest(&a, &src, &kind).expect("first"));
@@ -334,12 +310,7 @@ fn meta_update_without_new_lines_touches_only_state() {
     };
     assert!(!a.ingest(&req, None).expect("meta").changed());
     assert_eq!(fs::read(&path).expect("read"), before);
-    let cur = a
-        .checkpoint(&kind)
-        .expect("ck")
-        .expect("ck")
-        .current
-        .expect("cur");
+    let cur = current(&a, &kind);
     assert_eq!(cur.meta, meta);
     assert!(verify(&root).expect("verify").issues.is_empty());
 }
@@ -370,12 +341,7 @@ fn injected_clock_stamps_the_bookkeeping() {
         )
         .expect("ingest");
     assert!(r.archive_path.is_some());
-    let cur = a
-        .checkpoint(&main_kind("s1"))
-        .expect("ck")
-        .expect("ck")
-        .current
-        .expect("cur");
+    let cur = current(&a, &main_kind("s1"));
     assert_eq!(
         (cur.created_unix, cur.updated_unix),
         (1_767_621_802, 1_767_621_802)

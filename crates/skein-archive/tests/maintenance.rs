@@ -15,9 +15,7 @@ const DAY: i64 = 86_400;
 
 #[test]
 fn verify_catches_corruption_and_meta_and_index_disagreement() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (_dir, src, root, a) = scratch();
     append(&src, &lines(0..400));
     let p1 = archive_path(&ingest(&a, &src, &main_kind("s1")).expect("s1"));
     let p2 = archive_path(&ingest(&a, &src, &sub_kind("s1", "a1", "Explore")).expect("a1"));
@@ -104,9 +102,7 @@ fn verify_catches_corruption_and_meta_and_index_disagreement() {
 
 #[test]
 fn retention_never_deletes_the_only_copy() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (dir, src, root, a) = scratch();
     // s1: v1 = lines 0..10; v2 (new inode) = lines 0..20 ⊇ v1 → v1 is redundant.
     let s1 = main_kind("s1");
     append(&src, &lines(0..10));
@@ -172,9 +168,7 @@ fn retention_never_deletes_the_only_copy() {
 
 #[test]
 fn compact_recompresses_cold_files_and_appends_continue() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-    let a = open(&root);
+    let (_dir, src, root, a) = scratch();
     let kind = main_kind("s1");
     for k in 0..5 {
         append(&src, &lines(k * 100..(k + 1) * 100));

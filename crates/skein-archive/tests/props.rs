@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{append, count_frames, decode_whole, ingest, main_kind, open};
+use common::{append, count_frames, decode_whole, ingest, main_kind, scratch};
 use proptest::prelude::*;
 
 proptest! {
@@ -14,9 +14,7 @@ proptest! {
     fn archive_is_always_the_complete_lines(
         pieces in prop::collection::vec((prop::collection::vec(0u8..8, 0..400), any::<bool>()), 1..12)
     ) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
-        let a = open(&root);
+        let (_dir, src, root, a) = scratch();
         let kind = main_kind("p1");
         let mut source = Vec::new();
         let mut frames_expected = 0;

@@ -12,14 +12,17 @@ impl Dag {
     /// nearest `user`/`assistant` node; prefer candidates that are not sidechain, meta or team
     /// records (falling back to all); take the one latest in file order.
     pub fn active_leaf(&self) -> Option<NodeId> {
+        self.active_leaf_without(&|_| false)
+    }
+
+    /// The active leaf the graph would have with the nodes `removed` says are taken out and
+    /// their children re-attached to the nearest kept ancestor (what the passes write): a pass
+    /// that keeps "the active branch" must keep the branch its own output will call active.
+    pub fn active_leaf_without(&self, removed: &dyn Fn(NodeId) -> bool) -> Option<NodeId> {
         let mut seen = FxHashSet::default();
         let mut candidates = Vec::new();
-        for n in self.nodes() {
-            if !self.kind(n).is_chain() || self.children(n).iter().any(|&c| self.kind(c).is_chain())
-            {
-                continue;
-            }
-            if let Some(c) = self.nearest_message(n)
+        for n in self.terminals_without(removed) {
+            if let Some(c) = self.nearest_message(n, removed)
                 && seen.insert(c)
             {
                 candidates.push(c);
@@ -33,12 +36,44 @@ impl Dag {
         preferred.or_else(|| candidates.into_iter().max_by_key(|&c| self.line(c)))
     }
 
-    /// From `n` (included) up to the first `user`/`assistant` node, guarding against cycles.
-    fn nearest_message(&self, n: NodeId) -> Option<NodeId> {
+    /// Chain-type nodes without chain-type children, in file order, with the nodes `removed`
+    /// says are taken out (a removed child's children count as children of its parent).
+    pub fn terminals_without(&self, removed: &dyn Fn(NodeId) -> bool) -> Vec<NodeId> {
+        self.nodes()
+            .filter(|&n| {
+                !removed(n) && self.kind(n).is_chain() && !self.kept_chain_below(n, removed)
+            })
+            .collect()
+    }
+
+    /// Whether a kept chain-type node hangs below `n`, looking through removed nodes only.
+    fn kept_chain_below(&self, n: NodeId, removed: &dyn Fn(NodeId) -> bool) -> bool {
+        let children = self.children(n);
+        if !children.iter().any(|&c| removed(c)) {
+            // The common case (and the only one when nothing is removed): no allocation.
+            return children.iter().any(|&c| self.kind(c).is_chain());
+        }
+        let mut stack: Vec<NodeId> = children.to_vec();
+        let mut through: FxHashSet<NodeId> = FxHashSet::default();
+        while let Some(c) = stack.pop() {
+            if !removed(c) {
+                if self.kind(c).is_chain() {
+                    return true;
+                }
+            } else if through.insert(c) {
+                stack.extend_from_slice(self.children(c));
+            }
+        }
+        false
+    }
+
+    /// From `n` (included) up to the first kept `user`/`assistant` node, guarding against
+    /// cycles.
+    fn nearest_message(&self, n: NodeId, removed: &dyn Fn(NodeId) -> bool) -> Option<NodeId> {
         let mut visited = FxHashSet::default();
         let mut cur = n;
         loop {
-            if self.kind(cur).is_message() {
+            if self.kind(cur).is_message() && !removed(cur) {
                 return Some(cur);
             }
             if !visited.insert(cur) {

@@ -163,3 +163,28 @@ fn parallel_tool_repair_reattaches_siblings_and_results() {
         .collect();
     assert_eq!(fixed, ["u", "a1", "r1", "a2", "r2", "n"]);
 }
+
+/// With nodes taken out, the leaf is the one the remaining graph has: a trailing progress
+/// record that made its parent a terminal no longer does, and a removed message is never a
+/// candidate (the walk goes on to the next kept one).
+#[test]
+fn active_leaf_without_removed_nodes() {
+    // `b` is the latest terminal's message only through progress `p`; once `p` is gone, the
+    // rewound branch ending at `y` (earlier) and `d` (whose only child is meta) compete.
+    let spec = "a u; x u <-a; y a <-x; b u <-a; p p <-b; c a <-b; d um <-c";
+    let d = build(spec);
+    let name = |n: Option<skein_graph::NodeId>| n.map(|l| d.uuid(l).to_owned());
+    assert_eq!(name(d.active_leaf()), Some("b".to_owned()));
+    let p = d.nodes().find(|&n| d.uuid(n) == "p").expect("p");
+    assert_eq!(
+        name(d.active_leaf_without(&|n| n == p)),
+        Some("y".to_owned())
+    );
+    let y = d.nodes().find(|&n| d.uuid(n) == "y").expect("y");
+    // Removing `y` as well: its parent `x` becomes the terminal message.
+    assert_eq!(
+        name(d.active_leaf_without(&|n| n == p || n == y)),
+        Some("x".to_owned())
+    );
+    assert_eq!(d.active_leaf_without(&|_| false), d.active_leaf());
+}

@@ -10,14 +10,14 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use skein_store::FileLock;
+use skein_store::{Durability, FileLock, write_atomic_with};
 
-use crate::state::{StateError, read_json};
+use crate::state::{StateError, io_at, read_json};
 
 /// Bytes before the offset that are hashed to recognise the same content.
 pub const TAIL_BYTES: u64 = 4096;
@@ -178,10 +178,7 @@ impl TranscriptCheckpoints {
         timeout: Duration,
     ) -> Result<Self, StateError> {
         let dir = state_root.join("checkpoints");
-        fs::create_dir_all(&dir).map_err(|source| StateError::Io {
-            path: dir.clone(),
-            source,
-        })?;
+        fs::create_dir_all(&dir).map_err(io_at(&dir))?;
         let key = format!("{:016x}", fnv1a(transcript.as_os_str().as_encoded_bytes()));
         let lock = FileLock::acquire(dir.join(format!("{key}.lock")), timeout)?;
         let file = dir.join(format!("{key}.json"));
@@ -210,28 +207,19 @@ impl TranscriptCheckpoints {
         }
     }
 
-    /// Writes the checkpoints back if any changed: atomically (temp file + rename) but without
-    /// fsync, because Stop runs after every turn. After a crash a checkpoint can only be stale
-    /// or unreadable, which makes the passes redo work, never skip it.
+    /// Writes the checkpoints back if any changed: atomically but without fsync
+    /// ([`Durability::RenameOnly`]), because Stop runs after every turn. After a crash a
+    /// checkpoint can only be stale or unreadable, which makes the passes redo work, never
+    /// skip it.
     pub fn save(&mut self) -> Result<(), StateError> {
         if !self.dirty {
             return Ok(());
         }
-        let io_err = |source| StateError::Io {
-            path: self.file.clone(),
-            source,
-        };
         let bytes = serde_json::to_vec(&self.data).map_err(|source| StateError::Corrupt {
             path: self.file.clone(),
             source,
         })?;
-        let dir = self.file.parent().unwrap_or(Path::new("."));
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".skein-tmp-")
-            .tempfile_in(dir)
-            .map_err(io_err)?;
-        tmp.write_all(&bytes).map_err(io_err)?;
-        tmp.persist(&self.file).map_err(|e| io_err(e.error))?;
+        write_atomic_with(&self.file, &bytes, Durability::RenameOnly).map_err(io_at(&self.file))?;
         self.dirty = false;
         Ok(())
     }

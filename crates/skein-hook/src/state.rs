@@ -158,7 +158,7 @@ pub enum StateError {
     BadId(#[from] NameError),
 }
 
-fn io_at(path: &Path) -> impl FnOnce(io::Error) -> StateError + '_ {
+pub(crate) fn io_at(path: &Path) -> impl FnOnce(io::Error) -> StateError + '_ {
     move |source| StateError::Io {
         path: path.to_owned(),
         source,

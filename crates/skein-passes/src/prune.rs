@@ -263,10 +263,10 @@ enum Reason {
     BeforeCompaction,
 }
 
-/// The last compaction boundary on the active branch.
-fn last_compaction(t: &Transcript<'_>) -> Option<NodeId> {
+/// The last compaction boundary on the active branch (as it is once `removed` is gone).
+fn last_compaction(t: &Transcript<'_>, removed: &NodeSet) -> Option<NodeId> {
     let dag = t.dag();
-    let leaf = structure::main_leaf(t)?;
+    let leaf = structure::main_leaf(t, removed)?;
     dag.path_to_root(leaf)
         .into_iter()
         .find(|&n| dag.is_compact_boundary(n))
@@ -308,6 +308,17 @@ fn only_thinking(rec: &Record) -> bool {
 }
 
 /// Gives every line of the nodes in `set` the reason `why` (unless it has one).
+/// The nodes all of whose lines `reason` removes.
+fn removed_nodes(t: &Transcript<'_>, reason: &[Option<Reason>]) -> NodeSet {
+    t.dag()
+        .nodes()
+        .map(|n| {
+            let lines = t.node_lines(n);
+            !lines.is_empty() && lines.iter().all(|&l| reason[l].is_some())
+        })
+        .collect()
+}
+
 fn mark_nodes(t: &Transcript<'_>, set: &NodeSet, why: Reason, reason: &mut [Option<Reason>]) {
     for node in t.dag().nodes().filter(|n| set[n.0 as usize]) {
         for &l in t.node_lines(node) {
@@ -339,7 +350,7 @@ pub fn prune_transcript(t: &Transcript<'_>, o: &PruneOptions) -> (Vec<u8>, Prune
         };
     }
     if o.before_last_compaction
-        && let Some(b) = last_compaction(t)
+        && let Some(b) = last_compaction(t, &removed_nodes(t, &reason))
     {
         let below = structure::descendants(t, b);
         let preserved = preserved_segment(t, b);
@@ -354,7 +365,10 @@ pub fn prune_transcript(t: &Transcript<'_>, o: &PruneOptions) -> (Vec<u8>, Prune
             .collect();
         mark_nodes(t, &before, Reason::BeforeCompaction, &mut reason);
     }
-    let leaves = structure::leaves(t);
+    // The leaves as they will be in the output: records removed by the rules above may be the
+    // terminals that made a branch active (a trailing `progress` record, say).
+    let removed = removed_nodes(t, &reason);
+    let leaves = structure::leaves(t, &removed);
     if o.off_branch {
         // Thinking-only records this run removes (the leaves are always kept).
         let leaving: NodeSet = t
@@ -362,7 +376,7 @@ pub fn prune_transcript(t: &Transcript<'_>, o: &PruneOptions) -> (Vec<u8>, Prune
             .nodes()
             .map(|n| o.thinking && !leaves.contains(&n) && only_thinking(t.node_record(n)))
             .collect();
-        let keep = structure::main_line(t, true, Some(&leaving));
+        let keep = structure::main_line(t, true, Some(&leaving), &removed);
         let gone = structure::abandoned(t, &keep);
         mark_nodes(t, &gone, Reason::OffBranch, &mut reason);
     }

@@ -231,12 +231,12 @@ pub fn snapshot_transcript(
     options: &SnapshotOptions,
 ) -> Result<(Vec<u8>, SnapshotReport), Error> {
     let dag = t.dag();
-    let leaf = structure::main_leaf(t).ok_or(Error::NoActiveBranch)?;
+    let leaf = structure::main_leaf(t, &structure::NodeSet::new()).ok_or(Error::NoActiveBranch)?;
     let mut path = dag.history_to_root(leaf);
     path.reverse();
     let on_path: FxIndex = FxIndex::new(&path, dag.len());
     let mut s = find_start(t, &path, &options.start)?;
-    let main = structure::main_line(t, true, None);
+    let main = structure::main_line(t, true, None, &structure::NodeSet::new());
     let gone = structure::abandoned(t, &main);
 
     // Where each tool call is, to pull the start back over results whose call precedes it.
@@ -260,17 +260,17 @@ pub fn snapshot_transcript(
         }
         // Inline sidechains (old builds) started after the start.
         let start_line = dag.line(start);
-        for r in dag.nodes() {
-            if dag.parent_node(r).is_none()
-                && dag.is_sidechain(r)
-                && dag.line(r) > start_line
-                && !sel[r.0 as usize]
-            {
-                let below = structure::descendants(t, r);
-                for (i, b) in below.iter().enumerate() {
-                    sel[i] |= *b;
-                }
-            }
+        let roots = dag
+            .nodes()
+            .filter(|&r| {
+                dag.parent_node(r).is_none()
+                    && dag.is_sidechain(r)
+                    && dag.line(r) > start_line
+                    && !sel[r.0 as usize]
+            })
+            .collect();
+        for (i, b) in structure::subtrees(t, roots).iter().enumerate() {
+            sel[i] |= *b;
         }
         let earliest = dag
             .nodes()

@@ -40,11 +40,16 @@ impl NodeTools for Hiding<'_, '_> {
 /// Nodes in `leaving` (records another rule removes) do not pull in the lines that share
 /// their `message.id`: once they are gone nothing would, and the result must not depend on
 /// whether the pass runs once or twice.
-pub(crate) fn main_line(t: &Transcript<'_>, bridge: bool, leaving: Option<&NodeSet>) -> NodeSet {
+pub(crate) fn main_line(
+    t: &Transcript<'_>,
+    bridge: bool,
+    leaving: Option<&NodeSet>,
+    removed: &NodeSet,
+) -> NodeSet {
     let dag = t.dag();
     let mut keep = vec![false; dag.len()];
     let tools = Hiding { t, hidden: leaving };
-    for leaf in leaves(t) {
+    for leaf in leaves(t, removed) {
         let mut path = if bridge {
             dag.history_to_root(leaf)
         } else {
@@ -63,21 +68,20 @@ pub(crate) fn main_line(t: &Transcript<'_>, bridge: bool, leaving: Option<&NodeS
 /// main-conversation message. The SDK stops at the first user/assistant record and then
 /// prefers non-meta candidates, so a hook-feedback record at the end of a session hides the
 /// last answer and an older record wins; this one finds the last answer. Falls back to the
-/// SDK's leaf when no terminal reaches a main message.
-pub(crate) fn main_leaf(t: &Transcript<'_>) -> Option<NodeId> {
+/// SDK's leaf when no terminal reaches a main message. Both as they will be once the nodes in
+/// `removed` are gone.
+pub(crate) fn main_leaf(t: &Transcript<'_>, removed: &NodeSet) -> Option<NodeId> {
     let dag = t.dag();
+    let gone = |n: NodeId| removed.get(n.0 as usize).copied().unwrap_or(false);
     let mut best: Option<NodeId> = None;
-    for n in dag.nodes() {
-        if !dag.kind(n).is_chain() || dag.children(n).iter().any(|&c| dag.kind(c).is_chain()) {
-            continue;
-        }
+    for n in dag.terminals_without(&gone) {
         let mut seen = rustc_hash::FxHashSet::default();
         let mut cur = Some(n);
         while let Some(c) = cur {
             if !seen.insert(c) {
                 break;
             }
-            if t.is_main_message(c) {
+            if t.is_main_message(c) && !gone(c) {
                 if best.is_none_or(|b| dag.line(c) > dag.line(b)) {
                     best = Some(c);
                 }
@@ -86,13 +90,15 @@ pub(crate) fn main_leaf(t: &Transcript<'_>) -> Option<NodeId> {
             cur = dag.parent_node(c);
         }
     }
-    best.or_else(|| dag.active_leaf())
+    best.or_else(|| dag.active_leaf_without(&gone))
 }
 
-/// The SDK's active leaf and [`main_leaf`] (once when they agree).
-pub(crate) fn leaves(t: &Transcript<'_>) -> Vec<NodeId> {
-    let mut v: Vec<NodeId> = t.dag().active_leaf().into_iter().collect();
-    if let Some(m) = main_leaf(t)
+/// The SDK's active leaf and [`main_leaf`] (once when they agree), both as they will be once
+/// the nodes in `removed` are gone, so that a pass keeps the branches its output calls active.
+pub(crate) fn leaves(t: &Transcript<'_>, removed: &NodeSet) -> Vec<NodeId> {
+    let gone = |n: NodeId| removed.get(n.0 as usize).copied().unwrap_or(false);
+    let mut v: Vec<NodeId> = t.dag().active_leaf_without(&gone).into_iter().collect();
+    if let Some(m) = main_leaf(t, removed)
         && !v.contains(&m)
     {
         v.push(m);
@@ -128,8 +134,7 @@ fn holds_message(t: &Transcript<'_>) -> NodeSet {
 pub(crate) fn abandoned(t: &Transcript<'_>, keep: &NodeSet) -> NodeSet {
     let dag = t.dag();
     let has = holds_message(t);
-    let mut out = vec![false; dag.len()];
-    let mut stack: Vec<NodeId> = dag
+    let forks = dag
         .nodes()
         .filter(|&n| {
             !keep[n.0 as usize]
@@ -137,20 +142,19 @@ pub(crate) fn abandoned(t: &Transcript<'_>, keep: &NodeSet) -> NodeSet {
                 && dag.parent_node(n).is_some_and(|p| keep[p.0 as usize])
         })
         .collect();
-    while let Some(n) = stack.pop() {
-        if std::mem::replace(&mut out[n.0 as usize], true) {
-            continue;
-        }
-        stack.extend(dag.children(n).iter().copied());
-    }
-    out
+    subtrees(t, forks)
 }
 
 /// `root` and everything below it.
 pub(crate) fn descendants(t: &Transcript<'_>, root: NodeId) -> NodeSet {
+    subtrees(t, vec![root])
+}
+
+/// The nodes in `roots` and everything below them.
+pub(crate) fn subtrees(t: &Transcript<'_>, roots: Vec<NodeId>) -> NodeSet {
+    let mut stack = roots;
     let dag = t.dag();
     let mut out = vec![false; dag.len()];
-    let mut stack = vec![root];
     while let Some(n) = stack.pop() {
         if std::mem::replace(&mut out[n.0 as usize], true) {
             continue;

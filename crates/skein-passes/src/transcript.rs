@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
-use skein_core::{Content, LineSource, Parser, SliceLines};
+use skein_core::{Content, Envelope, LineSource, Parser, SliceLines};
 use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeKind, NodeTools};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -260,6 +260,122 @@ fn string_of(v: Option<serde_json::Value>) -> Option<Box<str>> {
     }
 }
 
+impl Record {
+    /// The facts of one parsed record line (`text` is the line, for the byte searches and the
+    /// metadata fields); ids are interned into `ids`.
+    fn read(env: &Envelope<'_>, text: &[u8], ids: &mut Interner) -> Self {
+        let kind = RecordKind::from_type(env.kind.get());
+        let mut rec = Record {
+            kind,
+            compact_boundary: kind == RecordKind::System
+                && env.subtype.get() == Some("compact_boundary"),
+            uuid: env.uuid.get().map(Into::into),
+            parent: env.parent_uuid.get().map(Into::into),
+            logical_parent: env.logical_parent_uuid.get().map(Into::into),
+            leaf_uuid: None,
+            message_ref: None,
+            timestamp: env.timestamp.get().map(Into::into),
+            sidechain: env.is_sidechain.0,
+            meta: env.is_meta.0,
+            compact_summary: env.is_compact_summary.0,
+            team: env.team_name.get().is_some_and(|t| !t.is_empty()),
+            message_id: None,
+            tool_uses: Vec::new(),
+            tool_results: Vec::new(),
+            spawns: Vec::new(),
+            agent_refs: Vec::new(),
+            thinking_blocks: 0,
+            other_blocks: 0,
+            max_result_bytes: 0,
+            prompt: false,
+            steering: false,
+            has_tool_use_result: memchr::memmem::find(text, b"\"toolUseResult\"").is_some(),
+            has_base64: memchr::memmem::find(text, b"\"base64\"").is_some(),
+        };
+        if let Some(a) = env
+            .tool_use_result
+            .0
+            .as_ref()
+            .and_then(|t| t.agent_id.get())
+        {
+            rec.agent_refs.push(a.into());
+        }
+        if let Some(m) = env.message.0.as_ref() {
+            if kind == RecordKind::Assistant {
+                rec.message_id = m.id.get().map(|id| ids.intern(id));
+            }
+            let mut has_text = false;
+            let mut first_text: Option<&str> = None;
+            if let Content::Text(s) = &m.content {
+                has_text = true;
+                first_text = s.get();
+            }
+            for b in m.content.blocks() {
+                match b.kind() {
+                    Some("thinking" | "redacted_thinking") => {
+                        rec.thinking_blocks += 1;
+                        continue;
+                    }
+                    Some("tool_use" | "server_tool_use") => {
+                        if let Some(id) = b.id.get() {
+                            let i = ids.intern(id);
+                            rec.tool_uses.push(i);
+                            if matches!(b.name.get(), Some("Task" | "Agent")) {
+                                rec.spawns.push(i);
+                            }
+                        }
+                    }
+                    Some("tool_result") => {
+                        if let Some(id) = b.tool_use_id.get() {
+                            rec.tool_results.push(ids.intern(id));
+                        }
+                        rec.max_result_bytes = rec.max_result_bytes.max(b.content.0);
+                    }
+                    Some("text") => {
+                        has_text = true;
+                        if first_text.is_none() {
+                            first_text = b.text.get();
+                        }
+                    }
+                    _ => {}
+                }
+                rec.other_blocks += 1;
+            }
+            rec.prompt = kind == RecordKind::User
+                && has_text
+                && rec.tool_results.is_empty()
+                && !rec.meta
+                && !rec.compact_summary
+                && !rec.sidechain
+                && !rec.team
+                && first_text.is_some_and(is_prompt_text);
+            if kind == RecordKind::User && !rec.tool_results.is_empty() {
+                agent_ids_in_text(text, &mut rec.agent_refs);
+            }
+        }
+        if matches!(
+            kind,
+            RecordKind::Summary
+                | RecordKind::LastPrompt
+                | RecordKind::FileHistorySnapshot
+                | RecordKind::QueueOperation
+        ) {
+            let fields: MetaFields =
+                serde_json::from_slice(&skein_core::repair::repair_line(text)).unwrap_or_default();
+            rec.steering = kind == RecordKind::QueueOperation
+                && fields.operation.as_ref().and_then(|v| v.as_str()) == Some("remove")
+                && fields.content.as_ref().is_some_and(|c| match c {
+                    serde_json::Value::String(s) => !s.trim().is_empty(),
+                    serde_json::Value::Null => false,
+                    _ => true,
+                });
+            rec.leaf_uuid = string_of(fields.leaf_uuid);
+            rec.message_ref = string_of(fields.message_id);
+        }
+        rec
+    }
+}
+
 impl<'a> Transcript<'a> {
     /// Parses `data` (a whole transcript). Never fails: lines that are not JSON objects are
     /// classified and kept.
@@ -294,128 +410,13 @@ impl<'a> Transcript<'a> {
                 match parser.parse(line.text) {
                     Ok(parsed) => {
                         let env = &parsed.envelope;
-                        let kind = RecordKind::from_type(env.kind.get());
-                        let mut rec = Record {
-                            kind,
-                            compact_boundary: kind == RecordKind::System
-                                && env.subtype.get() == Some("compact_boundary"),
-                            uuid: env.uuid.get().map(Into::into),
-                            parent: env.parent_uuid.get().map(Into::into),
-                            logical_parent: env.logical_parent_uuid.get().map(Into::into),
-                            leaf_uuid: None,
-                            message_ref: None,
-                            timestamp: env.timestamp.get().map(Into::into),
-                            sidechain: env.is_sidechain.0,
-                            meta: env.is_meta.0,
-                            compact_summary: env.is_compact_summary.0,
-                            team: env.team_name.get().is_some_and(|t| !t.is_empty()),
-                            message_id: None,
-                            tool_uses: Vec::new(),
-                            tool_results: Vec::new(),
-                            spawns: Vec::new(),
-                            agent_refs: Vec::new(),
-                            thinking_blocks: 0,
-                            other_blocks: 0,
-                            max_result_bytes: 0,
-                            prompt: false,
-                            steering: false,
-                            has_tool_use_result: memchr::memmem::find(
-                                line.text,
-                                b"\"toolUseResult\"",
-                            )
-                            .is_some(),
-                            has_base64: memchr::memmem::find(line.text, b"\"base64\"").is_some(),
-                        };
-                        if let Some(a) = env
-                            .tool_use_result
-                            .0
-                            .as_ref()
-                            .and_then(|t| t.agent_id.get())
-                        {
-                            rec.agent_refs.push(a.into());
-                        }
-                        if let Some(m) = env.message.0.as_ref() {
-                            if kind == RecordKind::Assistant {
-                                rec.message_id = m.id.get().map(|id| ids.intern(id));
-                            }
-                            let mut has_text = false;
-                            let mut first_text: Option<&str> = None;
-                            if let Content::Text(s) = &m.content {
-                                has_text = true;
-                                first_text = s.get();
-                            }
-                            for b in m.content.blocks() {
-                                match b.kind() {
-                                    Some("thinking" | "redacted_thinking") => {
-                                        rec.thinking_blocks += 1;
-                                        continue;
-                                    }
-                                    Some("tool_use" | "server_tool_use") => {
-                                        if let Some(id) = b.id.get() {
-                                            let i = ids.intern(id);
-                                            rec.tool_uses.push(i);
-                                            if matches!(b.name.get(), Some("Task" | "Agent")) {
-                                                rec.spawns.push(i);
-                                            }
-                                        }
-                                    }
-                                    Some("tool_result") => {
-                                        if let Some(id) = b.tool_use_id.get() {
-                                            rec.tool_results.push(ids.intern(id));
-                                        }
-                                        rec.max_result_bytes =
-                                            rec.max_result_bytes.max(b.content.0);
-                                    }
-                                    Some("text") => {
-                                        has_text = true;
-                                        if first_text.is_none() {
-                                            first_text = b.text.get();
-                                        }
-                                    }
-                                    _ => {}
-                                }
-                                rec.other_blocks += 1;
-                            }
-                            rec.prompt = kind == RecordKind::User
-                                && has_text
-                                && rec.tool_results.is_empty()
-                                && !rec.meta
-                                && !rec.compact_summary
-                                && !rec.sidechain
-                                && !rec.team
-                                && first_text.is_some_and(is_prompt_text);
-                            if kind == RecordKind::User && !rec.tool_results.is_empty() {
-                                agent_ids_in_text(line.text, &mut rec.agent_refs);
-                            }
-                        }
-                        if matches!(
-                            kind,
-                            RecordKind::Summary
-                                | RecordKind::LastPrompt
-                                | RecordKind::FileHistorySnapshot
-                                | RecordKind::QueueOperation
-                        ) {
-                            let fields: MetaFields =
-                                serde_json::from_slice(&skein_core::repair::repair_line(line.text))
-                                    .unwrap_or_default();
-                            rec.steering = kind == RecordKind::QueueOperation
-                                && fields.operation.as_ref().and_then(|v| v.as_str())
-                                    == Some("remove")
-                                && fields.content.as_ref().is_some_and(|c| match c {
-                                    serde_json::Value::String(s) => !s.trim().is_empty(),
-                                    serde_json::Value::Null => false,
-                                    _ => true,
-                                });
-                            rec.leaf_uuid = string_of(fields.leaf_uuid);
-                            rec.message_ref = string_of(fields.message_id);
-                        }
+                        let rec = Record::read(env, line.text, &mut ids);
                         if let Some(uuid) = env.uuid.get() {
-                            let nk = NodeKind::from_type(env.kind.get());
                             let (node, fresh) = graph.add(&NodeInput {
                                 uuid,
                                 parent: env.parent_uuid.get(),
                                 logical_parent: env.logical_parent_uuid.get(),
-                                kind: nk,
+                                kind: NodeKind::from_type(env.kind.get()),
                                 compact_boundary: rec.compact_boundary,
                                 sidechain: rec.sidechain,
                                 meta: rec.meta,

@@ -37,18 +37,12 @@ fn is_b64(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')
 }
 
-fn rfind(h: &[u8], n: &[u8]) -> Option<usize> {
-    (0..=h.len().checked_sub(n.len())?)
-        .rev()
-        .find(|&i| &h[i..i + n.len()] == n)
-}
-
 /// `-----BEGIN … PRIVATE KEY-----` (anchor `PRIVATE KEY`) through the END line, or through
 /// the last body line when the END line is missing. Needs ≥ 32 base64 characters of body.
 pub(crate) fn pem(site: &mut Site<'_>, out: &mut Vec<(usize, usize)>) {
     let (hay, astart, aend) = (site.hay, site.s, site.e);
     let lo = astart.saturating_sub(48);
-    let Some(b) = rfind(&hay[lo..astart], b"-----BEGIN ") else {
+    let Some(b) = memchr::memmem::rfind(&hay[lo..astart], b"-----BEGIN ") else {
         return;
     };
     let begin = lo + b;

@@ -5,6 +5,8 @@
 //! applies the name and value filters of redaction.md §3.6–3.7. It works the same on raw
 //! (escaped) and on decoded text: `\"` counts as a quote, `\n` before a name is not part of it.
 
+use memchr::memmem;
+
 use crate::filters;
 use crate::named::Squashed;
 
@@ -336,12 +338,12 @@ fn name_ok(class: Class, name: &[u8]) -> bool {
         Class::Password => last_of(norm, PASSWORD),
         Class::Secret => last_of(norm, SECRET),
         Class::Token => last_of(norm, &["token"]),
-        Class::ApiKey => rfind(norm, b"key").and_then(|k| {
+        Class::ApiKey => memmem::rfind(norm, b"key").and_then(|k| {
             let head = &norm[..k];
             let head = head.strip_suffix(b"_").unwrap_or(head);
             KEY_PREFIXES
                 .iter()
-                .find(|p| ends_with(head, p.as_bytes()))
+                .find(|p| head.ends_with(p.as_bytes()))
                 .map(|p| (head.len() - p.len(), k + 3 - (head.len() - p.len())))
         }),
     };
@@ -367,22 +369,11 @@ fn name_ok(class: Class, name: &[u8]) -> bool {
     !head_stop(&norm[start..end])
 }
 
-fn ends_with(h: &[u8], n: &[u8]) -> bool {
-    h.len() >= n.len() && h[h.len() - n.len()..].iter().eq(n.iter())
-}
-
 /// The keyword of `kws` that ends last in `h`: (position, length).
 fn last_of(h: &[u8], kws: &[&str]) -> Option<(usize, usize)> {
     kws.iter()
-        .filter_map(|k| rfind(h, k.as_bytes()).map(|p| (p, k.len())))
+        .filter_map(|k| memmem::rfind(h, k.as_bytes()).map(|p| (p, k.len())))
         .max_by_key(|&(p, l)| p + l)
-}
-
-pub(crate) fn rfind(h: &[u8], n: &[u8]) -> Option<usize> {
-    let last = h.len().checked_sub(n.len())?;
-    (0..=last)
-        .rev()
-        .find(|&i| h[i] == n[0] && h[i + 1..i + n.len()].iter().eq(n[1..].iter()))
 }
 
 #[cfg(test)]

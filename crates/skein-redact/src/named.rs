@@ -3,7 +3,7 @@
 //! service's shape. They share the generic rule's identifier and value parsing.
 
 use crate::filters;
-use crate::generic::{Site, parse, rfind};
+use crate::generic::{Site, parse};
 
 /// Lower-cased name without separators (`AWS_SECRET_ACCESS_KEY` → `awssecretaccesskey`),
 /// at most 64 bytes, in a stack buffer.
@@ -28,7 +28,7 @@ impl Squashed {
         &self.buf[..self.len]
     }
     pub(crate) fn has(&self, w: &[u8]) -> bool {
-        rfind(self.get(), w).is_some()
+        memchr::memmem::find(self.get(), w).is_some()
     }
 }
 

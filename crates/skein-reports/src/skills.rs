@@ -93,9 +93,8 @@ pub fn typed_command(text: &str) -> Option<String> {
 
 /// The `input` of each `tool_use` in a raw record line, by id.
 fn inputs_in_line(text: &[u8]) -> BTreeMap<String, Value> {
-    let repaired = skein_core::repair::repair_line(text);
     let mut out = BTreeMap::new();
-    let Ok(v) = serde_json::from_slice::<Value>(&repaired) else {
+    let Some(v) = crate::show::text::parse_line(text) else {
         return out;
     };
     if let Some(blocks) = v.pointer("/message/content").and_then(Value::as_array) {

@@ -5,6 +5,22 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// How much a commit survives. Every level is atomic for readers (they see the old or the new
+/// file, never a torn one); they differ in what a power loss can undo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// fsync the file, rename, fsync the directory: the new file survives a power loss.
+    #[default]
+    Full,
+    /// fsync the file and rename, without the directory fsync: a power loss may bring the old
+    /// file back, never a torn or empty one. For state replaced often whose previous version is
+    /// still correct (a checkpoint whose data is re-done from the old offset).
+    NoDirSync,
+    /// Rename only: a power loss may leave the file stale or empty. For derived files that are
+    /// rebuilt whenever they disagree with their source.
+    RenameOnly,
+}
+
 /// A file being written that replaces `target` only when [`AtomicFile::commit`] is called.
 /// Dropping it without committing removes the temp file and leaves the target untouched.
 #[derive(Debug)]
@@ -44,11 +60,21 @@ impl AtomicFile {
     }
 
     /// Flushes, fsyncs and renames the temp file over the target, then fsyncs the directory.
-    pub fn commit(mut self) -> io::Result<()> {
+    pub fn commit(self) -> io::Result<()> {
+        self.commit_with(Durability::Full)
+    }
+
+    /// Renames the temp file over the target with the fsyncs `durability` asks for.
+    pub fn commit_with(mut self, durability: Durability) -> io::Result<()> {
         self.temp.as_file_mut().flush()?;
-        self.temp.as_file().sync_all()?;
+        if durability != Durability::RenameOnly {
+            self.temp.as_file().sync_all()?;
+        }
         self.temp.persist(&self.target).map_err(|e| e.error)?;
-        sync_dir(parent_dir(&self.target))
+        if durability == Durability::Full {
+            sync_dir(parent_dir(&self.target))?;
+        }
+        Ok(())
     }
 }
 
@@ -62,11 +88,20 @@ impl Write for AtomicFile {
     }
 }
 
-/// Replaces `target` with `bytes` atomically.
+/// Replaces `target` with `bytes` atomically and durably ([`Durability::Full`]).
 pub fn write_atomic(target: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(target, bytes, Durability::Full)
+}
+
+/// Replaces `target` with `bytes` atomically, with the fsyncs `durability` asks for.
+pub fn write_atomic_with(
+    target: impl AsRef<Path>,
+    bytes: &[u8],
+    durability: Durability,
+) -> io::Result<()> {
     let mut file = AtomicFile::create(target)?;
     file.write_all(bytes)?;
-    file.commit()
+    file.commit_with(durability)
 }
 
 /// Fsyncs a directory so a rename inside it is durable (a no-op where unsupported).
@@ -114,5 +149,24 @@ mod tests {
             })
             .count();
         assert_eq!(leftovers, 0);
+    }
+
+    #[test]
+    fn every_durability_replaces_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("state.json");
+        for (i, d) in [
+            Durability::Full,
+            Durability::NoDirSync,
+            Durability::RenameOnly,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let bytes = format!("v{i}");
+            write_atomic_with(&target, bytes.as_bytes(), d).expect("write");
+            assert_eq!(fs::read(&target).expect("read"), bytes.as_bytes());
+        }
+        assert_eq!(fs::read_dir(dir.path()).expect("read_dir").count(), 1);
     }
 }

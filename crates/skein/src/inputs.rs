@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use skein_core::lines::DEFAULT_BLOCK;
 use skein_core::{LineSource, Parser, ReadLines, SliceLines};
-use skein_store::{Input, InputMode, expand_paths, open_input};
+use skein_store::{Input, InputMode, expand_paths, is_transcript_name, open_input};
 
 /// Makes every command read `.zst` files through the archive's reader: plain zstd files decode
 /// as before, and files of a skein archive are read up to their committed length, with the
@@ -29,6 +29,31 @@ fn open_zst(path: &Path) -> std::io::Result<Box<dyn std::io::Read + Send>> {
         }
         other => std::io::Error::other(other.to_string()),
     })
+}
+
+/// A transcript file name without its `.jsonl.zst` or `.jsonl` extension.
+pub(crate) fn transcript_stem(name: &str) -> Option<&str> {
+    name.strip_suffix(".jsonl.zst")
+        .or_else(|| name.strip_suffix(".jsonl"))
+}
+
+/// The legacy `agent-*.jsonl[.zst]` transcripts directly in `dir`, sorted (none when it cannot
+/// be listed).
+pub(crate) fn legacy_agent_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut legacy: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
+                && is_transcript_name(p)
+        })
+        .collect();
+    legacy.sort();
+    legacy
 }
 
 thread_local! {

@@ -29,33 +29,84 @@ pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Renders rows as an aligned text table.
-pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+/// Column alignment in a text table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Align {
+    Left,
+    Right,
+}
+
+/// The widths and alignments of a text table's columns, fitted to its header and rows.
+pub(crate) struct Columns {
+    widths: Vec<usize>,
+    align: Vec<Align>,
+}
+
+impl Columns {
+    pub(crate) fn fit(headers: &[&str], align: &[Align], rows: &[Vec<String>]) -> Self {
+        let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+        for row in rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        Self {
+            widths,
+            align: align.to_vec(),
         }
     }
-    let mut out = String::new();
-    let mut line = |cells: &mut dyn Iterator<Item = &str>| {
+
+    /// One line: the cells padded to their columns, two spaces apart, without trailing blanks.
+    pub(crate) fn line<'a>(&self, cells: impl IntoIterator<Item = &'a str>) -> String {
         let parts: Vec<String> = cells
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (c, &w))| {
-                if i == 0 {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
+            .into_iter()
+            .zip(self.widths.iter().zip(&self.align))
+            .map(|(c, (&w, a))| match a {
+                Align::Left => format!("{c:<w$}"),
+                Align::Right => format!("{c:>w$}"),
             })
             .collect();
-        out.push_str(parts.join("  ").trim_end());
-        out.push('\n');
-    };
-    line(&mut headers.iter().copied());
+        let mut s = parts.join("  ").trim_end().to_owned();
+        s.push('\n');
+        s
+    }
+
+    /// A line of dashes as wide as each column.
+    pub(crate) fn rule(&self) -> String {
+        let dashes: Vec<String> = self.widths.iter().map(|&w| "-".repeat(w)).collect();
+        self.line(dashes.iter().map(String::as_str))
+    }
+}
+
+/// Renders rows as a text table with per-column alignment.
+pub(crate) fn aligned_table(headers: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {
+    let columns = Columns::fit(headers, align, rows);
+    let mut out = columns.line(headers.iter().copied());
     for row in rows {
-        line(&mut row.iter().map(String::as_str));
+        out.push_str(&columns.line(row.iter().map(String::as_str)));
     }
     out
+}
+
+/// Renders rows as a text table: the first column left-aligned, the others right-aligned.
+pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let align: Vec<Align> = (0..headers.len())
+        .map(|i| if i == 0 { Align::Left } else { Align::Right })
+        .collect();
+    aligned_table(headers, &align, rows)
+}
+
+/// A table cell for an optional value: the value, or `-`.
+pub(crate) fn or_dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+/// A table cell for an optional fraction: `12.5%`, or `-`.
+pub(crate) fn percent(fraction: Option<f64>) -> String {
+    or_dash(fraction.map(|r| format!("{:.1}%", r * 100.0)))
+}
+
+/// The first 8 characters of an id, for a table.
+pub(crate) fn short_id(id: &str) -> String {
+    id.chars().take(8).collect()
 }

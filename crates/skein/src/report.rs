@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::mpsc;
 
 use anyhow::{Context, Result, bail};
@@ -16,12 +17,13 @@ use serde::Serialize;
 use skein_core::Parser;
 use skein_reports::dates::{DateRange, Day};
 use skein_sessions::{SessionFiles, discover};
+use skein_store::InputError;
 
 use crate::cli::Format;
-use crate::output::{choose_format, error_line, table};
+use crate::output::{Align, aligned_table, choose_format, error_line, table};
 
 /// Arguments shared by the reports.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ReportArgs {
     /// Transcript files or directories (default: `$CLAUDE_CONFIG_DIR/projects`, else
     /// `~/.claude/projects` and `~/.config/claude/projects`).
@@ -101,6 +103,12 @@ impl ReportArgs {
     /// The sessions to report on, after the project and glob filters. Unreadable paths are
     /// reported on stderr; `Ok(false)` in the second field says some were.
     pub(crate) fn sessions(&self) -> Result<(Vec<SessionFiles>, bool)> {
+        let (sessions, errors) = self.sessions_and_errors()?;
+        Ok((sessions, errors.is_empty()))
+    }
+
+    /// [`ReportArgs::sessions`], with the paths that could not be read.
+    pub(crate) fn sessions_and_errors(&self) -> Result<(Vec<SessionFiles>, Vec<InputError>)> {
         let roots = if self.paths.is_empty() {
             let roots = default_roots();
             if roots.is_empty() {
@@ -135,7 +143,7 @@ impl ReportArgs {
                 sessions.push(s);
             }
         }
-        Ok((sessions, found.errors.is_empty()))
+        Ok((sessions, found.errors))
     }
 
     fn progress(&self, len: usize) -> ProgressBar {
@@ -198,6 +206,103 @@ impl ReportArgs {
         });
         bar.finish_and_clear();
         outcome.map(|()| ok)
+    }
+
+    /// [`ReportArgs::for_each_session`] for jobs that return rows: `each` gets every row, in
+    /// session order.
+    pub(crate) fn for_each_row<T: Send>(
+        &self,
+        sessions: &[SessionFiles],
+        job: impl Fn(&SessionFiles, &mut Parser) -> Result<Vec<T>> + Sync,
+        mut each: impl FnMut(T) -> Result<()>,
+    ) -> Result<bool> {
+        self.for_each_session(sessions, job, |_, rows| {
+            rows.into_iter().try_for_each(&mut each)
+        })
+    }
+
+    /// Writes every row of every session as it comes (see [`RowWriter`]); a table gets
+    /// `columns` and the cells `cells` makes.
+    pub(crate) fn stream_rows<T: Serialize + Send>(
+        &self,
+        sessions: &[SessionFiles],
+        columns: &[(&str, Align)],
+        job: impl Fn(&SessionFiles, &mut Parser) -> Result<Vec<T>> + Sync,
+        cells: impl Fn(&T) -> Vec<String>,
+    ) -> Result<bool> {
+        let stdout = std::io::stdout();
+        let mut w = RowWriter::new(self.format(), std::io::BufWriter::new(stdout.lock()));
+        let ok = self.for_each_row(sessions, job, |row| w.row(&row, &cells))?;
+        w.finish(columns)?;
+        Ok(ok)
+    }
+}
+
+/// The exit status of a report: 0, or 2 when a path or a session could not be read.
+pub(crate) fn exit_status(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
+/// Rows written as they come: JSONL lines, one JSON array (one row per line), or a table at
+/// the end.
+pub(crate) struct RowWriter<W: Write> {
+    format: Format,
+    out: W,
+    rows: usize,
+    table: Vec<Vec<String>>,
+}
+
+impl<W: Write> RowWriter<W> {
+    pub(crate) fn new(format: Format, out: W) -> Self {
+        Self {
+            format,
+            out,
+            rows: 0,
+            table: Vec::new(),
+        }
+    }
+
+    /// Writes one row; for a table, keeps the cells `cells` makes of it.
+    pub(crate) fn row<T: Serialize>(
+        &mut self,
+        value: &T,
+        cells: impl FnOnce(&T) -> Vec<String>,
+    ) -> Result<()> {
+        match self.format {
+            Format::Jsonl => {
+                // As an io::Error, so that a closed pipe is recognised as one.
+                serde_json::to_writer(&mut self.out, value).map_err(std::io::Error::from)?;
+                self.out.write_all(b"\n")?;
+            }
+            Format::Json => {
+                self.out
+                    .write_all(if self.rows == 0 { b"[\n" } else { b",\n" })?;
+                serde_json::to_writer(&mut self.out, value).map_err(std::io::Error::from)?;
+            }
+            Format::Table => self.table.push(cells(value)),
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Closes the JSON array or writes the table under `columns`, and flushes.
+    pub(crate) fn finish(mut self, columns: &[(&str, Align)]) -> Result<()> {
+        match self.format {
+            Format::Json if self.rows == 0 => self.out.write_all(b"[]\n")?,
+            Format::Json => self.out.write_all(b"\n]\n")?,
+            Format::Table => {
+                let (headers, align): (Vec<&str>, Vec<Align>) = columns.iter().copied().unzip();
+                self.out
+                    .write_all(aligned_table(&headers, &align, &self.table).as_bytes())?;
+            }
+            Format::Jsonl => {}
+        }
+        self.out.flush()?;
+        Ok(())
     }
 }
 

@@ -237,10 +237,8 @@ fn details_depth(md: &str) -> Option<i64> {
 fn corpus_every_session_renders() {
     let Some(corpus) = corpus() else { return };
     let cwd = std::env::temp_dir();
-    let mut files = Vec::new();
-    jsonl_files(&corpus, &mut files);
     let mut shown = 0;
-    for f in &files {
+    for f in &jsonl_files(&corpus) {
         // every main transcript, and agent transcripts as sessions of their own
         let path = f.to_str().expect("utf8");
         let md = ok(&skein(&["show", "-q", path], &cwd));

@@ -8,25 +8,18 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 mod common;
-use common::{corpus, jsonl, jsonl_files, ok, root, skein};
+use common::{corpus, expected_rows, jsonl, jsonl_files, ok, report_dir, report_rows, root, skein};
 
 fn fixture_dir() -> PathBuf {
-    root().join("testdata/reports/skills")
+    report_dir("skills")
 }
 
 fn expected(name: &str) -> Vec<Value> {
-    let p = fixture_dir().join("expected").join(name);
-    std::fs::read_to_string(&p)
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("expected line"))
-        .collect()
+    expected_rows("skills", name)
 }
 
 fn skills(args: &[&str]) -> Vec<Value> {
-    let mut all = vec!["skills"];
-    all.extend_from_slice(args);
-    jsonl(ok(&skein(&all, &fixture_dir())))
+    report_rows("skills", args)
 }
 
 #[test]
@@ -121,10 +114,8 @@ fn sample_has_one_skill() {
 
 /// Skill names of distinct `Skill` tool_use ids per file, read with serde_json alone.
 fn oracle(dir: &Path) -> BTreeMap<String, u64> {
-    let mut files = Vec::new();
-    jsonl_files(dir, &mut files);
     let mut counts = BTreeMap::new();
-    for f in files {
+    for f in jsonl_files(dir) {
         let text = std::fs::read(&f).expect("read");
         let mut seen = BTreeSet::new();
         for line in text.split(|&b| b == b'\n') {
@@ -165,6 +156,7 @@ fn corpus_skills_are_consistent() {
             )
         })
         .collect();
+    assert!(!rows.is_empty(), "the corpus has Skill calls");
     assert_eq!(got, oracle(&corpus), "independent count of Skill calls");
     let names: Vec<&String> = got.keys().collect();
     let listed: Vec<&str> = rows

@@ -8,25 +8,18 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 mod common;
-use common::{corpus, jsonl, ok, root, skein};
+use common::{corpus, expected_rows, jsonl, ok, report_dir, report_rows, root, skein};
 
 fn fixture_dir() -> PathBuf {
-    root().join("testdata/reports/tools")
+    report_dir("tools")
 }
 
 fn expected(name: &str) -> Vec<Value> {
-    let p = fixture_dir().join("expected").join(name);
-    std::fs::read_to_string(&p)
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("expected line"))
-        .collect()
+    expected_rows("tools", name)
 }
 
 fn tools(args: &[&str]) -> Vec<Value> {
-    let mut all = vec!["tools"];
-    all.extend_from_slice(args);
-    jsonl(ok(&skein(&all, &fixture_dir())))
+    report_rows("tools", args)
 }
 
 fn assert_rows(got: &[Value], want: &[Value]) {
@@ -286,6 +279,7 @@ fn corpus_rows_agree_with_stats() {
             .entry(r["file"].as_str().expect("file"))
             .or_insert(0) += 1;
     }
+    assert!(!stats.is_empty());
     let mut stats_files = 0;
     for s in &stats {
         let path = s["path"].as_str().expect("path");
@@ -352,6 +346,7 @@ fn corpus_rows_agree_with_stats() {
 
     // each loop's ids are consecutive rows of one file with the loop's tool and summary
     let loops = jsonl(ok(&skein(&["tools", "-q", "--loops=2", c], &cwd)));
+    assert!(!loops.is_empty(), "the corpus has repeated calls");
     let index: BTreeMap<(&str, &str), usize> = rows
         .iter()
         .enumerate()

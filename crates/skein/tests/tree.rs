@@ -550,8 +550,8 @@ fn corpus_every_node_is_listed_once() {
             )
         })
         .collect();
-    let mut files = Vec::new();
-    jsonl_files(&corpus, &mut files);
+    let files = jsonl_files(&corpus);
+    assert_eq!(nodes.len(), files.len(), "one stats row per file");
     let is_agent = |p: &Path| {
         p.file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))

@@ -4,7 +4,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use skein_archive::{Archive, ArchiveOptions, IngestReport, IngestRequest, Kind, Result};
+use skein_archive::{
+    Archive, ArchiveOptions, FileState, IngestReport, IngestRequest, Kind, Result,
+};
+use tempfile::TempDir;
 
 pub const T0: &str = "2026-01-05T14:03:22.123Z";
 
@@ -36,6 +39,15 @@ pub fn sub_kind(parent: &str, id: &str, agent_type: &str) -> Kind {
     }
 }
 
+/// A scratch directory, the source path `s.jsonl` in it (not created) and the archive root
+/// `arch`, opened with default options.
+pub fn scratch() -> (TempDir, PathBuf, PathBuf, Archive) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (src, root) = (dir.path().join("s.jsonl"), dir.path().join("arch"));
+    let a = open(&root);
+    (dir, src, root, a)
+}
+
 pub fn open(dir: &Path) -> Archive {
     Archive::open(dir, ArchiveOptions::default()).expect("open archive")
 }
@@ -59,6 +71,15 @@ pub fn append(path: &Path, text: &str) {
         .open(path)
         .expect("open source");
     f.write_all(text.as_bytes()).expect("append");
+}
+
+/// The current file of `kind`'s checkpoint, which must exist.
+pub fn current(a: &Archive, kind: &Kind) -> FileState {
+    a.checkpoint(kind)
+        .expect("read checkpoint")
+        .expect("checkpoint exists")
+        .current
+        .expect("current file")
 }
 
 pub fn archive_path(r: &IngestReport) -> PathBuf {

@@ -5,8 +5,6 @@
 //! `SKEIN_CORPUS` overrides the directory (default: the shared corpus next to the checkout).
 //! Files are read in place, never copied.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::Value;
 
 use crate::{PARANOID, STRICT};
@@ -19,42 +17,11 @@ const EXPECTED: &[&str] = &[
     "entireio__cli/d3/7d736cbc10/0/full.jsonl:57 generic-api-key toolUseResult.content[0].text 14370..14394",
 ];
 
-fn corpus_dir() -> PathBuf {
-    std::env::var_os("SKEIN_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    )
-}
-
-fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
+#[test]
+fn corpus_findings_are_the_reviewed_ones() {
+    let Some((dir, files)) = skein_testkit::corpus_files() else {
         return;
     };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            jsonl_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "jsonl") {
-            out.push(p);
-        }
-    }
-}
-
-#[test]
-#[expect(
-    clippy::print_stderr,
-    reason = "a skipped corpus is reported, not failed"
-)]
-fn corpus_findings_are_the_reviewed_ones() {
-    let dir = corpus_dir();
-    if !dir.is_dir() {
-        eprintln!("note: corpus {} not found; skipping", dir.display());
-        return;
-    }
-    let mut files = Vec::new();
-    jsonl_files(&dir, &mut files);
-    assert!(!files.is_empty(), "no .jsonl under {}", dir.display());
     let (mut found, mut lines, mut bytes) = (Vec::new(), 0usize, 0usize);
     let (mut out, mut again, mut all) = (Vec::new(), Vec::new(), Vec::new());
     for (n, file) in files.iter().enumerate() {

@@ -7,10 +7,10 @@ use serde::Serialize;
 use skein_sessions::SessionFiles;
 
 use super::rows::{Acc, RowKey, SourceTokens, TotalsRow, UsageReport, UsageRow};
-use super::scan::{RequestCopy, SessionScan, Source};
+use super::scan::{RequestCopy, SessionScan};
 use super::time::{UtcOffset, format_timestamp_ms};
 use crate::dates::DateRange;
-use crate::pricing::PricingTable;
+use crate::pricing::{ModelPrice, PricingTable};
 
 /// The report's grouping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -232,11 +232,11 @@ impl UsageBuilder {
     /// Builds the report.
     pub fn finish(mut self, options: &UsageOptions, pricing: &PricingTable) -> UsageReport {
         let requests = self.requests();
-        let mut prices: FxHashMap<Box<str>, Option<(usize, bool)>> = FxHashMap::default();
+        let mut prices: FxHashMap<Box<str>, Option<(&ModelPrice, bool)>> = FxHashMap::default();
         let mut unpriced = BTreeSet::new();
         let mut rows: BTreeMap<RowKey, Acc> = BTreeMap::new();
         let mut totals = Acc::default();
-        let mut sources: BTreeMap<Source, u64> = BTreeMap::new();
+        let mut sources = SourceTokens::default();
         for (session, copy) in &requests {
             let day = options.offset.day_of(copy.timestamp_ms);
             if options.range.since.is_some_and(|s| day < s)
@@ -245,18 +245,11 @@ impl UsageBuilder {
                 continue;
             }
             let model = copy.model.as_deref().unwrap_or(NO_MODEL);
-            let price = *prices.entry(model.into()).or_insert_with(|| {
-                pricing.lookup(model).map(|(m, fast)| {
-                    let i = pricing
-                        .models
-                        .iter()
-                        .position(|x| std::ptr::eq(x, m))
-                        .unwrap_or(0);
-                    (i, fast)
-                })
-            });
-            let cost = if let Some((i, fast)) = price {
-                pricing.models[i].cost(&copy.tokens, fast)
+            let price = *prices
+                .entry(model.into())
+                .or_insert_with(|| pricing.lookup(model));
+            let cost = if let Some((m, fast)) = price {
+                m.cost(&copy.tokens, fast)
             } else {
                 unpriced.insert(model.to_owned());
                 0.0
@@ -272,7 +265,7 @@ impl UsageBuilder {
                 .or_default()
                 .add(model, &copy.tokens, cost, copy.timestamp_ms);
             totals.add(model, &copy.tokens, cost, copy.timestamp_ms);
-            *sources.entry(copy.source).or_default() += copy.tokens.total();
+            *sources.of(copy.source) += copy.tokens.total();
         }
         let mut out: Vec<UsageRow> = rows
             .into_iter()
@@ -319,12 +312,7 @@ impl UsageBuilder {
             last_timestamp: totals.last_ms.map(format_timestamp_ms),
             figures: totals.figures(),
             unpriced_models: unpriced.into_iter().collect(),
-            sources: SourceTokens {
-                main: sources.get(&Source::Main).copied().unwrap_or(0),
-                subagents: sources.get(&Source::Subagent).copied().unwrap_or(0),
-                internal_agents: sources.get(&Source::InternalAgent).copied().unwrap_or(0),
-                progress: sources.get(&Source::Progress).copied().unwrap_or(0),
-            },
+            sources,
             scan: self.stats,
             totals: true,
         };
@@ -338,7 +326,7 @@ impl UsageBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::usage::Tokens;
+    use crate::usage::{Source, Tokens};
 
     fn copy(mid: Option<&str>, rid: &str, side: bool, output: u64) -> RequestCopy {
         RequestCopy {

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::Tokens;
 use super::build::ScanStats;
+use super::scan::Source;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum RowKey {
@@ -138,6 +139,18 @@ pub struct SourceTokens {
     pub subagents: u64,
     pub internal_agents: u64,
     pub progress: u64,
+}
+
+impl SourceTokens {
+    /// The counter of `source`.
+    pub(super) fn of(&mut self, source: Source) -> &mut u64 {
+        match source {
+            Source::Main => &mut self.main,
+            Source::Subagent => &mut self.subagents,
+            Source::InternalAgent => &mut self.internal_agents,
+            Source::Progress => &mut self.progress,
+        }
+    }
 }
 
 /// The last line: figures over all rows, plus what was read.

@@ -6,6 +6,7 @@ use std::io;
 use memchr::memmem;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use skein_core::lenient::{Count, Flag, Obj, Str};
 use skein_core::{LineSource, ReadLines, SliceLines};
 use skein_sessions::SessionFiles;
@@ -60,9 +61,11 @@ pub struct SessionScan {
     pub no_timestamp: u64,
 }
 
+/// A record with usage; `D` is what its `data` holds: a progress record's nested record at
+/// the top level, nothing read inside that nested record.
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct RawLine<'a> {
+struct RawLine<'a, D = Obj<RawData<'a>>> {
     #[serde(rename = "type", borrow)]
     kind: Str<'a>,
     #[serde(borrow)]
@@ -75,28 +78,14 @@ struct RawLine<'a> {
     is_sidechain: Flag,
     #[serde(borrow)]
     message: Obj<RawMessage<'a>>,
-    #[serde(borrow)]
-    data: Obj<RawData<'a>>,
+    data: D,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct RawData<'a> {
     #[serde(borrow)]
-    message: Obj<RawNested<'a>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawNested<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Str<'a>,
-    #[serde(borrow)]
-    timestamp: Str<'a>,
-    #[serde(rename = "requestId", borrow)]
-    request_id: Str<'a>,
-    #[serde(borrow)]
-    message: Obj<RawMessage<'a>>,
+    message: Obj<RawLine<'a, IgnoredAny>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -166,12 +155,13 @@ struct FileGroups<'c> {
 impl FileGroups<'_> {
     fn add(&mut self, raw: RawLine<'_>, scan: &mut SessionScan) {
         let top_sidechain = raw.is_sidechain.0;
-        let (timestamp, request_id, message, sidechain) = match raw.kind.get() {
+        let (timestamp, request_id, message, sidechain, source) = match raw.kind.get() {
             Some("assistant") => (
                 raw.timestamp,
                 raw.request_id,
                 raw.message,
                 top_sidechain || self.source != Source::Main,
+                self.source,
             ),
             Some("progress") => {
                 let Some(nested) = raw.data.0.and_then(|d| d.message.0) else {
@@ -180,7 +170,13 @@ impl FileGroups<'_> {
                 if nested.kind.get() != Some("assistant") {
                     return;
                 }
-                (nested.timestamp, nested.request_id, nested.message, true)
+                (
+                    nested.timestamp,
+                    nested.request_id,
+                    nested.message,
+                    true,
+                    Source::Progress,
+                )
             }
             _ => return,
         };
@@ -197,11 +193,6 @@ impl FileGroups<'_> {
             return;
         };
         let tokens = usage.tokens();
-        let source = if raw.kind.get() == Some("progress") {
-            Source::Progress
-        } else {
-            self.source
-        };
         let copy = || RequestCopy {
             message_id: message.id.get().map(Into::into),
             request_id: request_id.get().map(Into::into),

@@ -386,7 +386,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
         out.flush()?;
         return Ok(());
     }
-    let target = match std::fs::metadata(path) {
+    let (target, mode) = match std::fs::metadata(path) {
         Ok(m) if !m.is_file() => {
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
@@ -397,13 +397,16 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
                 .with_context(|| format!("writing {}", path.display()))?;
             return Ok(());
         }
-        // Replace what a symlink points at, not the link.
-        Ok(_) => std::fs::canonicalize(path).with_context(|| format!("{}", path.display()))?,
-        Err(_) => path.to_path_buf(),
+        // Replace what a symlink points at, not the link (whose metadata `m` is).
+        Ok(m) => (
+            std::fs::canonicalize(path).with_context(|| format!("{}", path.display()))?,
+            mode_of(&m),
+        ),
+        Err(_) => (path.to_path_buf(), None),
     };
     let mut f =
         AtomicFile::create(&target).with_context(|| format!("cannot write {}", path.display()))?;
-    if let Some(mode) = file_mode(&target) {
+    if let Some(mode) = mode {
         f.set_mode(mode)?;
     }
     f.write_all(bytes)
@@ -413,14 +416,19 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-#[cfg(unix)]
 fn file_mode(path: &Path) -> Option<u32> {
+    mode_of(&std::fs::metadata(path).ok()?)
+}
+
+#[cfg(unix)]
+#[allow(clippy::unnecessary_wraps)]
+fn mode_of(m: &std::fs::Metadata) -> Option<u32> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).ok().map(|m| m.permissions().mode())
+    Some(m.permissions().mode())
 }
 
 #[cfg(not(unix))]
-fn file_mode(_: &Path) -> Option<u32> {
+fn mode_of(_: &std::fs::Metadata) -> Option<u32> {
     None
 }
 

@@ -9,7 +9,8 @@ use skein_analysis::AnalysisOptions;
 use skein_reports::load_session;
 use skein_reports::skills::{SkillRow, SkillTotals, SkillVisitor, in_range, skill_calls};
 
-use crate::report::{ReportArgs, write_rows};
+use crate::output::percent;
+use crate::report::{ReportArgs, exit_status, write_rows};
 
 #[derive(Debug, ClapArgs)]
 pub(crate) struct Args {
@@ -33,8 +34,7 @@ fn cells(r: &SkillRow) -> Vec<String> {
         day(&r.first_use),
         day(&r.last_use),
         r.errors.to_string(),
-        r.success_rate
-            .map_or_else(|| "-".into(), |x| format!("{:.1}%", x * 100.0)),
+        percent(r.success_rate),
         r.daily.len().to_string(),
     ]
 }
@@ -45,7 +45,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let (sessions, found_ok) = args.report.sessions()?;
     let options = AnalysisOptions::default();
     let mut totals = SkillTotals::new();
-    let jobs_ok = args.report.for_each_session(
+    let jobs_ok = args.report.for_each_row(
         &sessions,
         |s, parser| {
             let loaded =
@@ -54,10 +54,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             calls.retain(|c| in_range(&dates, c));
             Ok(calls)
         },
-        |_, calls| {
-            for c in &calls {
-                totals.add(c);
-            }
+        |c| {
+            totals.add(&c);
             Ok(())
         },
     )?;
@@ -69,9 +67,5 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         ],
         cells,
     )?;
-    Ok(if found_ok && jobs_ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    })
+    Ok(exit_status(found_ok && jobs_ok))
 }

@@ -8,7 +8,7 @@ use skein_analysis::{AnalysisOptions, FileStats, analyze_with};
 
 use crate::cli::{Format, StatsArgs};
 use crate::inputs::{for_each_file, with_lines};
-use crate::output::{choose_format, error_line, table};
+use crate::output::{choose_format, error_line, or_dash, short_id, table};
 
 pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
     let format = choose_format(args.format);
@@ -112,9 +112,7 @@ fn render_table(rows: &[FileStats]) -> String {
         .map(|s| {
             vec![
                 s.path.clone(),
-                s.session_id
-                    .as_deref()
-                    .map_or_else(|| "-".into(), |id| id.chars().take(8).collect()),
+                or_dash(s.session_id.as_deref().map(short_id)),
                 s.lines.to_string(),
                 s.invalid_lines.to_string(),
                 s.chain.nodes.to_string(),

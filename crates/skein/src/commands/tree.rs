@@ -13,9 +13,9 @@ use skein_core::Parser;
 use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_nodes};
 use skein_reports::{LoadedSession, load_session};
 use skein_sessions::{SessionFiles, discover};
-use skein_store::input::is_transcript_name;
 
 use crate::cli::Format;
+use crate::inputs::{legacy_agent_files, transcript_stem};
 use crate::output::{choose_format, error_line};
 use crate::report::ReportArgs;
 
@@ -41,11 +41,6 @@ pub(crate) struct SessionArgs {
     pub(crate) quiet: bool,
 }
 
-fn transcript_stem(name: &str) -> Option<&str> {
-    name.strip_suffix(".jsonl.zst")
-        .or_else(|| name.strip_suffix(".jsonl"))
-}
-
 /// The files of the session a transcript path belongs to: the file itself, its
 /// `<stem>/subagents/` directory and legacy sibling `agent-*.jsonl` files.
 fn session_of_file(path: &Path) -> Result<SessionFiles> {
@@ -60,20 +55,8 @@ fn session_of_file(path: &Path) -> Result<SessionFiles> {
         if companion.is_dir() {
             roots.push(companion);
         }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-            && let Ok(entries) = std::fs::read_dir(dir)
-        {
-            let mut legacy: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
-                        && is_transcript_name(p)
-                        && p.is_file()
-                })
-                .collect();
-            legacy.sort();
-            roots.extend(legacy);
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            roots.extend(legacy_agent_files(dir).into_iter().filter(|p| p.is_file()));
         }
     }
     let found = discover(&roots);
@@ -131,15 +114,10 @@ impl SessionArgs {
         }
         let report = ReportArgs {
             paths: self.inputs.clone(),
-            format: None,
-            since: None,
-            until: None,
             project: self.project.clone(),
-            include: Vec::new(),
-            exclude: Vec::new(),
             quiet: self.quiet,
-            threads: None,
             mmap: self.mmap,
+            ..ReportArgs::default()
         };
         let (sessions, _) = report.sessions()?;
         let id = self.session.as_str();

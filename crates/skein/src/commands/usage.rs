@@ -14,8 +14,8 @@ use skein_reports::usage::{
 };
 
 use crate::cli::Format;
-use crate::output::error_line;
-use crate::report::ReportArgs;
+use crate::output::{Align, Columns, error_line};
+use crate::report::{ReportArgs, RowWriter, exit_status};
 
 /// Token usage and cost. The first path may name the report: `daily` (default), `weekly`
 /// (weeks start on Monday), `monthly`, `session` or `model`; write `./daily` for a directory
@@ -91,11 +91,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         warn(&result);
     }
     write(format, kind, &result, args.breakdown)?;
-    Ok(if found_ok && jobs_ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    })
+    Ok(exit_status(found_ok && jobs_ok))
 }
 
 fn warn(r: &UsageReport) {
@@ -123,30 +119,18 @@ fn warn(r: &UsageReport) {
 fn write(format: Format, kind: UsageKind, r: &UsageReport, breakdown: bool) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    match format {
-        Format::Jsonl => {
-            for row in &r.rows {
-                serde_json::to_writer(&mut out, row)?;
-                out.write_all(b"\n")?;
-            }
-            serde_json::to_writer(&mut out, &r.totals)?;
-            out.write_all(b"\n")?;
-        }
-        Format::Json => {
-            out.write_all(b"[")?;
-            for row in &r.rows {
-                out.write_all(b"\n")?;
-                serde_json::to_writer(&mut out, row)?;
-                out.write_all(b",")?;
-            }
-            out.write_all(b"\n")?;
-            serde_json::to_writer(&mut out, &r.totals)?;
-            out.write_all(b"\n]\n")?;
-        }
-        Format::Table => out.write_all(render_table(kind, r, breakdown).as_bytes())?,
+    if format == Format::Table {
+        out.write_all(render_table(kind, r, breakdown).as_bytes())?;
+        out.flush()?;
+        return Ok(());
     }
-    out.flush()?;
-    Ok(())
+    // The rows, then the totals as the last object.
+    let mut w = RowWriter::new(format, out);
+    for row in &r.rows {
+        w.row(row, |_| Vec::new())?;
+    }
+    w.row(&r.totals, |_| Vec::new())?;
+    w.finish(&[])
 }
 
 /// `1234567` → `1,234,567`.
@@ -207,14 +191,21 @@ fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
         "cost USD",
         "models",
     ];
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for row in &r.rows {
-        let models = if kind == UsageKind::Model {
+    // The model report has one model per row already.
+    let models = |f: &Figures| {
+        if kind == UsageKind::Model {
             String::new()
         } else {
-            row.figures.models.join(", ")
-        };
-        rows.push(figure_cells(key_of(kind, row), models, &row.figures));
+            f.models.join(", ")
+        }
+    };
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for row in &r.rows {
+        rows.push(figure_cells(
+            key_of(kind, row),
+            models(&row.figures),
+            &row.figures,
+        ));
         if breakdown && kind != UsageKind::Model {
             for m in &row.figures.breakdown {
                 let f = Figures {
@@ -234,44 +225,20 @@ fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
     }
     rows.push(figure_cells(
         "Total".into(),
-        if kind == UsageKind::Model {
-            String::new()
-        } else {
-            r.totals.figures.models.join(", ")
-        },
+        models(&r.totals.figures),
         &r.totals.figures,
     ));
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String]| -> String {
-        let last = cells.len() - 1;
-        let parts: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (c, &w))| {
-                if i == 0 || i == last {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
-            })
-            .collect();
-        let mut s = parts.join("  ").trim_end().to_owned();
-        s.push('\n');
-        s
-    };
-    let mut out = line(&headers.map(str::to_owned));
-    let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+    // The key and the models on the left, the figures on the right.
+    let mut align = [Align::Right; 8];
+    align[0] = Align::Left;
+    align[7] = Align::Left;
+    let columns = Columns::fit(&headers, &align, &rows);
+    let mut out = columns.line(headers);
     for (i, row) in rows.iter().enumerate() {
         if i + 1 == rows.len() {
-            out.push_str(&line(&rule));
+            out.push_str(&columns.rule());
         }
-        out.push_str(&line(row));
+        out.push_str(&columns.line(row.iter().map(String::as_str)));
     }
     out
 }

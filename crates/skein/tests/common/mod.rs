@@ -1,5 +1,6 @@
 //! Helpers shared by the CLI tests: run the real binary with a private `HOME`, read its
-//! output, find the shared corpus.
+//! output, the report fixtures of `testdata/reports`; the shared corpus comes from
+//! `skein-testkit`.
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
 use std::io::Write as _;
@@ -21,14 +22,21 @@ pub(crate) fn testdata(rel: &str) -> PathBuf {
 /// Runs `skein ARGS` in `cwd` with a fresh temporary `HOME` and no `CLAUDE_CONFIG_DIR`, so
 /// no test can reach the user's `~/.claude`.
 pub(crate) fn skein(args: &[&str], cwd: &Path) -> Output {
+    skein_env(args, cwd, &[])
+}
+
+/// [`skein`] with extra environment variables.
+pub(crate) fn skein_env(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Output {
     let home = tempfile::tempdir().expect("tempdir");
-    Command::new(env!("CARGO_BIN_EXE_skein"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skein"));
+    cmd.args(args)
         .current_dir(cwd)
         .env_remove("CLAUDE_CONFIG_DIR")
-        .env("HOME", home.path())
-        .output()
-        .expect("run skein")
+        .env("HOME", home.path());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run skein")
 }
 
 /// Asserts a zero exit status, showing stderr otherwise.
@@ -65,33 +73,34 @@ pub(crate) fn note(msg: &str) {
 
 /// The shared corpus (`SKEIN_CORPUS`, default `../shared/corpus`), or `None` with a note.
 pub(crate) fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKEIN_CORPUS")
-        .map_or_else(|| root().join("../shared/corpus"), PathBuf::from);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        note(&format!(
-            "note: corpus not found at {} (set SKEIN_CORPUS); corpus test skipped",
-            dir.display()
-        ));
-        None
-    }
+    skein_testkit::corpus_dir()
 }
 
-/// Every `*.jsonl` file below `dir`, in sorted path order.
-pub(crate) fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("read dir")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            jsonl_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "jsonl") {
-            out.push(p);
-        }
-    }
+/// Every `*.jsonl` file below `dir`, sorted; panics when there is none.
+pub(crate) fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    skein_testkit::jsonl_files(dir)
+}
+
+/// `testdata/reports/REPORT`, the fixture directory of one report.
+pub(crate) fn report_dir(report: &str) -> PathBuf {
+    testdata("reports").join(report)
+}
+
+/// The reviewed rows `testdata/reports/REPORT/expected/NAME`, one JSON value per line.
+pub(crate) fn expected_rows(report: &str, name: &str) -> Vec<Value> {
+    let p = report_dir(report).join("expected").join(name);
+    std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("expected line"))
+        .collect()
+}
+
+/// `skein REPORT ARGS` run in `testdata/reports/REPORT`: its JSON lines, after a zero exit.
+pub(crate) fn report_rows(report: &str, args: &[&str]) -> Vec<Value> {
+    let mut all = vec![report];
+    all.extend_from_slice(args);
+    jsonl(ok(&skein(&all, &report_dir(report))))
 }
 
 /// [`skein`] with `input` on standard input.

@@ -149,14 +149,14 @@ pub(super) fn agent_identity(
     parent_session: Option<&str>,
 ) -> AgentIdentity {
     let run = &s.agents[i];
-    let side = run.file.meta.clone().unwrap_or_default();
+    let side = run.file.meta.as_ref();
     let spawn = run.spawned_by.as_deref().and_then(|id| s.links.spawn(id));
-    let description = clean(side.description.as_deref())
+    let description = clean(side.and_then(|m| m.description.as_deref()))
         .or_else(|| clean(spawn.and_then(|p| p.description.as_deref())));
     AgentIdentity::new(
         &run.file.agent_id,
         &[
-            side.agent_type.as_deref(),
+            side.and_then(|m| m.agent_type.as_deref()),
             spawn.and_then(|p| p.subagent_type.as_deref()),
         ],
         parent_session,

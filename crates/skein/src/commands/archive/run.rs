@@ -113,6 +113,13 @@ impl Planned {
     }
 }
 
+/// The session a subagent file of `s` belongs to: none for legacy agent files without a main
+/// transcript and without a session id inside (their session is named `agent-<id>`).
+fn parent_session(s: &SessionFiles) -> Option<&str> {
+    let orphan = s.main.is_none() && s.session_id.starts_with("agent-");
+    (!orphan).then_some(s.session_id.as_str())
+}
+
 /// The sources of a session with their archive keys. Legacy agent files without a session id
 /// inside have no parent session.
 fn plan(s: &SessionFiles) -> Vec<Planned> {
@@ -126,16 +133,9 @@ fn plan(s: &SessionFiles) -> Vec<Planned> {
             agent: None,
         });
     }
-    let orphan = s.main.is_none() && s.session_id.starts_with("agent-");
     for (i, a) in s.agents.iter().enumerate() {
-        let side = a.meta.clone().unwrap_or_default();
-        let id = AgentIdentity::new(
-            &a.agent_id,
-            &[side.agent_type.as_deref()],
-            (!orphan).then_some(s.session_id.as_str()),
-            None,
-            None,
-        );
+        let agent_type = a.meta.as_ref().and_then(|m| m.agent_type.as_deref());
+        let id = AgentIdentity::new(&a.agent_id, &[agent_type], parent_session(s), None, None);
         out.push(Planned {
             path: a.path.clone(),
             kind: id.kind(),
@@ -232,16 +232,13 @@ fn error_row(mut row: Row, status: &'static str, msg: String) -> Row {
     row
 }
 
-/// A source that was read before and has not changed since, with metadata computed by this
-/// command for exactly its current size: nothing to read.
-fn unchanged(ck: Option<&Checkpoint>, path: &Path) -> bool {
-    let Some(cur) = ck.and_then(|c| c.current.as_ref()) else {
+/// A source (with metadata `md`) that was read before and has not changed since, with metadata
+/// computed by this command for exactly its current size: nothing to read.
+fn unchanged(ck: Option<&Checkpoint>, md: Option<&std::fs::Metadata>) -> bool {
+    let (Some(cur), Some(md)) = (ck.and_then(|c| c.current.as_ref()), md) else {
         return false;
     };
-    let Ok(md) = std::fs::metadata(path) else {
-        return false;
-    };
-    same_inode(&md, cur.source.ino)
+    same_inode(md, cur.source.ino)
         && md.len() == cur.source.size
         && cur.meta.extra.get(SOURCE_BYTES).and_then(Value::as_u64) == Some(md.len())
 }
@@ -267,63 +264,62 @@ fn archive_session(
 ) -> Result<Vec<Row>> {
     let root = archive.root();
     let planned = plan(s);
-    let mut rows: Vec<Option<Row>> = Vec::with_capacity(planned.len());
-    let mut stored: Vec<Option<Checkpoint>> = Vec::with_capacity(planned.len());
-    let mut sizes = Vec::with_capacity(planned.len());
+    // Per source: its row when it is settled already (refused, unreadable checkpoint), else its
+    // stored checkpoint and its size now.
+    let mut sources: Vec<Result<(Option<Checkpoint>, u64), Row>> =
+        Vec::with_capacity(planned.len());
     let mut all_unchanged = true;
     for p in &planned {
-        sizes.push(std::fs::metadata(&p.path).map_or(0, |m| m.len()));
         if let Some(why) = refused.get(&p.path) {
-            rows.push(Some(error_row(p.row(), "skipped", why.clone())));
-            stored.push(None);
+            sources.push(Err(error_row(p.row(), "skipped", why.clone())));
             continue;
         }
-        match archive.checkpoint(&p.kind) {
+        let md = std::fs::metadata(&p.path).ok();
+        sources.push(match archive.checkpoint(&p.kind) {
             Ok(ck) => {
-                all_unchanged &= unchanged(ck.as_ref(), &p.path);
-                stored.push(ck);
-                rows.push(None);
+                all_unchanged &= unchanged(ck.as_ref(), md.as_ref());
+                Ok((ck, md.map_or(0, |m| m.len())))
             }
-            Err(e) => {
-                rows.push(Some(error_row(p.row(), "error", e.to_string())));
-                stored.push(None);
-            }
-        }
+            Err(e) => Err(error_row(p.row(), "error", e.to_string())),
+        });
     }
     if all_unchanged {
         return Ok(planned
             .iter()
-            .zip(rows)
-            .zip(&stored)
-            .map(|((p, row), ck)| {
-                row.unwrap_or_else(|| {
-                    let cur = ck.as_ref().and_then(|c| c.current.as_ref());
-                    Row {
-                        file: cur.map(|c| c.file.clone()),
-                        version: cur.map_or(0, |c| c.version),
-                        dict: cur.and_then(|c| c.dict).map(|d| d.version),
-                        status: "unchanged",
-                        ..p.row()
-                    }
-                })
+            .zip(sources)
+            .map(|(p, source)| {
+                let ck = match source {
+                    Ok((ck, _)) => ck,
+                    Err(row) => return row,
+                };
+                let cur = ck.as_ref().and_then(|c| c.current.as_ref());
+                Row {
+                    file: cur.map(|c| c.file.clone()),
+                    version: cur.map_or(0, |c| c.version),
+                    dict: cur.and_then(|c| c.dict).map(|d| d.version),
+                    status: "unchanged",
+                    ..p.row()
+                }
             })
             .collect());
     }
 
     let loaded = load_session::<Value, MetaVisitor>(s, &AnalysisOptions::default(), parser, false)
         .map_err(anyhow::Error::new)?;
-    let parent = s.main.is_some() || !s.session_id.starts_with("agent-");
     let agents: Vec<AgentIdentity> = (0..loaded.agents.len())
-        .map(|i| meta::agent_identity(&loaded, i, parent.then_some(s.session_id.as_str())))
+        .map(|i| meta::agent_identity(&loaded, i, parent_session(s)))
         .collect();
     let main_meta = meta::main_meta(&loaded, &agents);
     let mut out = Vec::with_capacity(planned.len());
-    for (i, (p, row)) in planned.iter().zip(rows).enumerate() {
-        if let Some(row) = row {
-            out.push(row);
-            continue;
-        }
-        let stored_meta = stored[i]
+    for (p, source) in planned.iter().zip(sources) {
+        let (ck, size) = match source {
+            Ok(source) => source,
+            Err(row) => {
+                out.push(row);
+                continue;
+            }
+        };
+        let stored_meta = ck
             .as_ref()
             .and_then(|c| c.current.as_ref())
             .map(|c| &c.meta);
@@ -331,7 +327,7 @@ fn archive_session(
             None => (p.kind.clone(), main_meta.clone().unwrap_or_default()),
             Some(a) => (agents[a].kind(), meta::agent_meta(&loaded, a, &agents[a])),
         };
-        let m = meta::finish(m, stored_meta, sizes[i]);
+        let m = meta::finish(m, stored_meta, size);
         let mut row = p.row();
         if let Kind::Subagent { agent_type, .. } = &kind {
             row.agent_type = Some(agent_type.clone());
@@ -392,15 +388,12 @@ pub(super) fn run(args: &IngestArgs) -> Result<ExitCode> {
     }
     let report = ReportArgs {
         paths: args.paths.clone(),
-        format: None,
-        since: None,
-        until: None,
         project: args.project.clone(),
         include: args.include.clone(),
         exclude: args.exclude.clone(),
         quiet: args.quiet,
         threads: args.threads,
-        mmap: false,
+        ..ReportArgs::default()
     };
     let archive = Archive::open(
         dir,

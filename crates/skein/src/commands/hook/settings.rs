@@ -9,10 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use skein_hook::settings::{SettingsScope, settings_path};
-use skein_hook::{
-    ConfigFiles, DoctorInput, Finding, InstallOptions, ProjectLookup, SettingsChange, Severity,
-    default_hooks,
-};
+use skein_hook::{DoctorInput, Finding, InstallOptions, SettingsChange, Severity, default_hooks};
 
 use super::env::{HookEnv, absolute_from_cwd};
 use super::{ChangeArgs, DoctorArgs, HooksFormat, Target};
@@ -148,11 +145,7 @@ pub(super) fn doctor(env: &HookEnv, args: &DoctorArgs) -> Result<ExitCode> {
         expected: default_hooks(),
         path_env: Some(env.path.clone().unwrap_or_default()),
         config: Some((
-            ConfigFiles {
-                user: env.user_config(),
-                project: ProjectLookup::EventCwd,
-                explicit: args.config.as_deref().map(absolute_from_cwd),
-            },
+            env.config_files(args.config.as_deref().map(absolute_from_cwd)),
             Some(cwd),
         )),
         home: env.home.clone(),

@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -21,6 +21,7 @@ use serde_json::Value;
 use skein_hook::{ChangeKind, PassInput, PassReport, RequestRecord};
 use skein_passes::{Error as SnapshotError, SnapshotOptions, SnapshotReport, Start};
 use skein_redact::RedactOptions;
+use skein_store::Durability;
 
 use super::runner::{Passes, pass_options, redact_line};
 
@@ -146,17 +147,8 @@ fn cut(bytes: &[u8], request: &RequestRecord) -> Result<Option<(Vec<u8>, Snapsho
 
 /// Replaces `path` by rename, without fsync (derived data, see the module docs).
 fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".skein-tmp-")
-        .tempfile_in(dir)
-        .with_context(|| format!("temp file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("replacing {}", path.display()))?;
-    Ok(())
+    skein_store::write_atomic_with(path, bytes, Durability::RenameOnly)
+        .with_context(|| format!("replacing {}", path.display()))
 }
 
 /// The request as Markdown: prompts and answers in full, tool calls as one line each.

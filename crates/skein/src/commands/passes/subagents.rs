@@ -14,6 +14,7 @@ use skein_sessions::{AgentFile, discover};
 use skein_store::{safe_component, sanitize_file_name};
 
 use super::{Reports, read_input, write_file};
+use crate::inputs::{legacy_agent_files, transcript_stem};
 
 /// The session id of the output: the input file's name, else the first `sessionId` inside.
 fn session_id(input_path: &Path, input: &[u8]) -> String {
@@ -21,9 +22,7 @@ fn session_id(input_path: &Path, input: &[u8]) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if let Some(stem) = name
-        .strip_suffix(".jsonl.zst")
-        .or_else(|| name.strip_suffix(".jsonl"))
+    if let Some(stem) = transcript_stem(&name)
         && safe_component(stem).is_ok()
     {
         return stem.to_owned();
@@ -51,19 +50,7 @@ fn agent_files(input_path: &Path, sid: &str) -> Vec<AgentFile> {
     if sub.is_dir() {
         paths.push(sub);
     }
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        let mut legacy: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("agent-") && skein_store::is_transcript_name(p))
-            })
-            .collect();
-        legacy.sort();
-        paths.extend(legacy);
-    }
+    paths.extend(legacy_agent_files(&dir));
     discover(&paths)
         .sessions
         .into_iter()
@@ -180,9 +167,6 @@ pub(super) fn write_session(
 
 /// `agent-<id>.meta.json` beside `agent-<id>.jsonl[.zst]`.
 fn meta_path(agent: &Path) -> Option<PathBuf> {
-    let name = agent.file_name()?.to_str()?;
-    let stem = name
-        .strip_suffix(".jsonl.zst")
-        .or_else(|| name.strip_suffix(".jsonl"))?;
+    let stem = transcript_stem(agent.file_name()?.to_str()?)?;
     Some(agent.with_file_name(format!("{stem}.meta.json")))
 }

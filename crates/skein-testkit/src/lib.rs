@@ -1,0 +1,70 @@
+//! Dev-only helpers shared by the tests and benches (a dev-dependency, never a dependency):
+//! where the shared corpus of real transcripts is, and its `*.jsonl` files in a fixed order.
+
+use std::path::{Path, PathBuf};
+
+/// The workspace root (the directory holding the workspace `Cargo.toml`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The shared corpus directory: `SKEIN_CORPUS`, else `shared/corpus` beside the checkout.
+///
+/// `None` (with a note on stderr) when the default directory is absent, so corpus tests and
+/// benches skip. A `SKEIN_CORPUS` that names no directory panics: asking for a corpus that
+/// is not there is a mistake, not a reason to skip silently.
+#[allow(clippy::print_stderr, reason = "a skipped corpus check is reported")]
+pub fn corpus_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("SKEIN_CORPUS") {
+        let dir = PathBuf::from(dir);
+        assert!(
+            dir.is_dir(),
+            "SKEIN_CORPUS={} is not a directory",
+            dir.display()
+        );
+        return Some(dir);
+    }
+    let dir = workspace_root().join("../shared/corpus");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "note: corpus not found at {} (set SKEIN_CORPUS); corpus check skipped",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// Every `*.jsonl` file below `dir`, sorted by path.
+///
+/// Panics when `dir` cannot be read or holds no `*.jsonl` file, so a check over the files
+/// cannot pass by checking nothing.
+pub fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    assert!(!out.is_empty(), "no *.jsonl file under {}", dir.display());
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in entries {
+        let p = entry
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p.extension().is_some_and(|x| x == "jsonl") {
+            out.push(p);
+        }
+    }
+}
+
+/// The corpus and its files, or `None` (with a note) when the corpus is absent.
+pub fn corpus_files() -> Option<(PathBuf, Vec<PathBuf>)> {
+    let dir = corpus_dir()?;
+    let files = jsonl_files(&dir);
+    Some((dir, files))
+}
