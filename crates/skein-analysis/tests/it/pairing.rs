@@ -4,7 +4,7 @@ use skein_analysis::{AnalysisOptions, NoVisitor, analyze_visit};
 use skein_core::{Parser, SliceLines};
 
 const SAMPLE: &[u8] = include_bytes!(
-    "../../../testdata/sample/projects/-home-dev-widgets/0b4c6f9e-1d2a-4e5f-8a9b-0c1d2e3f4a5b.jsonl"
+    "../../../../testdata/sample/projects/-home-dev-widgets/0b4c6f9e-1d2a-4e5f-8a9b-0c1d2e3f4a5b.jsonl"
 );
 
 #[test]

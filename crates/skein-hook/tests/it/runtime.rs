@@ -1,7 +1,7 @@
 //! The runtime end to end through `run()`: request scoping, passes with checkpoints,
 //! extraction, the goal reminder, the audit trail.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

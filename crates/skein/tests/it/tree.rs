@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{corpus, jsonl, jsonl_files, note, ok, root, skein, stdout};
 
 fn fixture_dir() -> PathBuf {

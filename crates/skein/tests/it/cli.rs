@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{jsonl, ok, skein, skein_stdin};
 
 const SESSION: &str =

@@ -8,7 +8,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{skein, skein_stdin};
 
 const SESSION: &str = "5e55a0a0-0000-4000-8000-000000000001";

@@ -1,7 +1,7 @@
 //! Parallel hooks on one session (Claude Code runs matching hooks in parallel): no audit line
 //! and no state update may be lost, from threads and from separate processes.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

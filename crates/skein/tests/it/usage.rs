@@ -14,7 +14,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{corpus, jsonl, jsonl_files, ok, report_dir, root};
 
 fn fixture() -> PathBuf {

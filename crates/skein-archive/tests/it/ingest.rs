@@ -1,6 +1,6 @@
 //! Ingest: incremental frames, idempotence, torn tails, rewrites, recovery, transforms, safety.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! dangles that did not before, tool calls and results stay together, the active leaf stays
 //! (or moves to a kept ancestor), and running the pass again changes nothing.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 

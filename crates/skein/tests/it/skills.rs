@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{corpus, expected_rows, jsonl, jsonl_files, ok, report_dir, report_rows, root, skein};
 
 fn fixture_dir() -> PathBuf {

@@ -5,7 +5,7 @@
 //! moves to a kept ancestor), no user or assistant text of the active branch is lost, and a
 //! second run changes nothing. Prints the shrink figures with `SKEIN_PASSES_FIGURES=1`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! Checkpoint change detection, tag extraction with hostile file names, bounded transcript reads.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::fs;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{corpus, jsonl, root, skein, stderr};
 
 fn fixture_dir() -> PathBuf {

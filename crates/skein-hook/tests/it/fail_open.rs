@@ -1,7 +1,7 @@
 //! Fail-open rules: every internal error → exit 0, nothing on stdout, a log entry; blocking
 //! only when asked for, only on Stop/SubagentStop, never with `stop_hook_active`.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -2,7 +2,7 @@
 //! archive runs, the archive always equals the source's complete lines, one frame per run that
 //! found new lines, and verify stays clean.
 
-mod common;
+use crate::common;
 
 use common::{append, count_frames, decode_whole, ingest, main_kind, scratch};
 use proptest::prelude::*;

@@ -14,7 +14,7 @@
 //!
 //! At the end the archive must equal the full source and verify must be spotless.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,6 +1,6 @@
 //! verify, retention, compaction, restore, dictionaries, recovery.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::fs;

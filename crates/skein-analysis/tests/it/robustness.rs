@@ -29,7 +29,7 @@ fn non_blank_lines(data: &[u8]) -> u64 {
 }
 
 const SAMPLE: &[u8] = include_bytes!(
-    "../../../testdata/sample/projects/-home-dev-widgets/0b4c6f9e-1d2a-4e5f-8a9b-0c1d2e3f4a5b.jsonl"
+    "../../../../testdata/sample/projects/-home-dev-widgets/0b4c6f9e-1d2a-4e5f-8a9b-0c1d2e3f4a5b.jsonl"
 );
 
 proptest! {

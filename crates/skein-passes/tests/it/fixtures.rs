@@ -2,7 +2,7 @@
 //! what each rule removes or rewrites, that everything else is byte-equal, that the graph
 //! stays whole, and that a second run changes nothing.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

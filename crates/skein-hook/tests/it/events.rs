@@ -1,7 +1,7 @@
 //! Hook input parsing (every event, realistic JSON from format.md §15) and validation of ids
 //! and paths against hostile input.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::PathBuf;

@@ -1,0 +1,5 @@
+//! Integration tests for skein-analysis (one test binary; modules by area).
+
+mod corpus;
+mod pairing;
+mod robustness;

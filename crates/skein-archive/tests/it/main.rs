@@ -1,0 +1,7 @@
+//! Integration tests for skein-archive (one test binary; modules by area).
+
+mod common;
+mod crash;
+mod ingest;
+mod maintenance;
+mod props;

@@ -1,0 +1,3 @@
+//! Integration tests for skein-graph (one test binary; modules by area).
+
+mod graph;
