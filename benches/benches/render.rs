@@ -14,7 +14,7 @@ use skein_core::Parser;
 use skein_reports::load_session;
 use skein_reports::show::{ShowOptions, ShowVisitor, render_session};
 use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_nodes};
-use skein_sessions::{SessionFiles, discover};
+use skein_layout::{SessionFiles, discover};
 
 fn session_bytes(s: &SessionFiles) -> u64 {
     bytes_of(s.files())

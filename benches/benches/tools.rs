@@ -13,7 +13,7 @@ use skein_core::Parser;
 use skein_reports::load_session;
 use skein_reports::skills::{SkillTotals, SkillVisitor, skill_calls};
 use skein_reports::tools::{ToolTotalsBuilder, tool_calls, tool_loops};
-use skein_sessions::{SessionFiles, discover};
+use skein_layout::{SessionFiles, discover};
 
 /// The four report kernels over `sessions`, as one criterion group.
 fn kernels(c: &mut Criterion, group: &str, sessions: &[SessionFiles]) {

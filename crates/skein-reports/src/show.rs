@@ -20,7 +20,7 @@ use serde_json::Value;
 use skein_analysis::{Analysis, RecordVisitor};
 use skein_core::{Envelope, Line, LineSource, ReadLines, SliceLines};
 use skein_graph::{NodeId, repair_parallel_tools};
-use skein_store::{Input, InputMode, open_input};
+use skein_store::{Input, InputMode};
 
 use crate::session::{LoadError, LoadedSession};
 use crate::tree::{LinkVisitor, SessionLinks, Source};
@@ -125,7 +125,7 @@ pub fn read_lines<H: BuildHasher>(
         }
         Ok(())
     };
-    match open_input(path, mode).map_err(|e| err(e.source))? {
+    match skein_layout::open(path, mode).map_err(|e| err(e.source))? {
         Input::Mapped(map) => take(&mut SliceLines::new(&map)).map_err(err)?,
         Input::Stream(r) => take(&mut ReadLines::new(r)).map_err(err)?,
     }

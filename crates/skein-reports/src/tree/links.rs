@@ -11,7 +11,7 @@ use serde_json::Value;
 use skein_analysis::RecordVisitor;
 use skein_core::{Content, Envelope, Line};
 use skein_graph::NodeId;
-use skein_sessions::SpawnLinks;
+use skein_analysis::SpawnLinks;
 
 use super::Source;
 use crate::session::LoadedSession;

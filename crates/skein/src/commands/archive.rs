@@ -228,9 +228,9 @@ struct RepairArgs {
 }
 
 /// `skein archive …`.
-pub(crate) fn run(args: &ArchiveArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &ArchiveArgs, env: &skein_layout::Env) -> Result<ExitCode> {
     match &args.action {
-        None => run::run(&args.ingest),
+        None => run::run(&args.ingest, env),
         Some(Action::Verify(a)) => admin::verify(a),
         Some(Action::Restore(a)) => admin::restore(a),
         Some(Action::Compact(a)) => admin::compact(a),

@@ -23,7 +23,7 @@ mod runner;
 mod settings;
 mod snapshot;
 
-use env::HookEnv;
+use skein_layout::Env;
 
 /// Arguments of `skein hook`.
 #[derive(Debug, Args)]
@@ -111,18 +111,17 @@ pub(crate) struct DoctorArgs {
 }
 
 /// `skein hook`: never fails; see the module documentation.
-pub(crate) fn run_hook(args: &HookArgs) -> ExitCode {
+pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
     // A panic in a pass is caught and logged by the runtime; the default hook would also
     // print it on stderr, which Claude Code may show to the user.
     std::panic::set_hook(Box::new(|_| {}));
-    let env = HookEnv::from_process();
     let mut input = Vec::new();
     // One byte more than allowed, so that the runtime can tell "too large" from "just fits".
     let read = std::io::stdin()
         .lock()
         .take(MAX_EVENT_BYTES as u64 + 1)
         .read_to_end(&mut input);
-    let Some(ctx) = env.context(args.config.clone()) else {
+    let Some(ctx) = env::context(env, args.config.clone()) else {
         // No home and no XDG_STATE_HOME: nowhere to log or keep state. Fail open.
         return ExitCode::SUCCESS;
     };
@@ -176,11 +175,10 @@ fn will_redact(input: &[u8]) -> bool {
 }
 
 /// `skein hooks install|uninstall|doctor`.
-pub(crate) fn run_hooks(args: &HooksArgs) -> Result<ExitCode> {
-    let env = HookEnv::from_process();
+pub(crate) fn run_hooks(args: &HooksArgs, env: &Env) -> Result<ExitCode> {
     match &args.action {
-        HooksAction::Install(a) => settings::change(&env, a, settings::Action::Install),
-        HooksAction::Uninstall(a) => settings::change(&env, a, settings::Action::Uninstall),
-        HooksAction::Doctor(a) => settings::doctor(&env, a),
+        HooksAction::Install(a) => settings::change(env, a, settings::Action::Install),
+        HooksAction::Uninstall(a) => settings::change(env, a, settings::Action::Uninstall),
+        HooksAction::Doctor(a) => settings::doctor(env, a),
     }
 }

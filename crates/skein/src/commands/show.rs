@@ -42,12 +42,12 @@ pub(crate) struct Args {
     pub(crate) since_compaction: bool,
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let analysis = AnalysisOptions {
         node_tools: true,
         ..AnalysisOptions::default()
     };
-    let loaded = args.session.load::<ShowVisitor>(&analysis)?;
+    let loaded = args.session.load::<ShowVisitor>(env, &analysis)?;
     let links = link_session(&loaded, |v| &v.links);
     let options = ShowOptions {
         thinking: !args.no_thinking,

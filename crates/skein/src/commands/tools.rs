@@ -12,7 +12,7 @@ use skein_reports::tools::{
     ToolCall, ToolFilter, ToolLoop, ToolTotals, ToolTotalsBuilder, tool_calls, tool_loops,
 };
 use skein_reports::{LoadedSession, load_session};
-use skein_sessions::SessionFiles;
+use skein_layout::SessionFiles;
 
 use crate::output::{Align, or_dash, percent, short_id};
 use crate::report::{ReportArgs, exit_status, write_rows};
@@ -133,13 +133,13 @@ fn totals_cells(t: &ToolTotals) -> Vec<String> {
     ]
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let report = &args.report;
     let filter = ToolFilter {
         dates: report.date_range()?,
         tools: args.tools.clone(),
     };
-    let (sessions, found_ok) = report.sessions()?;
+    let (sessions, found_ok) = report.sessions(env)?;
     let options = AnalysisOptions::default();
     let mmap = report.mmap;
     let jobs_ok = if let Some(min) = args.loops {

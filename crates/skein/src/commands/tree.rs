@@ -12,10 +12,9 @@ use skein_analysis::{AnalysisOptions, RecordVisitor};
 use skein_core::Parser;
 use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_nodes};
 use skein_reports::{LoadedSession, load_session};
-use skein_sessions::{SessionFiles, discover};
+use skein_layout::{Env, SessionFiles, discover, session_of};
 
 use crate::cli::Format;
-use crate::inputs::{legacy_agent_files, transcript_stem};
 use crate::output::{choose_format, error_line};
 use crate::report::ReportArgs;
 
@@ -41,43 +40,14 @@ pub(crate) struct SessionArgs {
     pub(crate) quiet: bool,
 }
 
-/// The files of the session a transcript path belongs to: the file itself, its
-/// `<stem>/subagents/` directory and legacy sibling `agent-*.jsonl` files.
-fn session_of_file(path: &Path) -> Result<SessionFiles> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut roots = vec![path.to_path_buf()];
-    let is_agent = name.starts_with("agent-");
-    if !is_agent && let Some(stem) = transcript_stem(&name) {
-        let companion = path.with_file_name(stem);
-        if companion.is_dir() {
-            roots.push(companion);
-        }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            roots.extend(legacy_agent_files(dir).into_iter().filter(|p| p.is_file()));
-        }
-    }
-    let found = discover(&roots);
-    let mut sessions = found.sessions;
-    let pick = sessions
-        .iter()
-        .position(|s| s.main.as_deref() == Some(path) || s.agents.iter().any(|a| a.path == path));
-    match pick {
-        Some(i) => Ok(sessions.swap_remove(i)),
-        None => bail!("{}: not a transcript", path.display()),
-    }
-}
-
 impl SessionArgs {
     /// Resolves and reads the session; warns on stderr (unless `--quiet`) about each file's
     /// invalid lines, which the drawing or rendering skips.
-    pub(crate) fn load<V>(&self, options: &AnalysisOptions) -> Result<LoadedSession<V>>
+    pub(crate) fn load<V>(&self, env: &Env, options: &AnalysisOptions) -> Result<LoadedSession<V>>
     where
         V: RecordVisitor<IgnoredAny> + Default,
     {
-        let files = self.resolve()?;
+        let files = self.resolve(env)?;
         let loaded = load_session::<IgnoredAny, V>(&files, options, &mut Parser::new(), self.mmap)
             .context("cannot read the session")?;
         if !self.quiet {
@@ -96,10 +66,11 @@ impl SessionArgs {
     }
 
     /// Resolves `SESSION` to its files.
-    pub(crate) fn resolve(&self) -> Result<SessionFiles> {
+    pub(crate) fn resolve(&self, env: &Env) -> Result<SessionFiles> {
         let path = Path::new(&self.session);
         if path.is_file() {
-            return session_of_file(path);
+            return session_of(path)
+                .with_context(|| format!("{}: not a transcript", path.display()));
         }
         if path.is_dir() {
             let found = discover(&[path.to_path_buf()]);
@@ -119,7 +90,7 @@ impl SessionArgs {
             mmap: self.mmap,
             ..ReportArgs::default()
         };
-        let (sessions, _) = report.sessions()?;
+        let (sessions, _) = report.sessions(env)?;
         let id = self.session.as_str();
         if let Some(s) = sessions.iter().find(|s| s.session_id == id) {
             return Ok(s.clone());
@@ -168,10 +139,10 @@ pub(crate) struct Args {
     pub(crate) internal: bool,
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     let loaded = args
         .session
-        .load::<TreeVisitor>(&AnalysisOptions::default())?;
+        .load::<TreeVisitor>(env, &AnalysisOptions::default())?;
     let links = link_session(&loaded, |v| &v.links);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

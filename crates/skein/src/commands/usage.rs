@@ -57,7 +57,7 @@ fn split_kind(report: &ReportArgs) -> (UsageKind, ReportArgs) {
     (UsageKind::Daily, rest)
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let (kind, report) = split_kind(&args.report);
     let format = report.format();
     let offset = UtcOffset::parse(&args.timezone)?;
@@ -71,7 +71,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         let user = PricingTable::from_file(path).context("cannot use --pricing")?;
         pricing = pricing.overridden_by(user);
     }
-    let (sessions, found_ok) = report.sessions()?;
+    let (sessions, found_ok) = report.sessions(env)?;
     let mmap = report.mmap;
     let mut builder = UsageBuilder::new();
     let jobs_ok = report.for_each_session(

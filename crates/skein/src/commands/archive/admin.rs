@@ -2,6 +2,7 @@
 //! `prune` (retention). Each prints JSON on stdout (one object per line) and, on a terminal, a
 //! summary on stderr.
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,9 +11,11 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::json;
 use skein_archive::{
-    Archive, ArchiveOptions, CHECKPOINT_DIR, CompactOptions, MAIN_DIR, RestoreRequest,
-    RetentionOptions, Severity, TrainOptions, now_unix,
+    Archive, ArchiveOptions, CompactOptions, RestoreReport, RetentionOptions, Severity,
+    TrainOptions, now_unix,
 };
+use skein_layout::Source;
+use skein_layout::archive::restore_plan;
 
 use super::{CompactArgs, PruneArgs, RepairArgs, RestoreArgs, TrainDictArgs, VerifyArgs};
 use crate::output::error_line;
@@ -112,47 +115,49 @@ pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
     })
 }
 
-/// Every archived main session (the checkpoints are the source of truth, not the index).
-fn archived_sessions(root: &Path) -> Result<Vec<String>> {
-    let dir = root.join(CHECKPOINT_DIR).join(MAIN_DIR);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| dir.display().to_string()),
-    };
-    let mut out = Vec::new();
-    for e in entries {
-        let name = e
-            .with_context(|| dir.display().to_string())?
-            .file_name()
-            .to_string_lossy()
-            .into_owned();
-        if let Some(id) = name.strip_suffix(".json") {
-            out.push(id.to_owned());
-        }
+/// The archived sources by session id (sorted), from the checkpoints: main sessions, their
+/// subagents, and legacy agent files whose session has no main transcript.
+fn archived_sessions(root: &Path) -> Result<BTreeMap<String, Vec<Source>>> {
+    let files = skein_archive::current_files(root)
+        .with_context(|| format!("listing {}", root.display()))?;
+    let mut out: BTreeMap<String, Vec<Source>> = BTreeMap::new();
+    for s in files.into_iter().map(Source::archived) {
+        out.entry(s.session_id.clone()).or_default().push(s);
     }
-    out.sort();
     Ok(out)
+}
+
+/// Restores one session's sources.
+fn restore_session(
+    archive: &Archive,
+    sources: &[Source],
+    args: &RestoreArgs,
+) -> Result<RestoreReport> {
+    let sources: Vec<Source> = sources
+        .iter()
+        .filter(|s| !args.no_subagents || s.agent().is_none())
+        .cloned()
+        .collect();
+    let plan = restore_plan(&sources, &args.to, args.project.as_deref())?;
+    Ok(archive.restore(&plan, args.overwrite)?)
 }
 
 pub(super) fn restore(args: &RestoreArgs) -> Result<ExitCode> {
     let archive = open(&args.dir)?;
+    let mut archived = archived_sessions(archive.root())?;
     let sessions = if args.sessions.is_empty() {
-        archived_sessions(archive.root())?
+        archived.keys().cloned().collect()
     } else {
         args.sessions.clone()
     };
     let mut rows = Vec::new();
     let (mut written, mut same, mut failed) = (0, 0, 0);
     for id in &sessions {
-        let req = RestoreRequest {
-            session_id: id,
-            projects_dir: &args.to,
-            project: args.project.as_deref(),
-            include_subagents: !args.no_subagents,
-            overwrite: args.overwrite,
+        let result = match archived.remove(id) {
+            Some(sources) => restore_session(&archive, &sources, args),
+            None => Err(anyhow::anyhow!("session {id} not found in the archive")),
         };
-        match archive.restore(&req) {
+        match result {
             Ok(r) => {
                 let mut row = |path: &PathBuf, status: &str| {
                     rows.push(json!({"session_id": id, "path": path.display().to_string(), "status": status}));
@@ -169,9 +174,9 @@ pub(super) fn restore(args: &RestoreArgs) -> Result<ExitCode> {
             Err(e) => {
                 failed += 1;
                 if !args.quiet {
-                    error_line(&format!("session {id}: {e}"));
+                    error_line(&format!("session {id}: {e:#}"));
                 }
-                rows.push(json!({"session_id": id, "status": "error", "error": e.to_string()}));
+                rows.push(json!({"session_id": id, "status": "error", "error": format!("{e:#}")}));
             }
         }
     }

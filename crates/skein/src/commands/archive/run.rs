@@ -20,10 +20,12 @@ use skein_core::Parser;
 use skein_passes::{Preset, PruneOptions, RedactLevel, RedactOptions};
 use skein_redact::Redactor;
 use skein_reports::load_session;
-use skein_sessions::SessionFiles;
+use skein_layout::archive::parent_session;
+use skein_layout::{Env, SessionFiles};
 
 use super::meta::{self, MetaVisitor, SOURCE_BYTES};
-use super::source::{AgentIdentity, first_timestamp, redact_line};
+use super::source::{AgentIdentity, redact_line, redacted};
+use skein_layout::claude::first_timestamp;
 use super::transform::{LineAction, Transforms, prune_plan};
 use super::{IngestArgs, PrunePresetArg, RedactLevelArg};
 use crate::output::error_line;
@@ -113,13 +115,6 @@ impl Planned {
     }
 }
 
-/// The session a subagent file of `s` belongs to: none for legacy agent files without a main
-/// transcript and without a session id inside (their session is named `agent-<id>`).
-fn parent_session(s: &SessionFiles) -> Option<&str> {
-    let orphan = s.main.is_none() && s.session_id.starts_with("agent-");
-    (!orphan).then_some(s.session_id.as_str())
-}
-
 /// The sources of a session with their archive keys. Legacy agent files without a session id
 /// inside have no parent session.
 fn plan(s: &SessionFiles) -> Vec<Planned> {
@@ -127,9 +122,7 @@ fn plan(s: &SessionFiles) -> Vec<Planned> {
     if let Some(main) = &s.main {
         out.push(Planned {
             path: main.clone(),
-            kind: Kind::MainSession {
-                session_id: s.session_id.clone(),
-            },
+            kind: skein_layout::archive::main_key(&s.session_id),
             agent: None,
         });
     }
@@ -327,7 +320,12 @@ fn archive_session(
             None => (p.kind.clone(), main_meta.clone().unwrap_or_default()),
             Some(a) => (agents[a].kind(), meta::agent_meta(&loaded, a, &agents[a])),
         };
-        let m = meta::finish(m, stored_meta, size);
+        let mut m = meta::finish(m, stored_meta, size);
+        let redact = t.redactor.map(|r| move |b: &[u8]| redacted(r, b));
+        m.origin = skein_layout::archive::origin(
+            &p.path,
+            redact.as_ref().map(|f| f as &dyn Fn(&[u8]) -> Vec<u8>),
+        );
         let mut row = p.row();
         if let Kind::Subagent { agent_type, .. } = &kind {
             row.agent_type = Some(agent_type.clone());
@@ -379,7 +377,7 @@ struct Totals {
     compressed: u64,
 }
 
-pub(super) fn run(args: &IngestArgs) -> Result<ExitCode> {
+pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
     let Some(dir) = args.to.as_deref() else {
         bail!("--to DIR is required");
     };
@@ -440,7 +438,7 @@ pub(super) fn run(args: &IngestArgs) -> Result<ExitCode> {
         prune: prune.as_ref(),
     };
 
-    let (sessions, found_ok) = report.sessions()?;
+    let (sessions, found_ok) = report.sessions(env)?;
     let refused = refusals(&sessions, archive.root());
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

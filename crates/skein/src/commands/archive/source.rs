@@ -1,38 +1,12 @@
-//! What the hook's `archive` pass and `skein archive` share about a source transcript: its
-//! project directory, its first timestamp, a subagent's identity (sidecar, archive key, the
-//! metadata fields that name it), and the per-line redaction transform.
+//! What the hook's `archive` pass and `skein archive` share about a source transcript: a
+//! subagent's identity (sidecar, archive key, the metadata fields that name it), and the
+//! per-line redaction transform.
 
-use std::fs::File;
-use std::io::Read;
 use std::path::Path;
 
-use serde::Deserialize;
 use skein_archive::{Kind, SessionMeta, UNKNOWN_AGENT_TYPE};
+use skein_layout::AgentMeta;
 use skein_redact::Redactor;
-
-/// Bytes read from a transcript's start to find its first timestamp.
-const HEAD_BYTES: u64 = 64 * 1024;
-/// Largest `agent-<id>.meta.json` sidecar read.
-const SIDECAR_BYTES: u64 = 64 * 1024;
-
-/// The name of the directory `up` levels above `path` (the Claude project directory name:
-/// `<project>/<sid>.jsonl` is 1 level, `<project>/<sid>/subagents/agent-<id>.jsonl` 3).
-pub(crate) fn project_of(path: &Path, up: usize) -> Option<String> {
-    path.ancestors()
-        .nth(up)
-        .and_then(Path::file_name)
-        .and_then(|n| n.to_str())
-        .map(str::to_owned)
-}
-
-/// What Claude Code's `agent-<id>.meta.json` says about a subagent.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub(crate) struct Sidecar {
-    pub(crate) agent_type: Option<String>,
-    pub(crate) tool_use_id: Option<String>,
-    pub(crate) description: Option<String>,
-}
 
 /// A value from a file Claude Code wrote, kept bounded and single-line anyway.
 pub(crate) fn clean(v: Option<&str>) -> Option<String> {
@@ -40,35 +14,18 @@ pub(crate) fn clean(v: Option<&str>) -> Option<String> {
         .filter(|s: &String| !s.trim().is_empty())
 }
 
-/// Reads the sidecar next to an agent transcript; anything unreadable counts as absent.
-pub(crate) fn read_sidecar(agent_transcript: &Path) -> Sidecar {
-    let path = agent_transcript.with_extension("meta.json");
-    let Ok(file) = File::open(&path) else {
-        return Sidecar::default();
-    };
-    let mut bytes = Vec::new();
-    if file.take(SIDECAR_BYTES).read_to_end(&mut bytes).is_err() {
-        return Sidecar::default();
-    }
-    let s: Sidecar = serde_json::from_slice(&bytes).unwrap_or_default();
-    Sidecar {
+/// Reads the sidecar next to an agent transcript, values cleaned; anything unreadable counts
+/// as absent.
+pub(crate) fn read_sidecar(agent_transcript: &Path) -> AgentMeta {
+    let s = skein_layout::claude::read_sidecar(agent_transcript)
+        .and_then(|b| AgentMeta::parse(&b))
+        .unwrap_or_default();
+    AgentMeta {
         agent_type: clean(s.agent_type.as_deref()),
         tool_use_id: clean(s.tool_use_id.as_deref()),
         description: clean(s.description.as_deref()),
+        ..AgentMeta::default()
     }
-}
-
-/// The first `"timestamp":"…"` value in the first 64 KiB of a transcript (names the archive
-/// file; the archive falls back to the file's mtime without it).
-pub(crate) fn first_timestamp(path: &Path) -> Option<String> {
-    const KEY: &[u8] = b"\"timestamp\":\"";
-    let file = File::open(path).ok()?;
-    let mut head = Vec::new();
-    file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
-    let at = memchr::memmem::find(&head, KEY)? + KEY.len();
-    let len = head[at..].iter().take(64).position(|&b| b == b'"')?;
-    let ts = std::str::from_utf8(&head[at..at + len]).ok()?;
-    skein_archive::parse_timestamp(ts).map(|_| ts.to_owned())
 }
 
 /// Who a subagent run is: its archive key and the facts its metadata records.
@@ -108,12 +65,12 @@ impl AgentIdentity {
 
     /// The archive key.
     pub(crate) fn kind(&self) -> Kind {
-        Kind::Subagent {
-            agent_type: self.agent_type.clone(),
-            agent_id: self.agent_id.clone(),
-            parent_session: self.parent_session.clone(),
-            tool_use_id: self.tool_use_id.clone(),
-        }
+        skein_layout::archive::agent_key(
+            &self.agent_id,
+            Some(&self.agent_type),
+            self.parent_session.as_deref(),
+            self.tool_use_id.clone(),
+        )
     }
 
     /// Sets the fields of `meta` that name the run: session and parent session, the spawning
@@ -137,4 +94,11 @@ pub(crate) fn redact_line(redactor: &Redactor, line: &[u8], out: &mut Vec<u8>) {
     let body = line.strip_suffix(b"\n").unwrap_or(line);
     redactor.redact_line(body, out);
     out.push(b'\n');
+}
+
+/// `bytes` (a JSON text) redacted.
+pub(crate) fn redacted(redactor: &Redactor, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    redactor.redact_line(bytes, &mut out);
+    out
 }

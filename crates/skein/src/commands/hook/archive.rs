@@ -22,9 +22,9 @@ use skein_hook::{ChangeKind, EventKind, PassInput, PassReport};
 use skein_redact::RedactOptions;
 
 use super::runner::{Passes, pass_options};
-use crate::commands::archive::source::{
-    AgentIdentity, first_timestamp, project_of, read_sidecar, redact_line,
-};
+use skein_layout::claude::{first_timestamp, project_of};
+
+use crate::commands::archive::source::{AgentIdentity, read_sidecar, redact_line, redacted};
 
 /// `[pass.archive]`.
 #[derive(Debug, Default, Deserialize)]
@@ -88,8 +88,18 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     } else {
         None
     };
+    let redactor = if config.redact {
+        Some(passes.redactor(&opts.redact)?)
+    } else {
+        None
+    };
     if let Some(m) = &mut meta {
         m.first_timestamp.clone_from(&first_timestamp);
+        let redact = redactor.map(|r| move |b: &[u8]| redacted(r, b));
+        m.origin = skein_layout::archive::origin(
+            source,
+            redact.as_ref().map(|f| f as &dyn Fn(&[u8]) -> Vec<u8>),
+        );
     }
     let request = IngestRequest {
         source,
@@ -97,8 +107,7 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
         first_timestamp: first_timestamp.as_deref(),
         meta: if store_meta { meta } else { None },
     };
-    let report = if config.redact {
-        let redactor = passes.redactor(&opts.redact)?;
+    let report = if let Some(redactor) = redactor {
         let mut transform = |line: &[u8], out: &mut Vec<u8>| redact_line(redactor, line, out);
         archive.ingest(&request, Some(&mut transform))
     } else {
@@ -145,7 +154,7 @@ fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, Option<S
     };
     if *input.kind != EventKind::SubagentStop {
         meta.session_id = Some(input.session.to_owned());
-        meta.project = project_of(source, 1);
+        meta.project = project_of(source);
         meta.outcome = (*input.kind == EventKind::SessionEnd)
             .then(|| input.event.reason.clone())
             .flatten();
@@ -171,7 +180,7 @@ fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, Option<S
     agent.annotate(&mut meta);
     meta.project = input
         .parent_transcript
-        .and_then(|p| project_of(p, 1))
-        .or_else(|| project_of(source, 3));
+        .and_then(project_of)
+        .or_else(|| project_of(source));
     Ok((agent.kind(), Some(meta)))
 }

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use skein_core::Parser;
 use skein_passes::{Pipeline, SnapshotReport, Transcript, spawns};
-use skein_sessions::{AgentFile, discover};
+use skein_layout::claude::{sidecar_path, transcript_stem};
+use skein_layout::{AgentFile, session_of};
 use skein_store::{safe_component, sanitize_file_name};
 
 use super::{Reports, read_input, write_file};
-use crate::inputs::{legacy_agent_files, transcript_stem};
 
 /// The session id of the output: the input file's name, else the first `sessionId` inside.
 fn session_id(input_path: &Path, input: &[u8]) -> String {
@@ -38,25 +38,9 @@ fn session_id(input_path: &Path, input: &[u8]) -> String {
     "snapshot".to_owned()
 }
 
-/// Every agent file of the session `input_path` belongs to: `<dir>/<sid>/subagents/…` and
-/// legacy `<dir>/agent-*.jsonl` files whose records carry the session id.
-fn agent_files(input_path: &Path, sid: &str) -> Vec<AgentFile> {
-    let dir = match input_path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut paths = vec![input_path.to_path_buf()];
-    let sub = dir.join(sid).join("subagents");
-    if sub.is_dir() {
-        paths.push(sub);
-    }
-    paths.extend(legacy_agent_files(&dir));
-    discover(&paths)
-        .sessions
-        .into_iter()
-        .filter(|s| s.session_id == sid || s.main.as_deref() == Some(input_path))
-        .flat_map(|s| s.agents)
-        .collect()
+/// Every agent file of the session `input_path` belongs to (see [`skein_layout::session_of`]).
+fn agent_files(input_path: &Path) -> Vec<AgentFile> {
+    session_of(input_path).map(|s| s.agents).unwrap_or_default()
 }
 
 /// Where an agent file goes under `DIR/<sid>/subagents/`.
@@ -103,7 +87,7 @@ pub(super) fn write_session(
     if input_path.as_os_str() == "-" {
         return Ok(written);
     }
-    let agents = agent_files(input_path, &sid);
+    let agents = agent_files(input_path);
     let mut tools: BTreeSet<String> = snap.spawns.iter().cloned().collect();
     let mut ids: BTreeSet<String> = snap.agent_ids.iter().cloned().collect();
     let mut included = vec![false; agents.len()];
@@ -154,7 +138,7 @@ pub(super) fn write_session(
             reports.push(&a.path, r, None)?;
         }
         written.push(target.clone());
-        let meta_src = meta_path(&a.path);
+        let meta_src = sidecar_path(&a.path);
         if let Some(src) = meta_src.filter(|p| p.is_file()) {
             let dst = target.with_file_name(src.file_name().expect("meta file name"));
             let meta = std::fs::read(&src).with_context(|| format!("{}", src.display()))?;
@@ -163,10 +147,4 @@ pub(super) fn write_session(
         }
     }
     Ok(written)
-}
-
-/// `agent-<id>.meta.json` beside `agent-<id>.jsonl[.zst]`.
-fn meta_path(agent: &Path) -> Option<PathBuf> {
-    let stem = transcript_stem(agent.file_name()?.to_str()?)?;
-    Some(agent.with_file_name(format!("{stem}.meta.json")))
 }
