@@ -45,17 +45,13 @@ pub fn agent_key(
 }
 
 /// Where a live transcript sits in its Claude tree, as the archive records it: its path inside
-/// the project directory and, for a subagent, its sidecar exactly as written (`redact` is
-/// applied to the sidecar's text when the transcript is redacted on the way in).
-pub fn origin(live: &Path, redact: Option<&dyn Fn(&[u8]) -> Vec<u8>>) -> Option<Origin> {
+/// the project directory and, for a subagent, its sidecar as written, passed through
+/// `sidecar_text` (which redacts it when the transcript is redacted on the way in).
+pub fn origin(live: &Path, sidecar_text: impl Fn(&[u8]) -> Vec<u8>) -> Option<Origin> {
     let path = claude::path_in_project(live)?;
     let sidecar = claude::agent_id_of(live)
         .and_then(|_| claude::read_sidecar(live))
-        .map(|bytes| match redact {
-            Some(r) => r(&bytes),
-            None => bytes,
-        })
-        .map(|b| String::from_utf8_lossy(&b).into_owned());
+        .map(|bytes| String::from_utf8_lossy(&sidecar_text(&bytes)).into_owned());
     Some(Origin { path, sidecar })
 }
 

@@ -1,8 +1,8 @@
 //! `skein hook` (the Claude Code hook itself) and `skein hooks install|uninstall|doctor`.
 //!
-//! The work lives in `skein-hook`; this module collects the environment, stdin and arguments,
-//! plugs the `snapshot` and `archive` passes into the runtime ([`runner`]) and turns results
-//! into output and an exit code.
+//! The work lives in `skein-hook` (the runtime) and `skein-app` (the `snapshot` and `archive`
+//! passes); this module collects the environment, stdin and arguments, plugs the passes into
+//! the runtime and turns results into output and an exit code.
 //!
 //! `skein hook` fails open: whatever happens it prints nothing but the runtime's single JSON
 //! object on stdout and exits with the runtime's code (0, or 2 when `blocking = true` asked for
@@ -17,11 +17,8 @@ use anyhow::Result;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use skein_hook::{EventKind, LogEntry, LogLevel, MAX_EVENT_BYTES};
 
-mod archive;
 mod env;
-mod runner;
 mod settings;
-mod snapshot;
 
 use skein_layout::Env;
 
@@ -140,7 +137,7 @@ pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
             config.lock_timeout(),
         );
     }
-    let mut passes = runner::Passes::default();
+    let mut passes = skein_app::hook::Passes::default();
     if will_redact(&input) {
         passes.prepare_redactor();
     }

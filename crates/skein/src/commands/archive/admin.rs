@@ -2,7 +2,6 @@
 //! `prune` (retention). Each prints JSON on stdout (one object per line) and, on a terminal, a
 //! summary on stderr.
 
-use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,12 +9,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::json;
+use skein_app::restore::{RestoreOptions, archived_sessions, restore_session};
 use skein_archive::{
-    Archive, ArchiveOptions, CompactOptions, RestoreReport, RetentionOptions, Severity,
-    TrainOptions, now_unix,
+    Archive, ArchiveOptions, CompactOptions, RetentionOptions, Severity, TrainOptions, now_unix,
 };
-use skein_layout::Source;
-use skein_layout::archive::restore_plan;
 
 use super::{CompactArgs, PruneArgs, RepairArgs, RestoreArgs, TrainDictArgs, VerifyArgs};
 use crate::output::error_line;
@@ -115,36 +112,16 @@ pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
     })
 }
 
-/// The archived sources by session id (sorted), from the checkpoints: main sessions, their
-/// subagents, and legacy agent files whose session has no main transcript.
-fn archived_sessions(root: &Path) -> Result<BTreeMap<String, Vec<Source>>> {
-    let files = skein_archive::current_files(root)
-        .with_context(|| format!("listing {}", root.display()))?;
-    let mut out: BTreeMap<String, Vec<Source>> = BTreeMap::new();
-    for s in files.into_iter().map(Source::archived) {
-        out.entry(s.session_id.clone()).or_default().push(s);
-    }
-    Ok(out)
-}
-
-/// Restores one session's sources.
-fn restore_session(
-    archive: &Archive,
-    sources: &[Source],
-    args: &RestoreArgs,
-) -> Result<RestoreReport> {
-    let sources: Vec<Source> = sources
-        .iter()
-        .filter(|s| !args.no_subagents || s.agent().is_none())
-        .cloned()
-        .collect();
-    let plan = restore_plan(&sources, &args.to, args.project.as_deref())?;
-    Ok(archive.restore(&plan, args.overwrite)?)
-}
-
 pub(super) fn restore(args: &RestoreArgs) -> Result<ExitCode> {
     let archive = open(&args.dir)?;
-    let mut archived = archived_sessions(archive.root())?;
+    let mut archived = archived_sessions(archive.root())
+        .with_context(|| format!("listing {}", args.dir.display()))?;
+    let opts = RestoreOptions {
+        projects: &args.to,
+        project: args.project.as_deref(),
+        subagents: !args.no_subagents,
+        overwrite: args.overwrite,
+    };
     let sessions = if args.sessions.is_empty() {
         archived.keys().cloned().collect()
     } else {
@@ -154,7 +131,7 @@ pub(super) fn restore(args: &RestoreArgs) -> Result<ExitCode> {
     let (mut written, mut same, mut failed) = (0, 0, 0);
     for id in &sessions {
         let result = match archived.remove(id) {
-            Some(sources) => restore_session(&archive, &sources, args),
+            Some(sources) => restore_session(&archive, &sources, &opts).map_err(Into::into),
             None => Err(anyhow::anyhow!("session {id} not found in the archive")),
         };
         match result {

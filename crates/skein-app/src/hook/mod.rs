@@ -1,23 +1,28 @@
-//! The passes the binary plugs into the hook runtime: `archive` ([`super::archive`]) and
-//! `snapshot` ([`super::snapshot`]). Any other name is [`PassError::Unknown`] (the built-in
-//! `open-request` and `extract` never reach the runner).
+//! The passes skein runs inside the hook runtime (`skein-hook`): `archive` ([`archive`]) and
+//! `snapshot` ([`snapshot`]). [`Passes`] is the runtime's [`PassRunner`]; any other name is
+//! [`PassError::Unknown`] (the built-in `open-request` and `extract` never reach it).
+
+pub mod archive;
+pub mod snapshot;
 
 use std::thread::JoinHandle;
 
 use skein_hook::{PassError, PassInput, PassReport, PassRunner};
 use skein_redact::{RedactOptions, Redactor};
 
+use crate::error::{Error, chain};
+
 /// Pass name: archive the transcript (main session or subagent).
-pub(crate) const ARCHIVE: &str = "archive";
+pub const ARCHIVE: &str = "archive";
 /// Pass name: write the request's snapshot.
-pub(crate) const SNAPSHOT: &str = "snapshot";
+pub const SNAPSHOT: &str = "snapshot";
 
 /// A redactor being built on another thread.
 type Pending = JoinHandle<Result<Redactor, skein_redact::Error>>;
 
 /// The runner for one hook process. Holds what passes of the same run can share.
 #[derive(Default)]
-pub(crate) struct Passes {
+pub struct Passes {
     /// Built on first use and shared by the passes of this run, keyed by its options.
     redactor: Option<(RedactOptions, Redactor)>,
     /// The default redactor, started early by [`Passes::prepare_redactor`].
@@ -35,10 +40,9 @@ impl std::fmt::Debug for Passes {
 
 impl Passes {
     /// Starts building the default redactor on another thread (about 1.3 ms since the rule
-    /// regexes compile lazily; it was 13–17 ms before); started before the runtime reads its
-    /// state, the work overlaps with it. If no pass asks for it, the thread dies with the
-    /// process.
-    pub(crate) fn prepare_redactor(&mut self) {
+    /// regexes compile lazily); started before the runtime reads its state, the work overlaps
+    /// with it. If no pass asks for it, the thread dies with the process.
+    pub fn prepare_redactor(&mut self) {
         self.pending = std::thread::Builder::new()
             .name("redactor".into())
             .spawn(|| Redactor::new(&RedactOptions::default()))
@@ -46,7 +50,7 @@ impl Passes {
     }
 
     /// The redactor for `opts`, built once per process.
-    pub(crate) fn redactor(&mut self, opts: &RedactOptions) -> anyhow::Result<&Redactor> {
+    pub fn redactor(&mut self, opts: &RedactOptions) -> Result<&Redactor, Error> {
         if self.redactor.as_ref().is_none_or(|(o, _)| o != opts) {
             let prepared = match self.pending.take() {
                 Some(handle) if *opts == RedactOptions::default() => handle.join().ok(),
@@ -55,8 +59,7 @@ impl Passes {
             let r = match prepared {
                 Some(r) => r,
                 None => Redactor::new(opts),
-            }
-            .map_err(|e| anyhow::anyhow!("redaction rules do not compile: {e}"))?;
+            }?;
             self.redactor = Some((opts.clone(), r));
         }
         Ok(&self.redactor.as_ref().expect("just set").1)
@@ -66,19 +69,19 @@ impl Passes {
 impl PassRunner for Passes {
     fn run_pass(&mut self, input: &PassInput<'_>) -> Result<PassReport, PassError> {
         let result = match input.pass {
-            ARCHIVE => super::archive::run(self, input),
-            SNAPSHOT => super::snapshot::run(self, input),
+            ARCHIVE => archive::run(self, input),
+            SNAPSHOT => snapshot::run(self, input),
             other => return Err(PassError::Unknown(other.to_owned())),
         };
         result.map_err(|e| PassError::Failed {
             pass: input.pass.to_owned(),
-            source: format!("{e:#}").into(),
+            source: chain(&e).into(),
         })
     }
 }
 
 /// Deserialises a pass's `[pass.<name>]` table (absent: the defaults).
-pub(crate) fn pass_options<T>(input: &PassInput<'_>) -> anyhow::Result<T>
+pub(crate) fn pass_options<T>(input: &PassInput<'_>) -> Result<T, Error>
 where
     T: serde::de::DeserializeOwned + Default,
 {
@@ -86,9 +89,15 @@ where
         None => Ok(T::default()),
         Some(table) => toml::Value::Table(table.clone())
             .try_into()
-            .map_err(|e| anyhow::anyhow!("[pass.{}]: {}", input.pass, e.message().trim())),
+            .map_err(|e: toml::de::Error| {
+                Error::Pass(format!("[pass.{}]: {}", input.pass, e.message().trim()))
+            }),
     }
 }
 
-/// Redacts one transcript line (shared with `skein archive`).
-pub(crate) use crate::commands::archive::source::redact_line;
+/// A one-line summary for the hook log.
+pub(crate) fn summary(s: &str) -> PassReport {
+    PassReport {
+        summary: Some(s.to_owned()),
+    }
+}

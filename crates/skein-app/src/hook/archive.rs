@@ -1,5 +1,5 @@
-//! The `archive` pass: the event's transcript into the skein archive (`skein-archive`),
-//! redacted on the way in when `redact = true`.
+//! The `archive` pass: the event's transcript into the skein archive, redacted on the way in
+//! when `redact = true`.
 //!
 //! * Main transcripts (Stop, SessionEnd, PreCompact, …) go under `main-session/`.
 //! * SubagentStop archives the agent's transcript under `subagent/<agent-type>/`, keyed by its
@@ -13,18 +13,18 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use skein_archive::{
     Archive, ArchiveOptions, CodecOptions, DictMode, IngestReport, IngestRequest, Kind, SessionMeta,
 };
 use skein_hook::{ChangeKind, EventKind, PassInput, PassReport};
+use skein_layout::claude::{first_timestamp, project_of};
 use skein_redact::RedactOptions;
 
-use super::runner::{Passes, pass_options};
-use skein_layout::claude::{first_timestamp, project_of};
-
-use crate::commands::archive::source::{AgentIdentity, read_sidecar, redact_line, redacted};
+use super::{Passes, pass_options, summary};
+use crate::error::Error;
+use crate::identity::{AgentIdentity, read_sidecar};
+use crate::transform::{Transforms, redact_line};
 
 /// `[pass.archive]`.
 #[derive(Debug, Default, Deserialize)]
@@ -42,7 +42,7 @@ struct ArchivePassOptions {
     redact: RedactOptions,
 }
 
-pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport> {
+pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport, Error> {
     let Some(source) = input.transcript else {
         return Ok(summary("no transcript in the event"));
     };
@@ -75,8 +75,16 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
             lock_timeout: config.lock_timeout(),
             ..ArchiveOptions::default()
         },
-    )
-    .with_context(|| format!("archive {}", input.archive_dir.display()))?;
+    )?;
+    let redactor = if config.redact {
+        Some(passes.redactor(&opts.redact)?)
+    } else {
+        None
+    };
+    let transforms = Transforms {
+        redactor,
+        prune: None,
+    };
 
     let (kind, mut meta) = kind_and_meta(input, source)?;
     // The metadata is stored on first sight and at SessionEnd (with the reason); `None` keeps
@@ -88,39 +96,21 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     } else {
         None
     };
-    let redactor = if config.redact {
-        Some(passes.redactor(&opts.redact)?)
-    } else {
-        None
-    };
-    if let Some(m) = &mut meta {
-        m.first_timestamp.clone_from(&first_timestamp);
-        let redact = redactor.map(|r| move |b: &[u8]| redacted(r, b));
-        m.origin = skein_layout::archive::origin(
-            source,
-            redact.as_ref().map(|f| f as &dyn Fn(&[u8]) -> Vec<u8>),
-        );
-    }
+    meta.first_timestamp.clone_from(&first_timestamp);
+    meta.origin = skein_layout::archive::origin(source, |b| transforms.text(b));
     let request = IngestRequest {
         source,
         kind,
         first_timestamp: first_timestamp.as_deref(),
-        meta: if store_meta { meta } else { None },
+        meta: store_meta.then_some(meta),
     };
     let report = if let Some(redactor) = redactor {
         let mut transform = |line: &[u8], out: &mut Vec<u8>| redact_line(redactor, line, out);
         archive.ingest(&request, Some(&mut transform))
     } else {
         archive.ingest(&request, None)
-    }
-    .with_context(|| format!("archiving {}", source.display()))?;
+    }?;
     Ok(describe(&report, archive.root()))
-}
-
-fn summary(s: &str) -> PassReport {
-    PassReport {
-        summary: Some(s.to_owned()),
-    }
 }
 
 fn describe(r: &IngestReport, root: &Path) -> PassReport {
@@ -147,7 +137,7 @@ fn describe(r: &IngestReport, root: &Path) -> PassReport {
 }
 
 /// The archive key and the metadata stored with a new file.
-fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, Option<SessionMeta>)> {
+fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, SessionMeta), Error> {
     let mut meta = SessionMeta {
         cwd: input.event.cwd.clone(),
         ..SessionMeta::default()
@@ -158,13 +148,10 @@ fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, Option<S
         meta.outcome = (*input.kind == EventKind::SessionEnd)
             .then(|| input.event.reason.clone())
             .flatten();
-        let kind = Kind::MainSession {
-            session_id: input.session.to_owned(),
-        };
-        return Ok((kind, Some(meta)));
+        return Ok((skein_layout::archive::main_key(input.session), meta));
     }
     let Some(agent_id) = input.agent_id else {
-        bail!("SubagentStop without agent_id");
+        return Err(Error::Pass("SubagentStop without agent_id".into()));
     };
     let sidecar = read_sidecar(source);
     let agent = AgentIdentity::new(
@@ -182,5 +169,5 @@ fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, Option<S
         .parent_transcript
         .and_then(project_of)
         .or_else(|| project_of(source));
-    Ok((agent.kind(), Some(meta)))
+    Ok((agent.kind(), meta))
 }

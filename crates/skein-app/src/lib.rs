@@ -1,0 +1,18 @@
+//! Compositions of skein's libraries, for the binary (which only parses flags, wires these up
+//! and prints): archiving a tree with metadata ([`ingest`], with the incremental metadata
+//! collector in [`meta`]), restoring sessions ([`restore`]), and the passes the hook runs
+//! ([`hook`]: `archive`, `snapshot`). `skein archive` and the hook's `archive` pass share one
+//! metadata and identity code path ([`meta`], [`identity`], [`transform`]).
+
+pub mod error;
+pub mod hook;
+pub mod identity;
+pub mod ingest;
+pub mod meta;
+pub mod restore;
+pub mod transform;
+
+pub use error::{Error, chain};
+pub use ingest::{ArchiveJob, IngestRow};
+pub use meta::MetaCollector;
+pub use transform::Transforms;
