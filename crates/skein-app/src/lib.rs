@@ -1,9 +1,11 @@
 //! Compositions of skein's libraries, for the binary (which only parses flags, wires these up
 //! and prints): archiving a tree with metadata ([`ingest`], with the incremental metadata
 //! collector in [`meta`]), restoring sessions ([`restore`]), and the passes the hook runs
-//! ([`hook`]: `archive`, `snapshot`). `skein archive` and the hook's `archive` pass share one
+//! ([`hook`]: `archive`, `snapshot`, `index`), and the catalog's sources and refresh
+//! ([`catalog`]). `skein archive` and the hook's `archive` pass share one
 //! metadata and identity code path ([`meta`], [`identity`], [`transform`]).
 
+pub mod catalog;
 pub mod error;
 pub mod hook;
 pub mod identity;

@@ -138,6 +138,7 @@ pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
         );
     }
     let mut passes = skein_app::hook::Passes::default();
+    passes.catalog = skein_catalog::default_path(env);
     if will_redact(&input) {
         passes.prepare_redactor();
     }

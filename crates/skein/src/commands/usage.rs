@@ -13,6 +13,7 @@ use skein_reports::usage::{
     Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner, UtcOffset,
 };
 
+use super::catalog::CatalogArgs;
 use crate::cli::Format;
 use crate::output::{Align, Columns, error_line};
 use crate::report::{ReportArgs, RowWriter, exit_status};
@@ -39,6 +40,11 @@ pub(crate) struct Args {
     /// In the table, add one line per model under each row.
     #[arg(long)]
     pub(crate) breakdown: bool,
+    #[command(flatten)]
+    pub(crate) catalog: CatalogArgs,
+    /// Scan the transcripts instead of answering from the catalog.
+    #[arg(long)]
+    pub(crate) no_catalog: bool,
 }
 
 thread_local! {
@@ -73,13 +79,26 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     }
     let (sessions, found_ok) = report.sessions(env)?;
     let mmap = report.mmap;
+    let catalog = if args.no_catalog {
+        None
+    } else {
+        super::catalog::for_report(&args.catalog, env, &report)
+    };
+    let catalog = catalog.map(std::sync::Mutex::new);
     let mut builder = UsageBuilder::new();
     let jobs_ok = report.for_each_session(
         &sessions,
         |s, _parser| {
-            SCANNER
-                .with(|sc| sc.borrow_mut().scan_session(s, mmap))
-                .map_err(anyhow::Error::from)
+            SCANNER.with(|sc| {
+                let mut sc = sc.borrow_mut();
+                if let Some(c) = &catalog {
+                    let c = c.lock().map_err(|_| anyhow::anyhow!("catalog lock poisoned"))?;
+                    if let Ok(Some(scan)) = c.usage_scan(s, &mut sc) {
+                        return Ok(scan);
+                    }
+                }
+                sc.scan_session(s, mmap).map_err(anyhow::Error::from)
+            })
         },
         |s, scan| {
             builder.add(s, scan);

@@ -1,0 +1,306 @@
+//! Bringing the catalog up to date with a list of sources: stat every file, compare with what
+//! was indexed, read only new bytes (on worker threads), apply the batches on one writer, and
+//! drop what disappeared. With nothing new, a refresh is a stat per file and one read query.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use rusqlite::Connection;
+use skein_layout::Source;
+
+use crate::error::{Error, Result};
+use crate::index::{Batch, Indexer, Work};
+use crate::track::{self, Plan, Stat, Stored};
+use crate::write::{Writer, delete_source};
+
+/// Content bytes applied between commits of a long refresh (other writers get their turn,
+/// and a kill loses at most this much work).
+const COMMIT_BYTES: u64 = 64 << 20;
+
+/// How to refresh.
+#[derive(Debug, Clone)]
+pub struct RefreshOptions {
+    /// Parsing threads (0: all cores). The database writer is the calling thread.
+    pub threads: usize,
+    /// At most about this many new bytes per source in this run (the hook's bound; the rest
+    /// is caught up by later runs).
+    pub limit_per_source: u64,
+    /// Catalogued sources under these paths that are not in the list any more (deleted, or
+    /// archived versions superseded or shadowed by a live copy) are dropped.
+    pub scope: Vec<PathBuf>,
+}
+
+impl Default for RefreshOptions {
+    fn default() -> Self {
+        Self {
+            threads: 0,
+            limit_per_source: u64::MAX,
+            scope: Vec::new(),
+        }
+    }
+}
+
+/// Progress of a refresh, for a progress bar.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// New bytes to read (stat sizes; compressed sizes for archive files).
+    pub bytes_total: u64,
+    pub bytes_done: u64,
+}
+
+/// What a refresh did.
+#[derive(Debug, Default)]
+pub struct RefreshReport {
+    /// Sources listed.
+    pub sources: usize,
+    pub unchanged: usize,
+    /// Sources read from their last offset.
+    pub appended: usize,
+    /// Sources read from zero (new or rewritten).
+    pub reindexed: usize,
+    /// Sources left to another writer that indexed them meanwhile.
+    pub skipped: usize,
+    /// Sources dropped from the catalog.
+    pub removed: usize,
+    /// Content bytes indexed.
+    pub bytes: u64,
+    /// Text blocks added to the full-text index.
+    pub docs: u64,
+    /// Sources that could not be read (the rest of the refresh went on).
+    pub errors: Vec<Error>,
+}
+
+pub(crate) fn load_stored(conn: &Connection) -> rusqlite::Result<HashMap<String, Stored>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, path, dev, ino, size, mtime_ns, offset, zst_offset, lines, head_hash, \
+         tail_hash FROM sources",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let u = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
+        Ok((
+            r.get::<_, String>(1)?,
+            Stored {
+                id: r.get(0)?,
+                stat: Stat {
+                    dev: u(2)?,
+                    ino: u(3)?,
+                    size: u(4)?,
+                    mtime_ns: r.get(5)?,
+                },
+                offset: u(6)?,
+                zst_offset: u(7)?,
+                lines: u(8)?,
+                head_hash: u(9)?,
+                tail_hash: u(10)?,
+            },
+        ))
+    })?;
+    rows.collect()
+}
+
+fn under(path: &str, scope: &[PathBuf]) -> bool {
+    let p = Path::new(path);
+    scope.iter().any(|root| p.starts_with(root))
+}
+
+fn begin(conn: &Connection, path: &Path) -> Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| Error::sql(path, e))
+}
+
+fn commit(conn: &Connection, path: &Path) -> Result<()> {
+    conn.execute_batch("COMMIT").map_err(|e| Error::sql(path, e))
+}
+
+/// Refreshes `conn` (the catalog at `db`) for `sources`.
+pub(crate) fn refresh(
+    conn: &Connection,
+    db: &Path,
+    cap: usize,
+    sources: &[Source],
+    opts: &RefreshOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RefreshReport> {
+    let stored = load_stored(conn).map_err(|e| Error::sql(db, e))?;
+    let mut report = RefreshReport {
+        sources: sources.len(),
+        ..RefreshReport::default()
+    };
+    let mut work = Vec::new();
+    let mut listed = HashSet::new();
+    let mut total = 0;
+    for (i, s) in sources.iter().enumerate() {
+        let key = s.path.to_string_lossy();
+        listed.insert(key.clone().into_owned());
+        let Some(now) = track::stat(s) else { continue };
+        let old = stored.get(key.as_ref());
+        match track::plan(s, &now, old) {
+            Plan::Unchanged => report.unchanged += 1,
+            plan => {
+                let from = match (plan, old) {
+                    (Plan::Append, Some(o)) if s.archived.is_some() => o.zst_offset,
+                    (Plan::Append, Some(o)) => o.offset,
+                    _ => 0,
+                };
+                total += now.size.saturating_sub(from);
+                work.push(Work {
+                    source: i,
+                    plan,
+                    stat: now,
+                    stored: old.cloned(),
+                });
+            }
+        }
+    }
+    let gone: Vec<i64> = if opts.scope.is_empty() {
+        Vec::new()
+    } else {
+        stored
+            .iter()
+            .filter(|(p, _)| !listed.contains(p.as_str()) && under(p, &opts.scope))
+            .map(|(_, s)| s.id)
+            .collect()
+    };
+    if work.is_empty() && gone.is_empty() {
+        return Ok(report);
+    }
+    begin(conn, db)?;
+    let result = (|| {
+        for id in &gone {
+            delete_source(conn, *id).map_err(|e| Error::sql(db, e))?;
+        }
+        report.removed = gone.len();
+        work.sort_by_key(|w| std::cmp::Reverse(w.stat.size));
+        run(conn, db, cap, sources, &work, opts, total, progress, &mut report)
+    })();
+    match result {
+        Ok(()) => {
+            commit(conn, db)?;
+            crate::db::restrict_mode(db);
+            Ok(report)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    conn: &Connection,
+    db: &Path,
+    cap: usize,
+    sources: &[Source],
+    work: &[Work],
+    opts: &RefreshOptions,
+    total: u64,
+    progress: &mut dyn FnMut(Progress),
+    report: &mut RefreshReport,
+) -> Result<()> {
+    let mut writer = Writer::new(conn, db);
+    let mut since_commit = 0u64;
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut refused: HashSet<usize> = HashSet::new();
+    let by_source: HashMap<usize, &Work> = work.iter().map(|w| (w.source, w)).collect();
+    let mut apply = |b: Batch, writer: &mut Writer<'_>, report: &mut RefreshReport| -> Result<bool> {
+        if refused.contains(&b.source) {
+            return Ok(false);
+        }
+        let w = by_source[&b.source];
+        let len = b.end - b.start;
+        let first = b.first;
+        let applied = writer.apply(b, &sources[w.source], w.stored.as_ref())?;
+        if first && seen.insert(w.source) {
+            match (applied, w.plan) {
+                (false, _) => report.skipped += 1,
+                (true, Plan::Append) => report.appended += 1,
+                (true, _) => report.reindexed += 1,
+            }
+        }
+        if !applied {
+            refused.insert(w.source);
+        }
+        since_commit += len;
+        progress(Progress {
+            bytes_total: total,
+            bytes_done: writer.bytes,
+        });
+        if since_commit >= COMMIT_BYTES {
+            commit(conn, db)?;
+            begin(conn, db)?;
+            since_commit = 0;
+        }
+        Ok(applied)
+    };
+    let threads = match opts.threads {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    }
+    .min(work.len());
+    if threads <= 1 {
+        let mut indexer = Indexer::new(cap);
+        for w in work {
+            let mut failed = None;
+            let r = indexer.run(w, &sources[w.source], opts.limit_per_source, &mut |b| {
+                match apply(b, &mut writer, report) {
+                    Ok(go_on) => go_on,
+                    Err(e) => {
+                        failed = Some(e);
+                        false
+                    }
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if let Err(e) = r {
+                report.errors.push(e);
+            }
+        }
+    } else {
+        let next = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::sync_channel::<std::result::Result<Batch, Error>>(threads * 2);
+        let outcome = std::thread::scope(|scope| {
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let next = &next;
+                scope.spawn(move || {
+                    let mut indexer = Indexer::new(cap);
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(w) = work.get(k) else { break };
+                        let r = indexer.run(w, &sources[w.source], opts.limit_per_source, &mut |b| {
+                            tx.send(Ok(b)).is_ok()
+                        });
+                        if let Err(e) = r
+                            && tx.send(Err(e)).is_err()
+                        {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let mut outcome = Ok(());
+            for msg in rx {
+                match msg {
+                    Ok(b) if outcome.is_ok() => {
+                        if let Err(e) = apply(b, &mut writer, report) {
+                            outcome = Err(e);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => report.errors.push(e),
+                }
+            }
+            outcome
+        });
+        outcome?;
+    }
+    report.bytes = writer.bytes;
+    report.docs = writer.docs;
+    Ok(())
+}

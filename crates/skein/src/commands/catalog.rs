@@ -1,0 +1,145 @@
+//! What the catalog-backed commands share: `--catalog PATH`, opening the catalog (from the
+//! flag, the config's `[catalog] path`, else `<state>/catalog.db`), and refreshing it for
+//! the command's scope with a progress bar on a terminal.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use skein_app::catalog::Scope;
+use skein_catalog::{Catalog, CatalogOptions, Opened, RefreshReport};
+use skein_hook::{Config, ConfigFiles, ProjectLookup};
+use skein_layout::Env;
+
+use crate::output::error_line;
+
+/// The catalog flags.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct CatalogArgs {
+    /// The catalog file (default: the config's `[catalog] path`, else
+    /// `$XDG_STATE_HOME/skein/catalog.db`).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) catalog: Option<PathBuf>,
+    /// Bytes of text indexed per tool result or tool input block.
+    #[arg(long, value_name = "BYTES", default_value_t = skein_catalog::DEFAULT_RESULT_CAP)]
+    pub(crate) result_cap: usize,
+}
+
+/// The user config's `[catalog] path`, if set.
+fn configured_path(env: &Env) -> Result<Option<PathBuf>> {
+    let files = ConfigFiles {
+        user: env.user_config(),
+        project: ProjectLookup::Disabled,
+        explicit: None,
+    };
+    let (config, _) = Config::default()
+        .load(&files, None, env.home.as_deref())
+        .context("cannot read the config")?;
+    Ok(config.catalog_path)
+}
+
+impl CatalogArgs {
+    /// The catalog file.
+    pub(crate) fn path(&self, env: &Env) -> Result<PathBuf> {
+        if let Some(p) = &self.catalog {
+            return Ok(p.clone());
+        }
+        if let Some(p) = configured_path(env)? {
+            return Ok(p);
+        }
+        skein_catalog::default_path(env)
+            .context("no catalog path: give --catalog, or set HOME or XDG_STATE_HOME")
+    }
+
+    /// Opens the catalog, saying on stderr when an unusable one was rebuilt.
+    pub(crate) fn open(&self, env: &Env, quiet: bool) -> Result<Catalog> {
+        let path = self.path(env)?;
+        let c = Catalog::open(
+            &path,
+            CatalogOptions {
+                result_cap: self.result_cap,
+                ..CatalogOptions::default()
+            },
+        )
+        .with_context(|| format!("cannot open the catalog {}", path.display()))?;
+        if let Opened::Rebuilt(reason) = c.opened()
+            && !quiet
+        {
+            error_line(&format!(
+                "catalog {} was unusable ({reason}); rebuilding it",
+                path.display()
+            ));
+        }
+        Ok(c)
+    }
+}
+
+/// Refreshes `catalog` for `scope`, with a byte progress bar on a terminal.
+pub(crate) fn refresh(
+    catalog: &mut Catalog,
+    scope: &Scope,
+    threads: usize,
+    quiet: bool,
+) -> Result<RefreshReport> {
+    for e in &scope.listing.errors {
+        if !quiet {
+            error_line(&e.to_string());
+        }
+    }
+    let bar = if quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::new(0);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} indexing {bytes}/{total_bytes} {wide_bar} {bytes_per_sec} {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    };
+    let report = skein_app::catalog::refresh(catalog, scope, threads, &mut |p| {
+        bar.set_length(p.bytes_total.max(p.bytes_done));
+        bar.set_position(p.bytes_done);
+    });
+    bar.finish_and_clear();
+    let report = report.with_context(|| format!("cannot refresh the catalog {}", catalog.path().display()))?;
+    if !quiet {
+        for e in &report.errors {
+            error_line(&e.to_string());
+        }
+    }
+    Ok(report)
+}
+
+/// The catalog brought up to date for a report's inputs (its paths, else the Claude projects
+/// directories), or `None` when it cannot be used: then the report scans, and says why on
+/// stderr.
+pub(crate) fn for_report(
+    args: &CatalogArgs,
+    env: &Env,
+    report: &crate::report::ReportArgs,
+) -> Option<Catalog> {
+    let roots = if report.paths.is_empty() {
+        env.projects_roots()
+    } else {
+        report.paths.clone()
+    };
+    let attempt = || -> Result<Catalog> {
+        let mut c = args.open(env, report.quiet)?;
+        let scope = Scope::of_roots(roots, !report.paths.is_empty());
+        refresh(&mut c, &scope, report.threads.unwrap_or(0), report.quiet)?;
+        Ok(c)
+    };
+    match attempt() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            if !report.quiet {
+                error_line(&format!("{e:#}; scanning the transcripts instead"));
+            }
+            None
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! `skein index [PATHS]`: bring the catalog up to date (or `--rebuild` it). See
+//! `docs/catalog.md`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args as ClapArgs;
+use skein_app::catalog::Scope;
+use skein_catalog::{Catalog, CatalogOptions};
+use skein_layout::Env;
+
+use super::catalog::{CatalogArgs, refresh};
+use crate::report::exit_status;
+
+#[derive(Debug, ClapArgs)]
+pub(crate) struct Args {
+    /// Transcript files, directories or archives (default: the Claude projects directories
+    /// and the default archive).
+    pub(crate) paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) catalog: CatalogArgs,
+    /// Delete the catalog and index everything again.
+    #[arg(long)]
+    pub(crate) rebuild: bool,
+    /// The archive indexed when no paths are given (default: `<state>/archive`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) archive: Option<PathBuf>,
+    /// Parsing threads (default: all cores).
+    #[arg(long, short = 'j')]
+    pub(crate) threads: Option<usize>,
+    /// No progress bar and no summary.
+    #[arg(long, short = 'q')]
+    pub(crate) quiet: bool,
+}
+
+pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
+    let mut catalog = if args.rebuild {
+        Catalog::recreate(
+            &args.catalog.path(env)?,
+            CatalogOptions {
+                result_cap: args.catalog.result_cap,
+                ..CatalogOptions::default()
+            },
+        )?
+    } else {
+        args.catalog.open(env, args.quiet)?
+    };
+    let scope = Scope::of(env, &args.paths, args.archive.as_deref());
+    let started = std::time::Instant::now();
+    let report = refresh(&mut catalog, &scope, args.threads.unwrap_or(0), args.quiet)?;
+    if report.bytes > 64 << 20 {
+        catalog.checkpoint()?;
+    }
+    if !args.quiet {
+        let stats = catalog.stats()?;
+        let secs = started.elapsed().as_secs_f64();
+        crate::output::error_line(&format!(
+            "{} sources: {} unchanged, {} appended, {} indexed from the start, {} removed, \
+             {} skipped; {:.1} MB in {:.2} s. Catalog {}: {} sessions, {} text blocks, {:.1} MB.",
+            report.sources,
+            report.unchanged,
+            report.appended,
+            report.reindexed,
+            report.removed,
+            report.skipped,
+            report.bytes as f64 / 1e6,
+            secs,
+            catalog.path().display(),
+            stats.sessions,
+            stats.docs,
+            stats.file_bytes as f64 / 1e6,
+        ));
+    }
+    Ok(exit_status(report.errors.is_empty() && scope.listing.errors.is_empty()))
+}
