@@ -101,6 +101,13 @@ CREATE TABLE docs (
 );
 CREATE INDEX docs_source ON docs(source_id);
 
+CREATE TABLE dirs (
+    root TEXT NOT NULL,
+    path TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    PRIMARY KEY (root, path)
+) WITHOUT ROWID;
+
 CREATE VIRTUAL TABLE fts USING fts5(
     body,
     content = '',

@@ -145,8 +145,10 @@ pub(crate) struct Batch {
     /// First batch of the source in this run; `reindex` says whether it starts from zero.
     pub(crate) first: bool,
     pub(crate) reindex: bool,
-    /// Last batch of the source in this run: `stat` and `hashes` are its new state.
+    /// Last batch of the source in this run.
     pub(crate) last: bool,
+    /// The source was read to its end (not stopped by the run's limit): `stat` is its state.
+    pub(crate) complete: bool,
     /// Content offsets before and after the chunk.
     pub(crate) start: u64,
     pub(crate) end: u64,
@@ -188,34 +190,39 @@ pub(crate) fn origin(source: &Source) -> Origin {
     }
 }
 
-/// Reads up to `CHUNK` bytes (more for a longer line) ending at a line end; leftover bytes of
-/// the last read stay in `carry`. Returns the chunk, empty at the end of the input.
-fn next_chunk(r: &mut impl Read, carry: &mut Vec<u8>, eof: &mut bool) -> io::Result<Vec<u8>> {
+/// Reads up to `size` bytes ending at a line end (more when the first line is longer: up to
+/// its end); leftover bytes of the last read stay in `carry`. Returns the chunk, empty at the
+/// end of the input (a torn last line stays in `carry`).
+fn next_chunk(
+    r: &mut impl Read,
+    carry: &mut Vec<u8>,
+    eof: &mut bool,
+    size: usize,
+) -> io::Result<Vec<u8>> {
     let mut buf = std::mem::take(carry);
+    if !*eof && buf.len() < size {
+        let want = size - buf.len();
+        let n = r.by_ref().take(want as u64).read_to_end(&mut buf)?;
+        *eof = n < want;
+    }
+    if let Some(i) = memchr::memrchr(b'\n', &buf) {
+        *carry = buf.split_off(i + 1);
+        return Ok(buf);
+    }
+    // No line end in the first `size` bytes: read on to the end of this line, in growing
+    // steps (linear in the line's length).
     loop {
-        if !*eof && buf.len() < CHUNK {
-            let want = CHUNK - buf.len();
-            let n = r.by_ref().take(want as u64).read_to_end(&mut buf)?;
-            *eof = n < want;
+        if *eof {
+            *carry = buf;
+            return Ok(Vec::new());
         }
-        match memchr::memrchr(b'\n', &buf) {
-            Some(i) => {
-                *carry = buf.split_off(i + 1);
-                return Ok(buf);
-            }
-            None if *eof => {
-                // A torn last line: left for a later run.
-                *carry = buf;
-                return Ok(Vec::new());
-            }
-            None => {
-                // One line longer than a chunk: read on.
-                let n = r.by_ref().take(CHUNK as u64).read_to_end(&mut buf)?;
-                *eof = n < CHUNK;
-                if memchr::memchr(b'\n', &buf[buf.len() - n..]).is_some() || *eof {
-                    continue;
-                }
-            }
+        let old = buf.len();
+        let step = size.max(4096).max(old);
+        let n = r.by_ref().take(step as u64).read_to_end(&mut buf)?;
+        *eof = n < step;
+        if let Some(i) = memchr::memchr(b'\n', &buf[old..]) {
+            *carry = buf.split_off(old + i + 1);
+            return Ok(buf);
         }
     }
 }
@@ -287,7 +294,10 @@ impl Indexer {
         let mut first = true;
         let mut done = 0u64;
         loop {
-            let chunk = next_chunk(&mut r, &mut carry, &mut eof).map_err(io_err)?;
+            let size = usize::try_from(limit.saturating_sub(done))
+                .unwrap_or(CHUNK)
+                .clamp(1, CHUNK);
+            let chunk = next_chunk(&mut r, &mut carry, &mut eof, size).map_err(io_err)?;
             let stop = chunk.is_empty() || done + chunk.len() as u64 >= limit;
             let mut batch = self.chunk(&chunk, at, lines, source);
             batch.source = work.source;
@@ -297,9 +307,12 @@ impl Indexer {
             at = batch.end;
             lines += batch.lines;
             done += chunk.len() as u64;
-            let last = stop || eof;
+            // Complete lines left: read but not handed over yet (a limited run's last read).
+            let more = !eof || memchr::memchr(b'\n', &carry).is_some();
+            let last = stop || !more;
             if last {
                 batch.last = true;
+                batch.complete = !more;
                 batch.zst_end = if source.archived.is_some() {
                     work.stat.size
                 } else {

@@ -20,6 +20,7 @@ pub mod extract;
 mod index;
 pub mod query;
 pub mod refresh;
+mod roots;
 pub mod search;
 pub mod sessions;
 mod snippet;
@@ -39,6 +40,7 @@ pub use db::{Opened, SCHEMA_VERSION};
 pub use error::{Error, Result};
 pub use extract::DocKind;
 pub use refresh::{Progress, RefreshOptions, RefreshReport};
+pub use roots::RootsReport;
 pub use search::{Hit, SearchQuery};
 pub use sessions::{SessionQuery, SessionRow};
 
@@ -144,6 +146,27 @@ impl Catalog {
         )
     }
 
+    /// Brings the catalog up to date for everything under `roots` (trees, archives, files;
+    /// absolute paths): sources listed by `skein-layout`, new bytes indexed, sources that left
+    /// the roots dropped. When no directory under the roots changed since the last such
+    /// refresh, the listing is skipped and only the catalogued files are stat'ed.
+    pub fn refresh_roots(
+        &mut self,
+        roots: &[PathBuf],
+        options: &RefreshOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<RootsReport> {
+        roots::refresh_roots(
+            &self.conn,
+            &self.path,
+            self.options.result_cap,
+            roots,
+            options,
+            options.now_ns,
+            progress,
+        )
+    }
+
     /// Refreshes one file on the calling thread, at most `limit` new bytes (the hook's and a
     /// status line's entry point).
     pub fn refresh_file(&mut self, source: &Source, limit: u64) -> Result<RefreshReport> {
@@ -152,7 +175,7 @@ impl Catalog {
             &RefreshOptions {
                 threads: 1,
                 limit_per_source: limit,
-                scope: Vec::new(),
+                ..RefreshOptions::default()
             },
             &mut |_| {},
         )

@@ -30,6 +30,9 @@ pub struct RefreshOptions {
     /// Catalogued sources under these paths that are not in the list any more (deleted, or
     /// archived versions superseded or shadowed by a live copy) are dropped.
     pub scope: Vec<PathBuf>,
+    /// The time now (ns since the epoch), for [`crate::Catalog::refresh_roots`]: directories
+    /// modified in the last two seconds are listed again next time. `None`: always.
+    pub now_ns: Option<i64>,
 }
 
 impl Default for RefreshOptions {
@@ -38,6 +41,7 @@ impl Default for RefreshOptions {
             threads: 0,
             limit_per_source: u64::MAX,
             scope: Vec::new(),
+            now_ns: None,
         }
     }
 }
@@ -211,13 +215,13 @@ fn run(
         }
         let w = by_source[&b.source];
         let len = b.end - b.start;
-        let first = b.first;
+        let (first, reindex) = (b.first, b.reindex);
         let applied = writer.apply(b, &sources[w.source], w.stored.as_ref())?;
         if first && seen.insert(w.source) {
-            match (applied, w.plan) {
+            match (applied, reindex) {
                 (false, _) => report.skipped += 1,
-                (true, Plan::Append) => report.appended += 1,
-                (true, _) => report.reindexed += 1,
+                (true, false) => report.appended += 1,
+                (true, true) => report.reindexed += 1,
             }
         }
         if !applied {

@@ -101,9 +101,27 @@ fn source_ids(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Option<Vec
 }
 
 fn find(conn: &Connection, q: &SearchQuery, fts: &str) -> rusqlite::Result<Vec<Found>> {
-    let mut sql = String::from(
-        "SELECT d.source_id, d.offset, d.len, d.block, d.kind, d.tool, bm25(fts) AS score \
-         FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?1",
+    let limit = Value::Integer(i64::try_from(q.limit).unwrap_or(i64::MAX));
+    let filtered = !q.kinds.is_empty()
+        || q.tool.is_some()
+        || q.since_ms.is_some()
+        || q.until_ms.is_some()
+        || q.project.is_some()
+        || q.session.is_some()
+        || q.paths.is_some();
+    let columns = "d.source_id, d.offset, d.len, d.block, d.kind, d.tool";
+    if !filtered {
+        // Rank in the full-text index alone, then look up only the hits kept.
+        let sql = format!(
+            "SELECT {columns}, f.score FROM (SELECT rowid, bm25(fts) AS score FROM fts \
+             WHERE fts MATCH ?1 ORDER BY score LIMIT ?2) f JOIN docs d ON d.id = f.rowid \
+             ORDER BY f.score"
+        );
+        return collect(conn, &sql, vec![Value::Text(fts.to_owned()), limit]);
+    }
+    let mut sql = format!(
+        "SELECT {columns}, bm25(fts) AS score FROM fts JOIN docs d ON d.id = fts.rowid \
+         WHERE fts MATCH ?1"
     );
     let mut args: Vec<Value> = vec![Value::Text(fts.to_owned())];
     let mut arg = |sql: &mut String, clause: &str, v: Value| {
@@ -127,12 +145,12 @@ fn find(conn: &Connection, q: &SearchQuery, fts: &str) -> rusqlite::Result<Vec<F
         let list: Vec<String> = ids.iter().map(i64::to_string).collect();
         sql.push_str(&format!(" AND d.source_id IN ({})", list.join(",")));
     }
-    arg(
-        &mut sql,
-        " ORDER BY score LIMIT ?",
-        Value::Integer(i64::try_from(q.limit).unwrap_or(i64::MAX)),
-    );
-    let mut stmt = conn.prepare(&sql)?;
+    arg(&mut sql, " ORDER BY score LIMIT ?", limit);
+    collect(conn, &sql, args)
+}
+
+fn collect(conn: &Connection, sql: &str, args: Vec<Value>) -> rusqlite::Result<Vec<Found>> {
+    let mut stmt = conn.prepare(sql)?;
     let rows = stmt.query_map(params_from_iter(args), |r| {
         Ok(Found {
             source: r.get(0)?,
@@ -164,14 +182,17 @@ fn info(conn: &Connection, id: i64) -> rusqlite::Result<SourceInfo> {
     })
 }
 
-/// Reads lines back from their sources; an archive file is decoded once per search.
+/// Reads lines back from their sources; an archive file is decoded once per search, up to
+/// the end of the last line a hit needs in it.
 #[derive(Default)]
 struct Lines {
     decoded: HashMap<String, Vec<u8>>,
+    /// Per source id: the end of the furthest line needed.
+    need: HashMap<i64, u64>,
 }
 
 impl Lines {
-    fn read(&mut self, s: &SourceInfo, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    fn read(&mut self, id: i64, s: &SourceInfo, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
         let path = Path::new(&s.path);
         if s.archived || crate::track::is_plain_zst(path) {
             if !self.decoded.contains_key(&s.path) {
@@ -183,7 +204,8 @@ impl Lines {
                         .map_err(|e| std::io::Error::other(e.to_string()))?
                 };
                 let mut buf = Vec::new();
-                r.take(offset + len).read_to_end(&mut buf)?;
+                let end = self.need.get(&id).copied().unwrap_or(0).max(offset + len);
+                r.take(end).read_to_end(&mut buf)?;
                 self.decoded.insert(s.path.clone(), buf);
             }
             let buf = &self.decoded[&s.path];
@@ -216,6 +238,10 @@ pub(crate) fn search(
     let words = query.highlights();
     let mut infos: HashMap<i64, SourceInfo> = HashMap::new();
     let mut lines = Lines::default();
+    for f in &found {
+        let end = lines.need.entry(f.source).or_insert(0);
+        *end = (*end).max(f.offset + f.len);
+    }
     let mut extractor = Extractor::new(cap);
     let mut hits = Vec::with_capacity(found.len());
     for f in found {
@@ -226,7 +252,7 @@ pub(crate) fn search(
         let s = &infos[&f.source];
         // The record as it is now: a source rewritten since the last refresh gives no text.
         let facts = lines
-            .read(s, f.offset, f.len)
+            .read(f.source, s, f.offset, f.len)
             .ok()
             .and_then(|raw| extractor.line(&raw));
         let (uuid, timestamp, text) = match facts {

@@ -48,7 +48,16 @@ pub(crate) enum Plan {
 
 /// The identity and size of `source` now; `None` when it is gone.
 pub(crate) fn stat(source: &Source) -> Option<Stat> {
-    let m = std::fs::metadata(&source.path).ok()?;
+    let mut s = stat_path(&source.path)?;
+    if let Some(a) = &source.archived {
+        s.size = a.state.committed_len.min(s.size);
+    }
+    Some(s)
+}
+
+/// The identity and size of the file at `path`.
+pub(crate) fn stat_path(path: &Path) -> Option<Stat> {
+    let m = std::fs::metadata(path).ok()?;
     let mut s = Stat {
         size: m.len(),
         ..Stat::default()
@@ -59,9 +68,6 @@ pub(crate) fn stat(source: &Source) -> Option<Stat> {
         s.dev = m.dev();
         s.ino = m.ino();
         s.mtime_ns = m.mtime() * 1_000_000_000 + m.mtime_nsec();
-    }
-    if let Some(a) = &source.archived {
-        s.size = a.state.committed_len.min(s.size);
     }
     Some(s)
 }

@@ -209,9 +209,9 @@ impl<'c> Writer<'c> {
                 id,
                 i(b.stat.dev),
                 i(ino),
-                // A batch that is not the source's last leaves the size unknown, so the next
-                // refresh looks again.
-                if b.last { i(b.stat.size) } else { -1 },
+                // A batch that did not reach the source's end leaves the size unknown, so the
+                // next refresh looks again.
+                if b.complete { i(b.stat.size) } else { -1 },
                 b.stat.mtime_ns,
                 i(b.end),
                 i(b.zst_end),

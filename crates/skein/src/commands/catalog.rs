@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use skein_app::catalog::Scope;
-use skein_catalog::{Catalog, CatalogOptions, Opened, RefreshReport};
+use skein_catalog::{Catalog, CatalogOptions, Opened, RootsReport};
 use skein_hook::{Config, ConfigFiles, ProjectLookup};
 use skein_layout::Env;
 
@@ -82,12 +82,7 @@ pub(crate) fn refresh(
     scope: &Scope,
     threads: usize,
     quiet: bool,
-) -> Result<RefreshReport> {
-    for e in &scope.listing.errors {
-        if !quiet {
-            error_line(&e.to_string());
-        }
-    }
+) -> Result<RootsReport> {
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -100,7 +95,11 @@ pub(crate) fn refresh(
         );
         b
     };
-    let report = skein_app::catalog::refresh(catalog, scope, threads, &mut |p| {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| i64::try_from(d.as_nanos()).ok());
+    let report = skein_app::catalog::refresh(catalog, scope, threads, now, &mut |p| {
         bar.set_length(p.bytes_total.max(p.bytes_done));
         bar.set_position(p.bytes_done);
     });
@@ -110,13 +109,16 @@ pub(crate) fn refresh(
         for e in &report.errors {
             error_line(&e.to_string());
         }
+        for e in &report.refresh.errors {
+            error_line(&e.to_string());
+        }
     }
     Ok(report)
 }
 
 /// The catalog brought up to date for a report's inputs (its paths, else the Claude projects
 /// directories), or `None` when it cannot be used: then the report scans, and says why on
-/// stderr.
+/// stderr. Unreadable paths are the scan's to report.
 pub(crate) fn for_report(
     args: &CatalogArgs,
     env: &Env,
@@ -130,7 +132,7 @@ pub(crate) fn for_report(
     let attempt = || -> Result<Catalog> {
         let mut c = args.open(env, report.quiet)?;
         let scope = Scope::of_roots(roots, !report.paths.is_empty());
-        refresh(&mut c, &scope, report.threads.unwrap_or(0), report.quiet)?;
+        refresh(&mut c, &scope, report.threads.unwrap_or(0), true)?;
         Ok(c)
     };
     match attempt() {

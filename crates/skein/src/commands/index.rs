@@ -48,7 +48,8 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     };
     let scope = Scope::of(env, &args.paths, args.archive.as_deref());
     let started = std::time::Instant::now();
-    let report = refresh(&mut catalog, &scope, args.threads.unwrap_or(0), args.quiet)?;
+    let roots = refresh(&mut catalog, &scope, args.threads.unwrap_or(0), args.quiet)?;
+    let report = &roots.refresh;
     if report.bytes > 64 << 20 {
         catalog.checkpoint()?;
     }
@@ -72,5 +73,5 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
             stats.file_bytes as f64 / 1e6,
         ));
     }
-    Ok(exit_status(report.errors.is_empty() && scope.listing.errors.is_empty()))
+    Ok(exit_status(report.errors.is_empty() && roots.errors.is_empty()))
 }

@@ -143,7 +143,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         project: args.project.clone(),
         since_ms: since.map(day_start_ms),
         until_ms: until.map(|d| day_start_ms(d) + 86_400_000),
-        paths: scope.explicit.then(|| scope.paths()),
+        paths: scope.explicit.then(|| report.paths.clone()),
         limit: args.limit,
     })?;
     let format = choose_format(args.format);
@@ -159,5 +159,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         w.finish(&COLUMNS)?;
     }
     out.flush()?;
-    Ok(exit_status(report.errors.is_empty() && scope.listing.errors.is_empty()))
+    Ok(exit_status(
+        report.errors.is_empty() && report.refresh.errors.is_empty(),
+    ))
 }

@@ -96,7 +96,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     let report = refresh(&mut catalog, &scope, args.threads.unwrap_or(0), args.quiet)?;
     let rows = catalog.sessions(
         &SessionQuery {
-            paths: scope.explicit.then(|| scope.paths()),
+            paths: scope.explicit.then(|| report.paths.clone()),
             ..query
         },
         &PricingTable::embedded(),
@@ -115,5 +115,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         writeln!(out, "\nresume one: claude --resume {}", first.session_id)?;
     }
     out.flush()?;
-    Ok(exit_status(report.errors.is_empty() && scope.listing.errors.is_empty()))
+    Ok(exit_status(
+        report.errors.is_empty() && report.refresh.errors.is_empty(),
+    ))
 }
