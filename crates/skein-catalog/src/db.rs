@@ -50,7 +50,8 @@ CREATE TABLE sources (
     first_prompt TEXT,
     prompts INTEGER NOT NULL DEFAULT 0,
     user_messages INTEGER NOT NULL DEFAULT 0,
-    invalid_lines INTEGER NOT NULL DEFAULT 0
+    invalid_lines INTEGER NOT NULL DEFAULT 0,
+    shadowed INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX sources_session ON sources(session_id, project);
 

@@ -118,6 +118,21 @@ fn commit(conn: &Connection, path: &Path) -> Result<()> {
     conn.execute_batch("COMMIT").map_err(|e| Error::sql(path, e))
 }
 
+/// Marks the archived sources whose transcript is also catalogued live (same project, session
+/// and agent): a session present in both is one session, read from the live file.
+pub(crate) fn shadow(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE sources SET shadowed = (archived = 1 AND EXISTS (SELECT 1 FROM sources l \
+         WHERE l.archived = 0 AND l.session_id = sources.session_id \
+         AND l.project = sources.project AND l.agent_id IS sources.agent_id)) \
+         WHERE shadowed != (archived = 1 AND EXISTS (SELECT 1 FROM sources l \
+         WHERE l.archived = 0 AND l.session_id = sources.session_id \
+         AND l.project = sources.project AND l.agent_id IS sources.agent_id))",
+    )?
+    .execute([])?;
+    Ok(())
+}
+
 /// Refreshes `conn` (the catalog at `db`) for `sources`.
 pub(crate) fn refresh(
     conn: &Connection,
@@ -177,7 +192,8 @@ pub(crate) fn refresh(
         }
         report.removed = gone.len();
         work.sort_by_key(|w| std::cmp::Reverse(w.stat.size));
-        run(conn, db, cap, sources, &work, opts, total, progress, &mut report)
+        run(conn, db, cap, sources, &work, opts, total, progress, &mut report)?;
+        shadow(conn).map_err(|e| Error::sql(db, e))
     })();
     match result {
         Ok(()) => {

@@ -102,7 +102,12 @@ fn source_ids(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Option<Vec
 
 fn find(conn: &Connection, q: &SearchQuery, fts: &str) -> rusqlite::Result<Vec<Found>> {
     let limit = Value::Integer(i64::try_from(q.limit).unwrap_or(i64::MAX));
-    let filtered = !q.kinds.is_empty()
+    let shadowed: Vec<i64> = conn
+        .prepare_cached("SELECT id FROM sources WHERE shadowed = 1")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let filtered = !shadowed.is_empty()
+        || !q.kinds.is_empty()
         || q.tool.is_some()
         || q.since_ms.is_some()
         || q.until_ms.is_some()
@@ -140,6 +145,10 @@ fn find(conn: &Connection, q: &SearchQuery, fts: &str) -> rusqlite::Result<Vec<F
     }
     if let Some(u) = q.until_ms {
         arg(&mut sql, " AND d.ts_ms < ?", Value::Integer(u));
+    }
+    if !shadowed.is_empty() {
+        let list: Vec<String> = shadowed.iter().map(i64::to_string).collect();
+        sql.push_str(&format!(" AND d.source_id NOT IN ({})", list.join(",")));
     }
     if let Some(ids) = source_ids(conn, q)? {
         let list: Vec<String> = ids.iter().map(i64::to_string).collect();

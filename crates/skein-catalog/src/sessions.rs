@@ -82,7 +82,7 @@ fn files(conn: &Connection) -> rusqlite::Result<BTreeMap<(String, String), Vec<F
          s.ai_title, s.summary, s.first_prompt, s.prompts, s.user_messages, \
          (SELECT count(*) FROM requests r WHERE r.source_id = s.id AND r.origin != 3), \
          (SELECT count(*) FROM tool_calls t WHERE t.source_id = s.id AND t.line IS NOT NULL) \
-         FROM sources s ORDER BY s.id",
+         FROM sources s WHERE s.shadowed = 0 ORDER BY s.id",
     )?;
     let mut out: BTreeMap<(String, String), Vec<File>> = BTreeMap::new();
     let rows = stmt.query_map([], |r| {
