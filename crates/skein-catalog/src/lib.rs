@@ -191,14 +191,15 @@ impl Catalog {
         search::search(&self.conn, &self.path, q, self.options.result_cap)
     }
 
-    /// The usage scan of a session's files from the catalog, exactly as `skein usage`'s scanner
-    /// reads them; `None` when a file is not catalogued at its current size.
-    pub fn usage_scan(
+    /// The usage scans of sessions' files from the catalog, in order, exactly as `skein
+    /// usage`'s scanner reads them; `None` for a session with a file not catalogued at its
+    /// current size.
+    pub fn usage_scans(
         &self,
-        files: &SessionFiles,
+        sessions: &[SessionFiles],
         scanner: &mut UsageScanner,
-    ) -> Result<Option<SessionScan>> {
-        usage::session_scan(&self.conn, &self.path, files, scanner)
+    ) -> Result<Vec<Option<SessionScan>>> {
+        usage::session_scans(&self.conn, &self.path, sessions, scanner)
     }
 
     /// Counts and sizes.

@@ -142,6 +142,9 @@ pub(crate) fn refresh(
     opts: &RefreshOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RefreshReport> {
+    if sources.is_empty() && opts.scope.is_empty() {
+        return Ok(RefreshReport::default());
+    }
     let stored = load_stored(conn).map_err(|e| Error::sql(db, e))?;
     let mut report = RefreshReport {
         sources: sources.len(),

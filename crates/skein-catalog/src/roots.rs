@@ -165,6 +165,12 @@ fn quick_check(
             unchanged += 1;
             continue;
         }
+        if now.ino == old.stat.ino && now.size == old.stat.size && now.mtime_ns == old.stat.mtime_ns
+        {
+            unchanged += 1;
+            continue;
+        }
+        // Only a changed file is looked at as a source (its sidecar, its session).
         let Some(source) = Source::live(p) else {
             return Ok(None);
         };
@@ -187,6 +193,12 @@ pub(crate) fn refresh_roots(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RootsReport> {
     let sql = |e| Error::sql(db, e);
+    if roots.is_empty() {
+        return Ok(RootsReport {
+            fast: true,
+            ..RootsReport::default()
+        });
+    }
     if let Some((changed, unchanged, paths)) = quick_check(conn, roots).map_err(sql)? {
         let mut report = refresh::refresh(
             conn,

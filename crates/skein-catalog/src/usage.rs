@@ -6,7 +6,9 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension};
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::Connection;
 use skein_core::SliceLines;
 use skein_layout::SessionFiles;
 use skein_reports::usage::{RequestCopy, SessionScan, Source as Origin, Tokens, UsageScanner};
@@ -24,54 +26,74 @@ struct Row {
     usage_no_timestamp: u64,
 }
 
-fn source_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<Row>> {
-    conn.prepare_cached(
-        "SELECT id, size, offset, archived, usage_lines, usage_invalid, usage_no_timestamp \
-         FROM sources WHERE path = ?1",
-    )?
-    .query_row([path], |r| {
+fn source_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, Row>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, path, size, offset, archived, usage_lines, usage_invalid, usage_no_timestamp \
+         FROM sources",
+    )?;
+    let rows = stmt.query_map([], |r| {
         let u = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
-        Ok(Row {
-            id: r.get(0)?,
-            size: u(1)?,
-            offset: u(2)?,
-            archived: r.get(3)?,
-            usage_lines: u(4)?,
-            usage_invalid: u(5)?,
-            usage_no_timestamp: u(6)?,
-        })
+        Ok((
+            r.get::<_, String>(1)?,
+            Row {
+                id: r.get(0)?,
+                size: u(2)?,
+                offset: u(3)?,
+                archived: r.get(4)?,
+                usage_lines: u(5)?,
+                usage_invalid: u(6)?,
+                usage_no_timestamp: u(7)?,
+            },
+        ))
+    })?;
+    rows.collect()
+}
+
+const COPY_COLUMNS: &str = "message_id, request_id, sidechain, origin, model, input, output, \
+                            cache_creation, cache_5m, cache_1h, cache_read, ts_ms, foreign_session";
+
+fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<RequestCopy> {
+    let u = |i: usize| r.get::<_, i64>(at + i).map(|v| v as u64);
+    let rid: String = r.get(at + 1)?;
+    Ok(RequestCopy {
+        message_id: r.get::<_, Option<String>>(at)?.map(Into::into),
+        request_id: (!rid.is_empty()).then(|| rid.into()),
+        sidechain: r.get(at + 2)?,
+        source: origin_of(r.get(at + 3)?),
+        model: r.get::<_, Option<String>>(at + 4)?.map(Into::into),
+        tokens: Tokens {
+            input: u(5)?,
+            output: u(6)?,
+            cache_creation: u(7)?,
+            cache_creation_5m: u(8)?,
+            cache_creation_1h: u(9)?,
+            cache_read: u(10)?,
+        },
+        timestamp_ms: r.get(at + 11)?,
+        foreign_session: r.get(at + 12)?,
     })
-    .optional()
+}
+
+/// Every catalogued copy, by source id, each source's in the scanner's order (one pass over
+/// the table).
+fn all_copies(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestCopy>>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT source_id, {COPY_COLUMNS} FROM requests ORDER BY source_id, seq"
+    ))?;
+    let mut out: HashMap<i64, Vec<RequestCopy>> = HashMap::new();
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        out.entry(r.get(0)?).or_default().push(copy_of(r, 1)?);
+    }
+    Ok(out)
 }
 
 /// The copies of one catalogued file, in the scanner's order.
 pub(crate) fn copies(conn: &Connection, source_id: i64) -> rusqlite::Result<Vec<RequestCopy>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT message_id, request_id, sidechain, origin, model, input, output, cache_creation, \
-         cache_5m, cache_1h, cache_read, ts_ms, foreign_session FROM requests \
-         WHERE source_id = ?1 ORDER BY seq",
-    )?;
-    let rows = stmt.query_map([source_id], |r| {
-        let u = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
-        let rid: String = r.get(1)?;
-        Ok(RequestCopy {
-            message_id: r.get::<_, Option<String>>(0)?.map(Into::into),
-            request_id: (!rid.is_empty()).then(|| rid.into()),
-            sidechain: r.get(2)?,
-            source: origin_of(r.get(3)?),
-            model: r.get::<_, Option<String>>(4)?.map(Into::into),
-            tokens: Tokens {
-                input: u(5)?,
-                output: u(6)?,
-                cache_creation: u(7)?,
-                cache_creation_5m: u(8)?,
-                cache_creation_1h: u(9)?,
-                cache_read: u(10)?,
-            },
-            timestamp_ms: r.get(11)?,
-            foreign_session: r.get(12)?,
-        })
-    })?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COPY_COLUMNS} FROM requests WHERE source_id = ?1 ORDER BY seq"
+    ))?;
+    let rows = stmt.query_map([source_id], |r| copy_of(r, 0))?;
     rows.collect()
 }
 
@@ -106,11 +128,28 @@ fn merge(into: &mut Vec<RequestCopy>, later: Vec<RequestCopy>) {
     }
 }
 
-/// The scan of `files` from the catalog, `None` when some file is not catalogued at its
-/// current size (then the caller scans).
-pub(crate) fn session_scan(
+/// The scans of `sessions` from the catalog, in order; `None` for a session with a file that
+/// is not catalogued at its current size (the caller scans that one).
+pub(crate) fn session_scans(
     conn: &Connection,
     db: &Path,
+    sessions: &[SessionFiles],
+    scanner: &mut UsageScanner,
+) -> Result<Vec<Option<SessionScan>>> {
+    let rows = source_rows(conn).map_err(|e| Error::sql(db, e))?;
+    let mut copies = all_copies(conn).map_err(|e| Error::sql(db, e))?;
+    let mut out = Vec::with_capacity(sessions.len());
+    let mut used = HashSet::new();
+    for files in sessions {
+        out.push(one(&rows, &mut copies, &mut used, files, scanner)?);
+    }
+    Ok(out)
+}
+
+fn one(
+    rows: &HashMap<String, Row>,
+    copies: &mut HashMap<i64, Vec<RequestCopy>>,
+    used: &mut HashSet<i64>,
     files: &SessionFiles,
     scanner: &mut UsageScanner,
 ) -> Result<Option<SessionScan>> {
@@ -131,9 +170,7 @@ pub(crate) fn session_scan(
         }));
     for (path, origin) in origins {
         let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-        let Some(row) =
-            source_row(conn, &abs.to_string_lossy()).map_err(|e| Error::sql(db, e))?
-        else {
+        let Some(row) = rows.get(abs.to_string_lossy().as_ref()) else {
             return Ok(None);
         };
         let Ok(meta) = std::fs::metadata(path) else {
@@ -149,7 +186,11 @@ pub(crate) fn session_scan(
         } else if size != row.size {
             return Ok(None);
         }
-        let mut copies = copies(conn, row.id).map_err(|e| Error::sql(db, e))?;
+        // A file listed twice (never by the layout) would find its copies taken: scan then.
+        if !used.insert(row.id) {
+            return Ok(None);
+        }
+        let mut file_copies = copies.remove(&row.id).unwrap_or_default();
         scan.files += 1;
         scan.usage_lines += row.usage_lines;
         scan.invalid_lines += row.usage_invalid;
@@ -168,12 +209,12 @@ pub(crate) fn session_scan(
             scan.usage_lines += t.usage_lines;
             scan.invalid_lines += t.invalid_lines;
             scan.no_timestamp += t.no_timestamp;
-            merge(&mut copies, t.copies);
+            merge(&mut file_copies, t.copies);
             scan.bytes += size;
         } else {
             scan.bytes += row.offset;
         }
-        scan.copies.append(&mut copies);
+        scan.copies.append(&mut file_copies);
     }
     Ok(Some(scan))
 }

@@ -22,13 +22,10 @@ fn reports(root: &Path, c: &Catalog) -> Vec<(String, String)> {
         };
         let mut scan = UsageBuilder::new();
         let mut cat = UsageBuilder::new();
-        for s in &found.sessions {
+        let from_catalog = c.usage_scans(&found.sessions, &mut scanner).expect("catalog");
+        for (s, c) in found.sessions.iter().zip(from_catalog) {
             scan.add(s, scanner.scan_session(s, false).expect("scan"));
-            let from_catalog = c
-                .usage_scan(s, &mut scanner)
-                .expect("catalog")
-                .unwrap_or_else(|| panic!("{} not covered", s.session_id));
-            cat.add(s, from_catalog);
+            cat.add(s, c.unwrap_or_else(|| panic!("{} not covered", s.session_id)));
         }
         let json = |b: UsageBuilder| {
             let r = b.finish(&options, &PricingTable::embedded());

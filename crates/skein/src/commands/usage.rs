@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
+use skein_layout::SessionFiles;
 use skein_reports::pricing::PricingTable;
 use skein_reports::usage::{
     Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner, UtcOffset,
@@ -79,32 +80,53 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     }
     let (sessions, found_ok) = report.sessions(env)?;
     let mmap = report.mmap;
-    let catalog = if args.no_catalog {
+    let mut builder = UsageBuilder::new();
+    // From the catalog where it covers a session; the others are scanned (in parallel).
+    let mut from_catalog = if args.no_catalog {
         None
     } else {
-        super::catalog::for_report(&args.catalog, env, &report)
-    };
-    let catalog = catalog.map(std::sync::Mutex::new);
-    let mut builder = UsageBuilder::new();
-    let jobs_ok = report.for_each_session(
-        &sessions,
-        |s, _parser| {
-            SCANNER.with(|sc| {
-                let mut sc = sc.borrow_mut();
-                if let Some(c) = &catalog {
-                    let c = c.lock().map_err(|_| anyhow::anyhow!("catalog lock poisoned"))?;
-                    if let Ok(Some(scan)) = c.usage_scan(s, &mut sc) {
-                        return Ok(scan);
+        super::catalog::for_report(&args.catalog, env, &report).and_then(|c| {
+            SCANNER
+                .with(|sc| c.usage_scans(&sessions, &mut sc.borrow_mut()))
+                .map_err(|e| {
+                    if !report.quiet {
+                        crate::output::error_line(&format!("{e}; scanning the transcripts instead"));
                     }
-                }
-                sc.scan_session(s, mmap).map_err(anyhow::Error::from)
-            })
+                })
+                .ok()
+        })
+    }
+    .unwrap_or_else(|| vec![None; sessions.len()]);
+    let missing: Vec<SessionFiles> = sessions
+        .iter()
+        .zip(&from_catalog)
+        .filter(|(_, c)| c.is_none())
+        .map(|(s, _)| s.clone())
+        .collect();
+    let mut scanned = Vec::with_capacity(missing.len());
+    let jobs_ok = report.for_each_session(
+        &missing,
+        |s, _parser| {
+            SCANNER
+                .with(|sc| sc.borrow_mut().scan_session(s, mmap))
+                .map_err(anyhow::Error::from)
         },
         |s, scan| {
-            builder.add(s, scan);
+            scanned.push((s.clone(), scan));
             Ok(())
         },
     )?;
+    let mut scanned = scanned.into_iter().peekable();
+    for (s, c) in sessions.iter().zip(from_catalog.iter_mut()) {
+        match c.take() {
+            Some(scan) => builder.add(s, scan),
+            None => {
+                if let Some((_, scan)) = scanned.next_if(|(f, _)| f == s) {
+                    builder.add(s, scan);
+                }
+            }
+        }
+    }
     let result = builder.finish(&options, &pricing);
     if !report.quiet {
         warn(&result);
