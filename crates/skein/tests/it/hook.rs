@@ -337,7 +337,12 @@ fn every_event_runs_from_real_hook_json() {
     let md = fs::read_to_string(req.join("session-log.md")).expect("session-log.md");
     assert!(md.contains(PROMPT), "{md}");
     assert!(md.contains("Done. Tests pass."), "{md}");
-    assert!(md.contains("`Bash` export GITHUB_TOKEN=[REDACTED"), "{md}");
+    // The request's facts, then the transcript as `skein show` renders it (redacted).
+    assert!(md.starts_with("# Request "), "{md}");
+    assert!(
+        md.contains("<summary><b>Bash</b> export GITHUB_TOKEN=[REDACTED"),
+        "{md}"
+    );
     assert!(!md.contains(SECRET));
     let request = read_json(&req.join("request.json"));
     assert_eq!(request["start_uuid"], "u1");
