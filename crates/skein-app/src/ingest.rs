@@ -10,8 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use skein_analysis::AnalysisOptions;
 use skein_archive::{
-    Archive, Checkpoint, IngestReport, IngestRequest, Kind, SessionMeta, SubagentRef,
-    VersionReason,
+    Archive, Checkpoint, IngestReport, IngestRequest, Kind, SessionMeta, SubagentRef, VersionReason,
 };
 use skein_core::Parser;
 use skein_layout::SessionFiles;
@@ -269,7 +268,11 @@ impl<'a> ArchiveJob<'a> {
     /// with the archive key of an earlier one (the same session id in two projects would
     /// otherwise replace each other's archive on every run; the first in order wins) are
     /// refused.
-    pub fn new(archive: &'a Archive, transforms: Transforms<'a>, sessions: &[SessionFiles]) -> Self {
+    pub fn new(
+        archive: &'a Archive,
+        transforms: Transforms<'a>,
+        sessions: &[SessionFiles],
+    ) -> Self {
         let root = archive.root();
         let abs_root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
@@ -280,9 +283,7 @@ impl<'a> ArchiveJob<'a> {
                 let why = if abs.starts_with(&abs_root) {
                     Some("inside the archive directory".to_owned())
                 } else if skein_store::is_zstd(&p.path) {
-                    Some(
-                        "a compressed transcript is not archived (decompress it first)".to_owned(),
-                    )
+                    Some("a compressed transcript is not archived (decompress it first)".to_owned())
                 } else if let Some(first) = seen.get(&key_of(&p.kind)) {
                     Some(format!(
                         "same archive key as {} (archived instead)",
@@ -304,7 +305,12 @@ impl<'a> ArchiveJob<'a> {
         }
     }
 
-    fn ingest_one(&self, p: &Planned, kind: Kind, meta: SessionMeta) -> Result<IngestReport, Error> {
+    fn ingest_one(
+        &self,
+        p: &Planned,
+        kind: Kind,
+        meta: SessionMeta,
+    ) -> Result<IngestReport, Error> {
         let t = &self.transforms;
         let first = skein_layout::claude::first_timestamp(&p.path);
         let request = IngestRequest {

@@ -233,7 +233,8 @@ pub fn legacy_agent_files(dir: &Path) -> Vec<PathBuf> {
 /// file to its session).
 pub fn session_id_inside(path: &Path) -> Option<String> {
     use skein_core::{Event, ReadLines, Reader, ReaderOptions};
-    let skein_store::Input::Stream(r) = crate::open(path, skein_store::InputMode::Read).ok()? else {
+    let skein_store::Input::Stream(r) = crate::open(path, skein_store::InputMode::Read).ok()?
+    else {
         return None;
     };
     let mut reader = Reader::new(

@@ -129,7 +129,10 @@ impl Source {
                 tool_use_id,
             } => {
                 let sidecar = match &meta.origin {
-                    Some(o) => o.sidecar.as_deref().and_then(|s| AgentMeta::parse(s.as_bytes())),
+                    Some(o) => o
+                        .sidecar
+                        .as_deref()
+                        .and_then(|s| AgentMeta::parse(s.as_bytes())),
                     None => Some(AgentMeta {
                         agent_type: (agent_type != UNKNOWN_AGENT_TYPE).then(|| agent_type.clone()),
                         tool_use_id: tool_use_id.clone(),

@@ -9,11 +9,11 @@ use std::path::Path;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use serde::de::IgnoredAny;
+use skein_analysis::SpawnLinks;
 use skein_analysis::collect::MAX_INVALID_SAMPLES;
 use skein_analysis::{Analysis, AnalysisOptions, RecordVisitor};
 use skein_core::{Envelope, Event, Line, Parser, ReadLines, Reader, ReaderOptions, SliceLines};
 use skein_graph::{NodeId, NodeKind};
-use skein_analysis::SpawnLinks;
 use skein_layout::SessionFiles;
 use skein_store::{Input, InputMode};
 

@@ -15,8 +15,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use skein_core::Parser;
-use skein_reports::dates::{DateRange, Day};
 use skein_layout::{Env, SessionFiles, discover};
+use skein_reports::dates::{DateRange, Day};
 use skein_store::InputError;
 
 use crate::cli::Format;

@@ -87,11 +87,13 @@ where
 {
     match input.options() {
         None => Ok(T::default()),
-        Some(table) => toml::Value::Table(table.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| {
-                Error::Pass(format!("[pass.{}]: {}", input.pass, e.message().trim()))
-            }),
+        Some(table) => {
+            toml::Value::Table(table.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    Error::Pass(format!("[pass.{}]: {}", input.pass, e.message().trim()))
+                })
+        }
     }
 }
 

@@ -131,10 +131,7 @@ fn read_region(path: &Path, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
 
 /// Runs the snapshot from the request's prompt record (or the last prompt when it is not known
 /// or not on the active branch). `None` when the bytes hold no prompt or no branch yet.
-fn cut(
-    bytes: &[u8],
-    request: &RequestRecord,
-) -> Result<Option<(Vec<u8>, SnapshotReport)>, Error> {
+fn cut(bytes: &[u8], request: &RequestRecord) -> Result<Option<(Vec<u8>, SnapshotReport)>, Error> {
     let mut starts = Vec::new();
     if let Some(u) = &request.start_uuid {
         starts.push(Start::Uuid(u.clone()));
@@ -153,11 +150,9 @@ fn cut(
 
 /// Replaces `path` by rename, without fsync (derived data, see the module docs).
 fn replace(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    skein_store::write_atomic_with(path, bytes, Durability::RenameOnly).map_err(|error| {
-        Error::Io {
-            path: path.to_path_buf(),
-            error,
-        }
+    skein_store::write_atomic_with(path, bytes, Durability::RenameOnly).map_err(|error| Error::Io {
+        path: path.to_path_buf(),
+        error,
     })
 }
 
@@ -203,15 +198,14 @@ fn render_markdown(
         node_tools: true,
         ..AnalysisOptions::default()
     };
-    let loaded = load_session::<IgnoredAny, ShowVisitor>(&files, &options, &mut Parser::new(), false)?;
+    let loaded =
+        load_session::<IgnoredAny, ShowVisitor>(&files, &options, &mut Parser::new(), false)?;
     let links = link_session(&loaded, |v| &v.links);
     let show = ShowOptions {
         agents: false,
         ..ShowOptions::default()
     };
-    md.push_str(
-        &render_session(&loaded, &links, &show).map_err(|e| Error::Pass(e.to_string()))?,
-    );
+    md.push_str(&render_session(&loaded, &links, &show).map_err(|e| Error::Pass(e.to_string()))?);
     Ok(md)
 }
 
@@ -317,7 +311,10 @@ mod tests {
         };
         let shown = render_session(&loaded, &links, &show).expect("show");
         assert!(md.ends_with(&shown), "{md}");
-        assert!(shown.contains("Fix it.") && shown.contains("Looking."), "{shown}");
+        assert!(
+            shown.contains("Fix it.") && shown.contains("Looking."),
+            "{shown}"
+        );
         assert!(shown.contains("cargo test -q"), "{shown}");
     }
 }

@@ -9,9 +9,9 @@ use serde::Serialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use skein_analysis::RecordVisitor;
+use skein_analysis::SpawnLinks;
 use skein_core::{Content, Envelope, Line};
 use skein_graph::NodeId;
-use skein_analysis::SpawnLinks;
 
 use super::Source;
 use crate::session::LoadedSession;

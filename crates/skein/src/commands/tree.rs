@@ -10,9 +10,9 @@ use clap::Args as ClapArgs;
 use serde::de::IgnoredAny;
 use skein_analysis::{AnalysisOptions, RecordVisitor};
 use skein_core::Parser;
+use skein_layout::{Env, SessionFiles, discover, session_of};
 use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_nodes};
 use skein_reports::{LoadedSession, load_session};
-use skein_layout::{Env, SessionFiles, discover, session_of};
 
 use crate::cli::Format;
 use crate::output::{choose_format, error_line};

@@ -69,7 +69,10 @@ impl Archived {
             let source = row["source"].as_str().expect("source").to_owned();
             let file = format!("arch/{}", row["file"].as_str().expect("file"));
             if row["kind"] == "main-session" {
-                mains.insert(row["session_id"].as_str().expect("sid").to_owned(), source.clone());
+                mains.insert(
+                    row["session_id"].as_str().expect("sid").to_owned(),
+                    source.clone(),
+                );
             }
             files.insert(file, source);
         }
@@ -121,7 +124,12 @@ fn check_archive_reads_like_the_tree(a: &Archived) {
         &["tools", "--by", "name"],
         &["skills"],
     ] {
-        let live: Vec<&str> = report.iter().copied().chain(["projects"]).chain(j).collect();
+        let live: Vec<&str> = report
+            .iter()
+            .copied()
+            .chain(["projects"])
+            .chain(j)
+            .collect();
         let arch: Vec<&str> = report.iter().copied().chain(["arch"]).chain(j).collect();
         a.same(&live, &arch);
     }
@@ -176,7 +184,10 @@ fn check_restore_is_exact(a: &Archived) {
         &["archive", "restore", "arch", "--to", "restored", "-q"],
         a.dir(),
     )));
-    assert!(again.iter().all(|r| r["status"] == "unchanged"), "{again:?}");
+    assert!(
+        again.iter().all(|r| r["status"] == "unchanged"),
+        "{again:?}"
+    );
 }
 
 #[test]
@@ -228,7 +239,10 @@ fn corpus_projects_read_the_same_from_the_archive() {
             c.join("daaain__claude-code-log/test/test_data/real_projects"),
             "",
         ),
-        (c.join("marot__spotter/test/fixtures/transcripts"), "-spotter"),
+        (
+            c.join("marot__spotter/test/fixtures/transcripts"),
+            "-spotter",
+        ),
         (
             c.join("d-kimuson__claude-code-viewer/mock-global-claude-dir/projects"),
             "",

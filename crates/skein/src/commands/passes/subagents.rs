@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use skein_core::Parser;
-use skein_passes::{Pipeline, SnapshotReport, Transcript, spawns};
 use skein_layout::claude::{sidecar_path, transcript_stem};
 use skein_layout::{AgentFile, session_of};
+use skein_passes::{Pipeline, SnapshotReport, Transcript, spawns};
 use skein_store::{safe_component, sanitize_file_name};
 
 use super::{Reports, read_input, write_file};
