@@ -10,6 +10,7 @@ pub mod identity;
 pub mod ingest;
 pub mod meta;
 pub mod restore;
+pub mod snapshot_dir;
 pub mod transform;
 
 pub use error::{Error, chain};

@@ -165,6 +165,30 @@ pub fn agent_path(session_id: Option<&str>, agent_id: &str) -> String {
     }
 }
 
+/// Where an agent transcript goes below a session's `subagents/` directory: its place below the
+/// nearest `subagents` (so Workflow runs keep their directory), else `agent-<id>.jsonl`; never
+/// with `.zst`.
+pub fn path_in_subagents(agent_transcript: &Path, agent_id: &str) -> PathBuf {
+    let rel = agent_transcript
+        .components()
+        .skip_while(|c| c.as_os_str() != SUBAGENTS_DIR)
+        .skip(1)
+        .collect::<PathBuf>();
+    let rel = if rel.as_os_str().is_empty() {
+        PathBuf::from(format!(
+            "{AGENT_PREFIX}{}.jsonl",
+            skein_store::sanitize_file_name(agent_id)
+        ))
+    } else {
+        rel
+    };
+    let name = rel.to_string_lossy();
+    match name.strip_suffix(".zst") {
+        Some(plain) => PathBuf::from(plain),
+        None => rel,
+    }
+}
+
 /// The `agent-<id>.meta.json` sidecar of an agent transcript.
 pub fn sidecar_path(agent_transcript: &Path) -> Option<PathBuf> {
     let stem = transcript_stem(file_name(agent_transcript)?)?;
@@ -288,6 +312,11 @@ mod tests {
             assert_eq!(LiveFile::of(Path::new(other)), None, "{other}");
         }
         assert_eq!(agent_path(Some("s"), "a"), "s/subagents/agent-a.jsonl");
+        assert_eq!(
+            path_in_subagents(a, "w1"),
+            Path::new("workflows/r1/agent-w1.jsonl")
+        );
+        assert_eq!(path_in_subagents(l, "old"), Path::new("agent-old.jsonl"));
         assert_eq!(agent_path(None, "a"), "agent-a.jsonl");
         assert_eq!(
             sidecar_path(a),
