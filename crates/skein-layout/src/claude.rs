@@ -118,11 +118,10 @@ impl<'a> LiveFile<'a> {
 }
 
 /// The project directory name of a transcript path (the directory above `<session>/subagents/`
-/// for a subagent). Relative paths are made absolute first, so `./x.jsonl` has a project too.
+/// for a subagent); `None` when the path does not name one (a bare relative file name).
 pub fn project_of(path: &Path) -> Option<String> {
-    let abs = std::path::absolute(path).ok()?;
-    let live = LiveFile::of(&abs)?;
-    live.project_dir(&abs)
+    let live = LiveFile::of(path)?;
+    live.project_dir(path)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
 }

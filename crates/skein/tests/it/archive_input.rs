@@ -7,20 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::common::{corpus, jsonl, note, ok, skein, stdout, testdata};
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let target = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).expect("copy");
-        }
-    }
-}
+use crate::common::{copy_dir, corpus, jsonl, note, ok, skein, stdout, testdata};
 
 /// Every file below `dir` (relative path → bytes).
 fn tree_bytes(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
