@@ -1,13 +1,19 @@
-//! The passes skein runs inside the hook runtime (`skein-hook`): `archive` ([`archive`]) and
-//! `snapshot` ([`snapshot`]). [`Passes`] is the runtime's [`PassRunner`]; any other name is
+//! The hook, composed: its runtime context from the environment ([`context`]), and the passes
+//! skein runs inside the runtime (`skein-hook`): `archive` ([`archive`]) and `snapshot`
+//! ([`snapshot`]). [`Passes`] is the runtime's [`PassRunner`]; any other name is
 //! [`PassError::Unknown`] (the built-in `open-request` and `extract` never reach it).
 
 pub mod archive;
 pub mod snapshot;
 
+use std::path::PathBuf;
 use std::thread::JoinHandle;
 
-use skein_hook::{PassError, PassInput, PassReport, PassRunner};
+use skein_hook::{
+    Config, ConfigFiles, EventKind, HookContext, PassError, PassInput, PassReport, PassRunner,
+    ProjectLookup,
+};
+use skein_layout::Env;
 use skein_redact::{RedactOptions, Redactor};
 
 use crate::error::{Error, chain};
@@ -77,6 +83,46 @@ impl PassRunner for Passes {
             pass: input.pass.to_owned(),
             source: chain(&e).into(),
         })
+    }
+}
+
+/// The config layers `skein hook` reads: the user's (`env`), the project's (found from the
+/// event's cwd), then `explicit`.
+pub fn config_files(env: &Env, explicit: Option<PathBuf>) -> ConfigFiles {
+    ConfigFiles {
+        user: env.user_config(),
+        project: ProjectLookup::EventCwd,
+        explicit,
+    }
+}
+
+/// The hook runtime's context from the environment, or `None` when no state directory can be
+/// derived (no `XDG_STATE_HOME` and no home).
+pub fn context(env: &Env, explicit_config: Option<PathBuf>) -> Option<HookContext> {
+    Some(HookContext {
+        state_root: env.state_root()?,
+        projects_dirs: env.transcript_roots(),
+        config_files: config_files(env, explicit_config),
+        base_config: Config::default(),
+        home: env.home.clone(),
+    })
+}
+
+/// Whether the event is one the default configuration archives (Stop, SubagentStop,
+/// PreCompact, SessionEnd): those redact, so the redactor is worth starting early. A guess
+/// only (the config may say otherwise); a wrong guess costs CPU, not correctness.
+pub fn will_redact(input: &[u8]) -> bool {
+    // Stop-like events are small; a huge input is a pasted prompt, not worth parsing twice.
+    if input.len() > 1 << 20 {
+        return false;
+    }
+    let Ok(ev) = skein_hook::HookEvent::parse(input) else {
+        return false;
+    };
+    match ev.kind() {
+        EventKind::Stop => !ev.stop_hook_active,
+        EventKind::SubagentStop | EventKind::PreCompact | EventKind::SessionEnd => true,
+        _ => false,
     }
 }
 
