@@ -251,6 +251,7 @@ pub fn session_of(path: &Path) -> Option<SessionFiles> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::Identity;
     use skein_archive::{Archive, ArchiveOptions, IngestRequest, SessionMeta};
 
     fn touch(p: &Path, body: &str) {
@@ -387,6 +388,23 @@ mod tests {
         };
         assert_eq!(shape(&archived.sessions), shape(&live));
         assert_eq!(archived.sessions[0].agents[0].meta, live[0].agents[0].meta);
+        let listed = sources(std::slice::from_ref(&root)).sources;
+        let a1 = listed
+            .iter()
+            .find(|s| s.agent().is_some_and(|a| a.agent_id == "a1"))
+            .expect("a1");
+        assert_eq!(
+            a1.identity(),
+            Identity {
+                session_id: "s1".into(),
+                agent_id: Some("a1".into())
+            }
+        );
+        assert_eq!(
+            (a1.agent_type(), a1.spawned_by(), a1.project.as_str()),
+            (Some("Explore"), Some("toolu_9"), "-home-x")
+        );
+        assert_eq!(a1.path_in_project(), "s1/subagents/agent-a1.jsonl");
         assert!(archived.sessions[0].project_dir.starts_with(&root));
         // One archive file: the session it belongs to, with its subagents from the archive.
         let main = archived.sessions[0].main.clone().expect("main");

@@ -25,8 +25,8 @@ use crate::output::{Align, aligned_table, choose_format, error_line, table};
 /// Arguments shared by the reports.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ReportArgs {
-    /// Transcript files or directories (default: `$CLAUDE_CONFIG_DIR/projects`, else
-    /// `~/.claude/projects` and `~/.config/claude/projects`).
+    /// Transcript files, directories or skein archives (default: `$CLAUDE_CONFIG_DIR/projects`,
+    /// else `~/.claude/projects` and `~/.config/claude/projects`).
     pub(crate) paths: Vec<PathBuf>,
     /// Output format (default: table on a terminal, jsonl otherwise).
     #[arg(long, value_enum)]
