@@ -10,6 +10,7 @@ pub mod identity;
 pub mod ingest;
 pub mod meta;
 pub mod restore;
+mod session_meta;
 pub mod snapshot_dir;
 pub mod transform;
 
