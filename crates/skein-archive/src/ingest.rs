@@ -20,7 +20,9 @@ use crate::error::{ArchiveError, IoContext, Result};
 use crate::layout::{Kind, archive_rel_path, create_new_file, ensure_dir, meta_rel_path, resolve};
 use crate::meta::SessionMeta;
 use crate::pump::{last_line_end, pump};
-use crate::time::{Civil, parse_timestamp, unix_of};
+use skein_core::time::{Civil, unix_ms};
+
+use crate::archive::timestamp_secs;
 
 /// A per-line rewrite applied on the way in (prune, redact). It gets one complete source line
 /// including its `\n` and appends the replacement to the buffer (nothing to drop the line). A
@@ -344,10 +346,10 @@ impl Archive {
         md: &std::fs::Metadata,
     ) -> Result<(String, u32)> {
         let secs = first_timestamp
-            .and_then(parse_timestamp)
-            .or_else(|| md.modified().ok().map(unix_of))
+            .and_then(timestamp_secs)
+            .or_else(|| md.modified().ok().map(|t| unix_ms(t).div_euclid(1000)))
             .unwrap_or_else(self.opts.clock);
-        let civil = Civil::from_unix(secs);
+        let civil = Civil::from_ms(secs.saturating_mul(1000));
         let mut version = ck.max_version() + 1;
         loop {
             let rel = archive_rel_path(kind, civil, version);

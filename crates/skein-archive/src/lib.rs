@@ -28,10 +28,9 @@ mod pump;
 mod reader;
 mod restore;
 mod retention;
-mod time;
 mod verify;
 
-pub use archive::{Archive, ArchiveOptions, DictMode, RecoverReport};
+pub use archive::{Archive, ArchiveOptions, DictMode, RecoverReport, now_unix};
 pub use checkpoint::{
     Checkpoint, DictRef, FORMAT, FileState, HASH_WINDOW, PendingCompaction, SourceState,
 };
@@ -53,5 +52,4 @@ pub use meta::{SessionMeta, SubagentRef, TokenUsage};
 pub use reader::{open_archived, read_archived};
 pub use restore::{RestoreReport, RestoreRequest};
 pub use retention::{RetentionOptions, RetentionReport};
-pub use time::{now_unix, parse_timestamp};
 pub use verify::{Issue, Problem, Severity, VerifyReport, verify};

@@ -25,7 +25,6 @@ pub mod reminder;
 pub mod runtime;
 pub mod settings;
 pub mod state;
-mod time;
 pub mod transcript;
 
 pub use checkpoint::{ChangeKind, Checkpoint, Probe, TranscriptCheckpoints};

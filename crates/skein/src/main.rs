@@ -9,6 +9,7 @@ mod commands;
 mod inputs;
 mod output;
 mod report;
+mod zone;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         return ExitCode::from(66);
     };
     let n: u32 = iterations.parse().unwrap_or(1);
-    let mut ctx = HookContext::new(state, projects);
+    let mut ctx = HookContext::new(state, projects, std::time::SystemTime::now);
     ctx.base_config = Config {
         lock_timeout_ms: 120_000,
         ..Config::default()

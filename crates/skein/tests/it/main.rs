@@ -12,3 +12,4 @@ mod stats_fixtures;
 mod tools;
 mod tree;
 mod usage;
+mod zones;
