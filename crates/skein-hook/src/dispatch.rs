@@ -151,7 +151,7 @@ fn scope_request(
             .map(|m| m.len());
         let opened = c.state.open_request(
             session,
-            c.hook.now_ms(),
+            c.hook.clock,
             NewRequest {
                 prompt: if implicit { None } else { c.ev.prompt.clone() },
                 prompt_id: c.ev.prompt_id.clone(),

@@ -16,12 +16,12 @@ use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use skein_store::{FileLock, LockError, NameError, safe_component, write_atomic};
 
-use skein_core::time::{format_compact_ms, format_ms};
+use skein_core::time::{format_compact_ms, format_ms, unix_ms};
 
 pub const SESSIONS_FILE: &str = "sessions.json";
 pub const REQUEST_FILE: &str = "request.json";
@@ -212,18 +212,20 @@ impl StateDir {
     }
 
     /// Opens a new request and makes it the session's current one. The id is
-    /// `<UTC time>-<per-session counter>`, so ids sort in opening order. A corrupt
+    /// `<UTC time>-<per-session counter>`, so ids sort in opening order (the clock is read
+    /// under the sessions lock, so a later opening never gets an earlier time). A corrupt
     /// `sessions.json` is moved aside (reported in `warnings`) and rebuilt.
     pub fn open_request(
         &self,
         session: &str,
-        now_ms: i64,
+        clock: fn() -> SystemTime,
         new: NewRequest,
     ) -> Result<Opened, StateError> {
         safe_component(session)?;
         let mut warnings = Vec::new();
         create_dir_all(&self.root)?;
         let _lock = FileLock::acquire(self.root.join("sessions.lock"), self.lock_timeout)?;
+        let now_ms = unix_ms(clock());
         let map_path = self.root.join(SESSIONS_FILE);
         let mut map = match self.read_sessions() {
             Ok(m) => m,

@@ -132,7 +132,16 @@ fn fixed_zones() {
     assert_eq!(offset("-0530"), Ok(-330));
     assert_eq!(offset("GMT-05"), Ok(-300));
     assert_eq!(offset("UTC+14"), Ok(840));
-    for bad in ["UTC+1", "+15:00", "+09:60", "Europe/Paris", "+9", "local"] {
+    for bad in [
+        "UTC+1",
+        "+15:00",
+        "+09:60",
+        "Europe/Paris",
+        "+9",
+        "local",
+        "",
+        " ",
+    ] {
         assert!(Zone::parse_fixed(bad).is_err(), "{bad}");
     }
     assert_eq!(Zone::parse_fixed("-0530").expect("tz").name(), "-05:30");

@@ -69,6 +69,9 @@ impl Zone {
     pub fn parse_fixed(s: &str) -> Result<Self, ZoneError> {
         let err = || ZoneError(s.to_owned());
         let upper = s.trim().to_ascii_uppercase();
+        if upper.is_empty() {
+            return Err(err());
+        }
         let rest = upper
             .strip_prefix("UTC")
             .or_else(|| upper.strip_prefix("GMT"))
