@@ -167,10 +167,8 @@ impl Archive {
             level: codec.level,
         });
         ck.save(ck_path)?;
-        std::fs::rename(&temp, &path).ctx(&path)?;
-        if let Some(dir) = path.parent() {
-            skein_store::atomic::sync_dir(dir).ctx(dir)?;
-        }
+        // The temp file is fsynced above and named in the checkpoint (recovery finds it).
+        skein_store::install(&temp, &path, skein_store::Durability::Full).ctx(&path)?;
         ck.pending_compaction = None;
         if let Some(f) = ck.files_mut().find(|f| f.file == file) {
             f.committed_len = new_len;

@@ -11,7 +11,7 @@ pub mod input;
 pub mod lock;
 pub mod names;
 
-pub use atomic::{AtomicFile, Durability, write_atomic, write_atomic_with};
+pub use atomic::{AtomicFile, Durability, install, write_atomic, write_atomic_with};
 pub use input::{
     Input, InputError, InputMode, expand_paths, is_transcript_name, is_zstd, open_input,
 };
