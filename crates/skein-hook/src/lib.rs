@@ -12,6 +12,11 @@
 //! * [`runtime`]: [`run`], fail-open dispatch and the outcome.
 //! * [`log`]: the rotating hook log.
 //! * [`settings`], [`doctor`](mod@doctor): Claude Code `settings.json` install/uninstall/checks.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "skein-hook owns its state, log and settings files; the clock comes from HookContext"
+)]
 
 pub mod checkpoint;
 pub mod config;

@@ -5,6 +5,11 @@
 //! * [`atomic`]: replace a file atomically (temp file in the same directory, fsync, rename).
 //! * [`lock`]: an exclusive lock file with a timeout, for state shared between processes.
 //! * [`names`]: validate ids and file names taken from input so no path escapes its directory.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "skein-store owns file I/O: inputs, atomic writes, locks"
+)]
 
 pub mod atomic;
 pub mod input;

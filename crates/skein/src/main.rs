@@ -1,4 +1,9 @@
 //! The `skein` binary: argument parsing and wiring; the work lives in the library crates.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "the binary is where files, the environment and the clock are read"
+)]
 
 use std::process::ExitCode;
 

@@ -4,6 +4,11 @@
 //! the event file the event is read from stdin (used by `benches/hook_latency.sh` to time the
 //! runtime alone: `SKEIN_BENCH_STRESS=1`).
 #![allow(clippy::print_stderr)] // a test driver reporting its failures
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::process::ExitCode;
 

@@ -63,7 +63,11 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     };
     let mut pricing = PricingTable::embedded();
     if let Some(path) = &args.pricing {
-        let user = PricingTable::from_file(path).context("cannot use --pricing")?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+            .context("cannot use --pricing")?;
+        let user = PricingTable::from_json(&text, &path.display().to_string())
+            .context("cannot use --pricing")?;
         pricing = pricing.overridden_by(user);
     }
     let (sessions, found_ok) = report.sessions()?;
