@@ -408,5 +408,29 @@ mod tests {
             b.daily,
             BTreeMap::from([("2026-05-01".into(), 1), ("2026-05-02".into(), 2)])
         );
+
+        // Daily keys are local days (at +14:00, 10:00Z on May 1st is May 2nd), and an offset in
+        // the timestamp is honoured (23:30-01:00 on May 1st is 00:30Z on May 2nd). The range
+        // filter reads the same local days.
+        let zone = Zone::parse_fixed("+14:00").expect("zone");
+        let mut t = SkillTotals::in_zone(zone.clone());
+        t.add(&call("b", "s1", Some("2026-05-01T10:00:00Z"), None));
+        assert_eq!(
+            t.finish()[0].daily,
+            BTreeMap::from([("2026-05-02".into(), 1)])
+        );
+        let mut t = SkillTotals::new();
+        t.add(&call("b", "s1", Some("2026-05-01T23:30:00-01:00"), None));
+        assert_eq!(
+            t.finish()[0].daily,
+            BTreeMap::from([("2026-05-02".into(), 1)])
+        );
+        let may2 = DateRange {
+            since: skein_core::time::Day::parse("2026-05-02").ok(),
+            until: skein_core::time::Day::parse("2026-05-02").ok(),
+        };
+        let c = call("b", "s1", Some("2026-05-01T10:00:00Z"), None);
+        assert!(in_range(&may2, &zone, &c));
+        assert!(!in_range(&may2, &Zone::utc(), &c));
     }
 }
