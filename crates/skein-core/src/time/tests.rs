@@ -134,6 +134,8 @@ fn fixed_zones() {
     assert_eq!(offset("UTC+14"), Ok(840));
     for bad in [
         "UTC+1",
+        "-:::::",
+        "+1:1:1",
         "+15:00",
         "+09:60",
         "Europe/Paris",

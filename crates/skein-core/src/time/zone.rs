@@ -86,10 +86,10 @@ impl Zone {
         };
         let digits = match digits.len() {
             2 | 4 => digits.to_owned(),
-            5 if digits.as_bytes()[2] == b':' => digits.replace(':', ""),
+            5 if digits.as_bytes()[2] == b':' => format!("{}{}", &digits[..2], &digits[3..]),
             _ => return Err(err()),
         };
-        if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        if !matches!(digits.len(), 2 | 4) || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(err());
         }
         let h: i32 = digits[..2].parse().map_err(|_| err())?;
