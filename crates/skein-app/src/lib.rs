@@ -4,6 +4,13 @@
 //! ([`hook`]: `archive`, `snapshot`). `skein archive` and the hook's `archive` pass share one
 //! metadata and identity code path ([`meta`], [`identity`], [`transform`]).
 
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "skein-app composes the I/O crates: it reads sources for prune and metadata and \
+              writes the hook's request files; it reads no environment and no clock"
+)]
+
 pub mod error;
 pub mod hook;
 pub mod identity;

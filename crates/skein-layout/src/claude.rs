@@ -232,7 +232,7 @@ pub fn first_timestamp(path: &Path) -> Option<String> {
     let at = memchr::memmem::find(&head, KEY)? + KEY.len();
     let len = head[at..].iter().take(64).position(|&b| b == b'"')?;
     let ts = std::str::from_utf8(&head[at..at + len]).ok()?;
-    skein_archive::parse_timestamp(ts).map(|_| ts.to_owned())
+    skein_core::time::parse_ms(ts).map(|_| ts.to_owned())
 }
 
 /// The legacy `agent-*.jsonl[.zst]` transcripts directly in `dir`, sorted (none when it cannot

@@ -8,6 +8,7 @@ pub mod snapshot;
 
 use std::path::PathBuf;
 use std::thread::JoinHandle;
+use std::time::SystemTime;
 
 use skein_hook::{
     Config, ConfigFiles, EventKind, HookContext, PassError, PassInput, PassReport, PassRunner,
@@ -96,15 +97,20 @@ pub fn config_files(env: &Env, explicit: Option<PathBuf>) -> ConfigFiles {
     }
 }
 
-/// The hook runtime's context from the environment, or `None` when no state directory can be
-/// derived (no `XDG_STATE_HOME` and no home).
-pub fn context(env: &Env, explicit_config: Option<PathBuf>) -> Option<HookContext> {
+/// The hook runtime's context from the environment and the clock, or `None` when no state
+/// directory can be derived (no `XDG_STATE_HOME` and no home).
+pub fn context(
+    env: &Env,
+    explicit_config: Option<PathBuf>,
+    clock: fn() -> SystemTime,
+) -> Option<HookContext> {
     Some(HookContext {
         state_root: env.state_root()?,
         projects_dirs: env.transcript_roots(),
         config_files: config_files(env, explicit_config),
         base_config: Config::default(),
         home: env.home.clone(),
+        clock,
     })
 }
 

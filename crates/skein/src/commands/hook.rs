@@ -12,6 +12,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use anyhow::Result;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
@@ -118,12 +119,13 @@ pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
         .lock()
         .take(MAX_EVENT_BYTES as u64 + 1)
         .read_to_end(&mut input);
-    let Some(ctx) = skein_app::hook::context(env, args.config.clone()) else {
+    let Some(ctx) = skein_app::hook::context(env, args.config.clone(), SystemTime::now) else {
         // No home and no XDG_STATE_HOME: nowhere to log or keep state. Fail open.
         return ExitCode::SUCCESS;
     };
     if let Err(e) = read {
         let entry = LogEntry::new(
+            (ctx.clock)(),
             LogLevel::Error,
             None,
             None,
