@@ -155,6 +155,11 @@ pub fn main_path(session_id: &str) -> String {
     format!("{session_id}.jsonl")
 }
 
+/// A session's subagent directory inside its project directory (`<sid>/subagents`).
+pub fn subagents_dir(session_id: &str) -> PathBuf {
+    Path::new(session_id).join(SUBAGENTS_DIR)
+}
+
 /// Where a subagent transcript lives in its project directory: under its session's
 /// `subagents/`, or beside the sessions when it has no session (legacy).
 pub fn agent_path(session_id: Option<&str>, agent_id: &str) -> String {

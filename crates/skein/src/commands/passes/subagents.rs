@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use skein_app::snapshot_dir::{output_session_id, snapshot_agents};
+use skein_layout::claude::{main_path, subagents_dir};
 use skein_passes::{Pipeline, SnapshotReport};
 
 use super::{Reports, write_file};
@@ -23,7 +24,7 @@ pub(super) fn write_session(
 ) -> Result<Vec<PathBuf>> {
     let sid = output_session_id(input_path, input);
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let main = dir.join(format!("{sid}.jsonl"));
+    let main = dir.join(main_path(&sid));
     write_file(&main, main_out)?;
     let mut written = vec![main];
     let Some(snap) = snap else {
@@ -32,7 +33,7 @@ pub(super) fn write_session(
     if input_path.as_os_str() == "-" {
         return Ok(written);
     }
-    let sub_dir = dir.join(&sid).join("subagents");
+    let sub_dir = dir.join(subagents_dir(&sid));
     for a in snapshot_agents(input_path, snap)? {
         let out = sub_pipeline
             .run(&a.bytes)
