@@ -3,6 +3,11 @@
 //! and one query). On a synthetic tree of 8 × 8 MiB sessions and, when present, the shared
 //! corpus. The end-to-end goals on ~1 GB (cold index MB/s, refresh, search, usage) are
 //! measured by `benches/catalog.sh`.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "benches write their synthetic inputs"
+)]
 
 use std::hint::black_box;
 use std::path::Path;
@@ -34,12 +39,17 @@ fn bench_tree(c: &mut Criterion, name: &str, root: &Path) {
             let dir = tempfile::tempdir().expect("tmp");
             let mut cat =
                 Catalog::open(&dir.path().join("c.db"), CatalogOptions::default()).expect("open");
-            black_box(cat.refresh(&listing.sources, &opts, &mut |_| {}).expect("refresh").docs)
+            black_box(
+                cat.refresh(&listing.sources, &opts, &mut |_| {})
+                    .expect("refresh")
+                    .docs,
+            )
         });
     });
     let dir = tempfile::tempdir().expect("tmp");
     let mut cat = Catalog::open(&dir.path().join("c.db"), CatalogOptions::default()).expect("open");
-    cat.refresh(&listing.sources, &opts, &mut |_| {}).expect("refresh");
+    cat.refresh(&listing.sources, &opts, &mut |_| {})
+        .expect("refresh");
     group.bench_function(format!("{name}_refresh_unchanged"), |b| {
         b.iter(|| {
             black_box(

@@ -2,14 +2,19 @@
 //! visitor and produce its diagnostics. Throughput in bytes of transcript read, single thread:
 //! on a synthetic 32 MiB session written to a temp directory, and on every session of the
 //! shared corpus when present.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use skein_bench::{bytes_of, corpus_dir, write_synthetic_session};
 use skein_core::Parser;
-use skein_reports::check::check_session;
 use skein_layout::{SessionFiles, discover};
+use skein_reports::check::check_session;
 
 fn sessions(c: &mut Criterion, name: &str, sessions: &[SessionFiles]) {
     let mut parser = Parser::new();

@@ -2,6 +2,11 @@
 //! node list / drawing / Markdown), throughput in bytes of the session's files: on a
 //! synthetic 32 MiB transcript written to a temporary directory, and on the largest session
 //! of the shared corpus (main transcript plus subagents) when present.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::hint::black_box;
 use std::path::Path;
@@ -11,10 +16,10 @@ use serde::de::IgnoredAny;
 use skein_analysis::AnalysisOptions;
 use skein_bench::{bytes_of, corpus_dir, write_synthetic_session};
 use skein_core::Parser;
+use skein_layout::{SessionFiles, discover};
 use skein_reports::load_session;
 use skein_reports::show::{ShowOptions, ShowVisitor, render_session};
 use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_nodes};
-use skein_layout::{SessionFiles, discover};
 
 fn session_bytes(s: &SessionFiles) -> u64 {
     bytes_of(s.files())

@@ -2,6 +2,11 @@
 //! build the rows, totals or loops. Throughput in bytes of transcript read, single thread:
 //! on a synthetic 32 MiB session written to a temp directory, and on every session of the
 //! shared corpus when present.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::hint::black_box;
 
@@ -10,10 +15,10 @@ use serde::de::IgnoredAny;
 use skein_analysis::{AnalysisOptions, NoVisitor};
 use skein_bench::{bytes_of, corpus_dir, write_synthetic_session};
 use skein_core::Parser;
+use skein_layout::{SessionFiles, discover};
 use skein_reports::load_session;
 use skein_reports::skills::{SkillTotals, SkillVisitor, skill_calls};
 use skein_reports::tools::{ToolTotalsBuilder, tool_calls, tool_loops};
-use skein_layout::{SessionFiles, discover};
 
 /// The four report kernels over `sessions`, as one criterion group.
 fn kernels(c: &mut Criterion, group: &str, sessions: &[SessionFiles]) {

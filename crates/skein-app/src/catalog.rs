@@ -34,7 +34,9 @@ impl Scope {
             .into_iter()
             .filter(|r| r.exists())
             .collect();
-        let archive = archive.map(Path::to_path_buf).or_else(|| default_archive(env));
+        let archive = archive
+            .map(Path::to_path_buf)
+            .or_else(|| default_archive(env));
         roots.extend(archive.filter(|a| skein_archive::is_archive_root(a)));
         Self::of_roots(roots, false)
     }

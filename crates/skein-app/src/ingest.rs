@@ -10,17 +10,17 @@ use serde::Serialize;
 use serde_json::Value;
 use skein_analysis::AnalysisOptions;
 use skein_archive::{
-    Archive, Checkpoint, IngestReport, IngestRequest, Kind, SessionMeta, SubagentRef,
-    VersionReason,
+    Archive, Checkpoint, IngestReport, IngestRequest, Kind, SessionMeta, VersionReason,
 };
 use skein_core::Parser;
 use skein_layout::SessionFiles;
 use skein_layout::archive::{main_key, parent_session};
-use skein_reports::{LoadedSession, load_session};
+use skein_reports::load_session;
 
 use crate::error::{Error, chain};
-use crate::identity::{AgentIdentity, clean};
+use crate::identity::AgentIdentity;
 use crate::meta::{MetaCollector, SOURCE_BYTES, finish};
+use crate::session_meta::{agent_identity, agent_meta, main_meta};
 use crate::transform::{LineAction, Transforms, prune_plan, redact_line};
 
 /// What happened to one source transcript (one line of `skein archive`'s output).
@@ -180,78 +180,9 @@ fn unchanged(ck: Option<&Checkpoint>, md: Option<&std::fs::Metadata>) -> bool {
     let (Some(cur), Some(md)) = (ck.and_then(|c| c.current.as_ref()), md) else {
         return false;
     };
-    same_inode(md, cur.source.ino)
+    skein_store::FileId::of(md).same_file(&cur.source.file_id())
         && md.len() == cur.source.size
         && cur.meta.extra.get(SOURCE_BYTES).and_then(Value::as_u64) == Some(md.len())
-}
-
-#[cfg(unix)]
-fn same_inode(md: &std::fs::Metadata, ino: u64) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    md.ino() == ino
-}
-
-#[cfg(not(unix))]
-fn same_inode(_: &std::fs::Metadata, _: u64) -> bool {
-    false
-}
-
-/// A subagent file's identity: the sidecar first, then the spawning call.
-fn agent_identity(
-    s: &LoadedSession<MetaCollector>,
-    i: usize,
-    parent_session: Option<&str>,
-) -> AgentIdentity {
-    let run = &s.agents[i];
-    let side = run.file.meta.as_ref();
-    let spawn = run.spawned_by.as_deref().and_then(|id| s.links.spawn(id));
-    let description = clean(side.and_then(|m| m.description.as_deref()))
-        .or_else(|| clean(spawn.and_then(|p| p.description.as_deref())));
-    AgentIdentity::new(
-        &run.file.agent_id,
-        &[
-            side.and_then(|m| m.agent_type.as_deref()),
-            spawn.and_then(|p| p.subagent_type.as_deref()),
-        ],
-        parent_session,
-        clean(run.spawned_by.as_deref()),
-        description,
-    )
-}
-
-/// The main transcript's metadata (`None` without a main transcript). `agents` are the
-/// identities of the session's subagent files, in the order of `s.agents`.
-fn main_meta(s: &LoadedSession<MetaCollector>, agents: &[AgentIdentity]) -> Option<SessionMeta> {
-    let (_, c) = s.main.as_ref()?;
-    let mut m = c.meta();
-    m.session_id = Some(
-        c.session_id()
-            .map_or_else(|| s.files.session_id.clone(), str::to_owned),
-    );
-    m.project = Some(s.files.project());
-    let mut seen = std::collections::BTreeSet::new();
-    m.subagents = agents
-        .iter()
-        .filter(|a| seen.insert(a.agent_id.clone()))
-        .map(|a| SubagentRef {
-            agent_id: a.agent_id.clone(),
-            agent_type: Some(a.agent_type.clone()),
-            tool_use_id: a.tool_use_id.clone(),
-        })
-        .collect();
-    Some(m)
-}
-
-/// A subagent file's metadata.
-fn agent_meta(s: &LoadedSession<MetaCollector>, i: usize, agent: &AgentIdentity) -> SessionMeta {
-    let mut m = s.agents[i].visitor.meta();
-    agent.annotate(&mut m);
-    m.project = Some(s.files.project());
-    m.outcome = match (&s.main, agent.tool_use_id.as_deref()) {
-        (Some((_, c)), Some(id)) => c.outcome_of(id),
-        _ => None,
-    };
-    m
 }
 
 /// Archives sessions into one archive: the refusals are settled over all sessions first, then
@@ -269,7 +200,11 @@ impl<'a> ArchiveJob<'a> {
     /// with the archive key of an earlier one (the same session id in two projects would
     /// otherwise replace each other's archive on every run; the first in order wins) are
     /// refused.
-    pub fn new(archive: &'a Archive, transforms: Transforms<'a>, sessions: &[SessionFiles]) -> Self {
+    pub fn new(
+        archive: &'a Archive,
+        transforms: Transforms<'a>,
+        sessions: &[SessionFiles],
+    ) -> Self {
         let root = archive.root();
         let abs_root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
@@ -280,9 +215,7 @@ impl<'a> ArchiveJob<'a> {
                 let why = if abs.starts_with(&abs_root) {
                     Some("inside the archive directory".to_owned())
                 } else if skein_store::is_zstd(&p.path) {
-                    Some(
-                        "a compressed transcript is not archived (decompress it first)".to_owned(),
-                    )
+                    Some("a compressed transcript is not archived (decompress it first)".to_owned())
                 } else if let Some(first) = seen.get(&key_of(&p.kind)) {
                     Some(format!(
                         "same archive key as {} (archived instead)",
@@ -304,7 +237,12 @@ impl<'a> ArchiveJob<'a> {
         }
     }
 
-    fn ingest_one(&self, p: &Planned, kind: Kind, meta: SessionMeta) -> Result<IngestReport, Error> {
+    fn ingest_one(
+        &self,
+        p: &Planned,
+        kind: Kind,
+        meta: SessionMeta,
+    ) -> Result<IngestReport, Error> {
         let t = &self.transforms;
         let first = skein_layout::claude::first_timestamp(&p.path);
         let request = IngestRequest {

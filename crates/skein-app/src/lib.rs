@@ -5,6 +5,13 @@
 //! ([`catalog`]). `skein archive` and the hook's `archive` pass share one
 //! metadata and identity code path ([`meta`], [`identity`], [`transform`]).
 
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "skein-app composes the I/O crates: it reads sources for prune and metadata and \
+              writes the hook's request files; it reads no environment and no clock"
+)]
+
 pub mod catalog;
 pub mod error;
 pub mod hook;
@@ -12,6 +19,8 @@ pub mod identity;
 pub mod ingest;
 pub mod meta;
 pub mod restore;
+mod session_meta;
+pub mod snapshot_dir;
 pub mod transform;
 
 pub use error::{Error, chain};

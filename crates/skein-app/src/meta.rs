@@ -206,7 +206,7 @@ impl MetaCollector {
             ..SessionMeta::default()
         };
         m.message_count = m.user_messages + m.assistant_messages;
-        let ms = |t: &Option<String>| t.as_deref().and_then(skein_analysis::tools::parse_ms);
+        let ms = |t: &Option<String>| t.as_deref().and_then(skein_core::time::parse_ms);
         if let (Some(a), Some(b)) = (ms(&m.first_timestamp), ms(&m.last_timestamp)) {
             m.duration_ms = u64::try_from(b - a).ok();
         }
@@ -315,7 +315,10 @@ mod tests {
             )
         );
         assert_eq!(m.duration_ms, Some(8500));
-        assert_eq!((m.user_messages, m.assistant_messages, m.message_count), (1, 2, 3));
+        assert_eq!(
+            (m.user_messages, m.assistant_messages, m.message_count),
+            (1, 2, 3)
+        );
         assert_eq!(m.models, ["claude-opus-4", "claude-haiku-4"]);
         // Group m1 takes the maximum of its lines; the line without an id is its own group;
         // `<synthetic>` is not counted.
@@ -334,7 +337,11 @@ mod tests {
     fn saved_state_continues_like_one_pass() {
         let mut whole = MetaCollector::new();
         feed(&mut whole, LINES);
-        let cut = LINES.match_indices('\n').nth(2).map(|(i, _)| i + 1).expect("3 lines");
+        let cut = LINES
+            .match_indices('\n')
+            .nth(2)
+            .map(|(i, _)| i + 1)
+            .expect("3 lines");
         let mut first = MetaCollector::new();
         feed(&mut first, &LINES[..cut]);
         let saved = serde_json::to_string(&first).expect("serialize");

@@ -91,7 +91,9 @@ mod tests {
         );
         assert_eq!(
             plan.get(&b"{\"uuid\":\"c\"}"[..]),
-            Some(&LineAction::Replace(b"{\"uuid\":\"c\",\"parentUuid\":\"a\"}"))
+            Some(&LineAction::Replace(
+                b"{\"uuid\":\"c\",\"parentUuid\":\"a\"}"
+            ))
         );
     }
 }

@@ -32,7 +32,9 @@ impl ArchivedFile {
 /// skein archive, or whose archive no longer describes it.
 pub fn describe(path: &Path) -> Option<ArchivedFile> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let stem = name.as_deref().and_then(|n| n.strip_suffix(ARCHIVE_SUFFIX))?;
+    let stem = name
+        .as_deref()
+        .and_then(|n| n.strip_suffix(ARCHIVE_SUFFIX))?;
     let meta_path = path.with_file_name(format!("{stem}{META_SUFFIX}"));
     let bytes = read_optional(&meta_path).ok()??;
     let state = serde_json::from_slice::<FileState>(&bytes).ok()?;

@@ -368,7 +368,9 @@ pub struct Extractor {
 
 impl fmt::Debug for Extractor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Extractor").field("cap", &self.cap).finish()
+        f.debug_struct("Extractor")
+            .field("cap", &self.cap)
+            .finish_non_exhaustive()
     }
 }
 
@@ -470,7 +472,7 @@ fn facts(rec: Rec<'_>, cap: usize) -> LineFacts {
         }
         Body::Blocks(blocks) => {
             for (i, b) in blocks.into_iter().enumerate() {
-                let block = i as i64;
+                let block = i64::try_from(i).unwrap_or(i64::MAX);
                 let doc = |kind, text: String, tool, id| Doc {
                     kind,
                     block,
@@ -505,8 +507,12 @@ fn facts(rec: Rec<'_>, cap: usize) -> LineFacts {
                             input_bytes: input.len() as u64,
                         });
                         if !input.is_empty() {
-                            out.docs
-                                .push(doc(DocKind::ToolUse, capped(input, cap), name, Some(id)));
+                            out.docs.push(doc(
+                                DocKind::ToolUse,
+                                capped(input, cap),
+                                name,
+                                Some(id),
+                            ));
                         }
                     }
                     (false, Some("tool_result")) => {
@@ -520,8 +526,12 @@ fn facts(rec: Rec<'_>, cap: usize) -> LineFacts {
                             bytes: text.len() as u64,
                         });
                         if !text.trim().is_empty() {
-                            out.docs
-                                .push(doc(DocKind::ToolResult, capped(text, cap), None, Some(id)));
+                            out.docs.push(doc(
+                                DocKind::ToolResult,
+                                capped(text, cap),
+                                None,
+                                Some(id),
+                            ));
                         }
                     }
                     _ => {}

@@ -8,8 +8,9 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use skein_core::SliceLines;
+use skein_core::time::parse_ms as parse_timestamp_ms;
 use skein_layout::Source;
-use skein_reports::usage::{SessionScan, Source as Origin, UsageScanner, parse_timestamp_ms};
+use skein_reports::usage::{SessionScan, Source as Origin, UsageScanner};
 
 use crate::error::{Error, Result};
 use crate::extract::{Doc, Extractor, LineFacts, ResultFact, UseFact};
@@ -261,8 +262,12 @@ impl Indexer {
                 Plan::Append => (stored.zst_offset, stored.offset),
                 _ => (0, 0),
             };
-            skein_archive::open_archived_range(path, zst_from, a.state.committed_len.min(work.stat.size))
-                .map_err(|e| Error::io(path, io::Error::other(e.to_string())))?
+            skein_archive::open_archived_range(
+                path,
+                zst_from,
+                a.state.committed_len.min(work.stat.size),
+            )
+            .map_err(|e| Error::io(path, io::Error::other(e.to_string())))?
         } else if track::is_plain_zst(path) {
             plan = Plan::Reindex;
             skein_layout::open(path, skein_store::InputMode::Read)
@@ -276,7 +281,11 @@ impl Indexer {
             if plan == Plan::Append && !track::same_prefix(&mut f, &stored) {
                 plan = Plan::Reindex;
             }
-            let from = if plan == Plan::Append { stored.offset } else { 0 };
+            let from = if plan == Plan::Append {
+                stored.offset
+            } else {
+                0
+            };
             f.seek(SeekFrom::Start(from)).map_err(io_err)?;
             let g = f.try_clone().map_err(io_err)?;
             file = Some(f);

@@ -14,6 +14,13 @@
 //! The library reads no environment and no clock and prints nothing; the caller gives the
 //! database path, the sources (from `skein-layout`) and the options.
 
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "the catalog owns its I/O: the database file, and reading the sources it indexes; it \
+              reads no environment and no clock (the caller passes both)"
+)]
+
 pub mod db;
 pub mod error;
 pub mod extract;
@@ -192,8 +199,8 @@ impl Catalog {
     }
 
     /// The usage scans of sessions' files from the catalog, in order, exactly as `skein
-    /// usage`'s scanner reads them; `None` for a session with a file not catalogued at its
-    /// current size.
+    /// usage`'s scanner reads them; `None` for a session with a file not catalogued to its
+    /// end. Call it right after a refresh of these files: the sizes are the refresh's.
     pub fn usage_scans(
         &self,
         sessions: &[SessionFiles],

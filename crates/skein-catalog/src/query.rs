@@ -35,9 +35,9 @@ impl Query {
         let mut rest = input.trim();
         while !rest.is_empty() {
             if let Some(after) = rest.strip_prefix('"') {
-                let end = after.find('"').ok_or_else(|| {
-                    Error::Query(format!("unclosed quote in {input:?}"))
-                })?;
+                let end = after
+                    .find('"')
+                    .ok_or_else(|| Error::Query(format!("unclosed quote in {input:?}")))?;
                 let phrase = &after[..end];
                 if has_token(phrase) {
                     terms.push(Term::Phrase(phrase.to_owned()));

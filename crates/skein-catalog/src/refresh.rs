@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use rusqlite::Connection;
+use rustc_hash::FxHashMap;
 use skein_layout::Source;
 
 use crate::error::{Error, Result};
@@ -76,7 +77,7 @@ pub struct RefreshReport {
     pub errors: Vec<Error>,
 }
 
-pub(crate) fn load_stored(conn: &Connection) -> rusqlite::Result<HashMap<String, Stored>> {
+pub(crate) fn load_stored(conn: &Connection) -> rusqlite::Result<FxHashMap<String, Stored>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, path, dev, ino, size, mtime_ns, offset, zst_offset, lines, head_hash, \
          tail_hash FROM sources",
@@ -115,7 +116,8 @@ fn begin(conn: &Connection, path: &Path) -> Result<()> {
 }
 
 fn commit(conn: &Connection, path: &Path) -> Result<()> {
-    conn.execute_batch("COMMIT").map_err(|e| Error::sql(path, e))
+    conn.execute_batch("COMMIT")
+        .map_err(|e| Error::sql(path, e))
 }
 
 /// Marks the archived sources whose transcript is also catalogued live (same project, session
@@ -195,8 +197,22 @@ pub(crate) fn refresh(
         }
         report.removed = gone.len();
         work.sort_by_key(|w| std::cmp::Reverse(w.stat.size));
-        run(conn, db, cap, sources, &work, opts, total, progress, &mut report)?;
-        shadow(conn).map_err(|e| Error::sql(db, e))
+        run(
+            conn,
+            db,
+            cap,
+            sources,
+            &work,
+            opts,
+            total,
+            progress,
+            &mut report,
+        )?;
+        // Only new or dropped sources can change which archived copies are shadowed.
+        if report.reindexed > 0 || report.removed > 0 {
+            shadow(conn).map_err(|e| Error::sql(db, e))?;
+        }
+        Ok(())
     })();
     match result {
         Ok(()) => {
@@ -228,36 +244,37 @@ fn run(
     let mut seen: HashSet<usize> = HashSet::new();
     let mut refused: HashSet<usize> = HashSet::new();
     let by_source: HashMap<usize, &Work> = work.iter().map(|w| (w.source, w)).collect();
-    let mut apply = |b: Batch, writer: &mut Writer<'_>, report: &mut RefreshReport| -> Result<bool> {
-        if refused.contains(&b.source) {
-            return Ok(false);
-        }
-        let w = by_source[&b.source];
-        let len = b.end - b.start;
-        let (first, reindex) = (b.first, b.reindex);
-        let applied = writer.apply(b, &sources[w.source], w.stored.as_ref())?;
-        if first && seen.insert(w.source) {
-            match (applied, reindex) {
-                (false, _) => report.skipped += 1,
-                (true, false) => report.appended += 1,
-                (true, true) => report.reindexed += 1,
+    let mut apply =
+        |b: Batch, writer: &mut Writer<'_>, report: &mut RefreshReport| -> Result<bool> {
+            if refused.contains(&b.source) {
+                return Ok(false);
             }
-        }
-        if !applied {
-            refused.insert(w.source);
-        }
-        since_commit += len;
-        progress(Progress {
-            bytes_total: total,
-            bytes_done: writer.bytes,
-        });
-        if since_commit >= COMMIT_BYTES {
-            commit(conn, db)?;
-            begin(conn, db)?;
-            since_commit = 0;
-        }
-        Ok(applied)
-    };
+            let w = by_source[&b.source];
+            let len = b.end - b.start;
+            let (first, reindex) = (b.first, b.reindex);
+            let applied = writer.apply(&b, &sources[w.source], w.stored.as_ref())?;
+            if first && seen.insert(w.source) {
+                match (applied, reindex) {
+                    (false, _) => report.skipped += 1,
+                    (true, false) => report.appended += 1,
+                    (true, true) => report.reindexed += 1,
+                }
+            }
+            if !applied {
+                refused.insert(w.source);
+            }
+            since_commit += len;
+            progress(Progress {
+                bytes_total: total,
+                bytes_done: writer.bytes,
+            });
+            if since_commit >= COMMIT_BYTES {
+                commit(conn, db)?;
+                begin(conn, db)?;
+                since_commit = 0;
+            }
+            Ok(applied)
+        };
     let threads = match opts.threads {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         n => n,
@@ -267,15 +284,18 @@ fn run(
         let mut indexer = Indexer::new(cap);
         for w in work {
             let mut failed = None;
-            let r = indexer.run(w, &sources[w.source], opts.limit_per_source, &mut |b| {
-                match apply(b, &mut writer, report) {
+            let r = indexer.run(
+                w,
+                &sources[w.source],
+                opts.limit_per_source,
+                &mut |b| match apply(b, &mut writer, report) {
                     Ok(go_on) => go_on,
                     Err(e) => {
                         failed = Some(e);
                         false
                     }
-                }
-            });
+                },
+            );
             if let Some(e) = failed {
                 return Err(e);
             }
@@ -295,9 +315,10 @@ fn run(
                     loop {
                         let k = next.fetch_add(1, Ordering::Relaxed);
                         let Some(w) = work.get(k) else { break };
-                        let r = indexer.run(w, &sources[w.source], opts.limit_per_source, &mut |b| {
-                            tx.send(Ok(b)).is_ok()
-                        });
+                        let r =
+                            indexer.run(w, &sources[w.source], opts.limit_per_source, &mut |b| {
+                                tx.send(Ok(b)).is_ok()
+                            });
                         if let Err(e) = r
                             && tx.send(Err(e)).is_err()
                         {

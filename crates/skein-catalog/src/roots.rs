@@ -96,8 +96,9 @@ fn record(
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
         let mut del = conn.prepare_cached("DELETE FROM dirs WHERE root = ?1")?;
-        let mut ins =
-            conn.prepare_cached("INSERT OR REPLACE INTO dirs (root, path, mtime_ns) VALUES (?1, ?2, ?3)")?;
+        let mut ins = conn.prepare_cached(
+            "INSERT OR REPLACE INTO dirs (root, path, mtime_ns) VALUES (?1, ?2, ?3)",
+        )?;
         for r in roots {
             del.execute([key(r)])?;
         }
@@ -123,12 +124,17 @@ fn record(
     }
 }
 
-/// The fast path: `Some(changed live sources, unchanged count, paths)` when no directory
-/// changed and every catalogued file under the roots is still there and live or untouched.
-fn quick_check(
-    conn: &Connection,
-    roots: &[PathBuf],
-) -> rusqlite::Result<Option<(Vec<Source>, usize, HashSet<String>)>> {
+/// What the fast path found: the live sources that grew, how many are unchanged, and every
+/// catalogued source under the roots.
+struct Quick {
+    changed: Vec<Source>,
+    unchanged: usize,
+    paths: HashSet<String>,
+}
+
+/// The fast path: `Some` when no directory changed and every catalogued file under the roots
+/// is still there, and live or untouched.
+fn quick_check(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<Quick>> {
     let Some(dirs) = recorded(conn, roots)? else {
         return Ok(None);
     };
@@ -149,6 +155,11 @@ fn quick_check(
     let mut changed = Vec::new();
     let mut unchanged = 0;
     let mut paths = HashSet::new();
+    // Order does not matter here: every file is checked, the first failure aborts.
+    #[allow(
+        clippy::iter_over_hash_type,
+        reason = "the outcome does not depend on the order"
+    )]
     for (path, old) in &stored {
         let p = Path::new(path);
         if !roots.iter().any(|r| p.starts_with(r)) {
@@ -159,7 +170,10 @@ fn quick_check(
         };
         paths.insert(path.clone());
         if archived.contains(path) || track::is_plain_zst(p) {
-            if now.ino != old.stat.ino || now.size != old.stat.size || now.mtime_ns != old.stat.mtime_ns {
+            if now.ino != old.stat.ino
+                || now.size != old.stat.size
+                || now.mtime_ns != old.stat.mtime_ns
+            {
                 return Ok(None);
             }
             unchanged += 1;
@@ -179,7 +193,11 @@ fn quick_check(
             _ => changed.push(source),
         }
     }
-    Ok(Some((changed, unchanged, paths)))
+    Ok(Some(Quick {
+        changed,
+        unchanged,
+        paths,
+    }))
 }
 
 /// Refreshes the catalog for everything under `roots` (absolute paths).
@@ -199,7 +217,12 @@ pub(crate) fn refresh_roots(
             ..RootsReport::default()
         });
     }
-    if let Some((changed, unchanged, paths)) = quick_check(conn, roots).map_err(sql)? {
+    if let Some(Quick {
+        changed,
+        unchanged,
+        paths,
+    }) = quick_check(conn, roots).map_err(sql)?
+    {
         let mut report = refresh::refresh(
             conn,
             db,
@@ -253,4 +276,3 @@ pub(crate) fn refresh_roots(
         fast: false,
     })
 }
-

@@ -3,6 +3,7 @@
 //! keeps no copy) to make the snippet and to read the record's uuid and timestamp.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -89,8 +90,12 @@ fn source_ids(conn: &Connection, q: &SearchQuery) -> rusqlite::Result<Option<Vec
     let mut ids = Vec::new();
     for row in rows {
         let (id, path, session, project) = row?;
-        if q.project.as_ref().is_some_and(|p| !project.contains(p.as_str()))
-            || q.session.as_ref().is_some_and(|s| !session.starts_with(s.as_str()))
+        if q.project
+            .as_ref()
+            .is_some_and(|p| !project.contains(p.as_str()))
+            || q.session
+                .as_ref()
+                .is_some_and(|s| !session.starts_with(s.as_str()))
             || q.paths.as_ref().is_some_and(|ps| !ps.contains(&path))
         {
             continue;
@@ -135,7 +140,7 @@ fn find(conn: &Connection, q: &SearchQuery, fts: &str) -> rusqlite::Result<Vec<F
     };
     if !q.kinds.is_empty() {
         let codes: Vec<String> = q.kinds.iter().map(|k| k.code().to_string()).collect();
-        sql.push_str(&format!(" AND d.kind IN ({})", codes.join(",")));
+        let _ = write!(sql, " AND d.kind IN ({})", codes.join(","));
     }
     if let Some(t) = &q.tool {
         arg(&mut sql, " AND d.tool = ?", Value::Text(t.clone()));
@@ -148,11 +153,11 @@ fn find(conn: &Connection, q: &SearchQuery, fts: &str) -> rusqlite::Result<Vec<F
     }
     if !shadowed.is_empty() {
         let list: Vec<String> = shadowed.iter().map(i64::to_string).collect();
-        sql.push_str(&format!(" AND d.source_id NOT IN ({})", list.join(",")));
+        let _ = write!(sql, " AND d.source_id NOT IN ({})", list.join(","));
     }
     if let Some(ids) = source_ids(conn, q)? {
         let list: Vec<String> = ids.iter().map(i64::to_string).collect();
-        sql.push_str(&format!(" AND d.source_id IN ({})", list.join(",")));
+        let _ = write!(sql, " AND d.source_id IN ({})", list.join(","));
     }
     arg(&mut sql, " ORDER BY score LIMIT ?", limit);
     collect(conn, &sql, args)
@@ -241,7 +246,9 @@ pub(crate) fn search(
 ) -> Result<Vec<Hit>> {
     let query = Query::parse(&q.query)?;
     let found = find(conn, q, &query.fts()).map_err(|e| match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::Unknown) => Error::Query(format!("cannot search for {:?}: {e}", q.query)),
+        Some(rusqlite::ErrorCode::Unknown) => {
+            Error::Query(format!("cannot search for {:?}: {e}", q.query))
+        }
         _ => Error::sql(db, e),
     })?;
     let words = query.highlights();
@@ -254,9 +261,8 @@ pub(crate) fn search(
     let mut extractor = Extractor::new(cap);
     let mut hits = Vec::with_capacity(found.len());
     for f in found {
-        if !infos.contains_key(&f.source) {
-            let i = info(conn, f.source).map_err(|e| Error::sql(db, e))?;
-            infos.insert(f.source, i);
+        if let std::collections::hash_map::Entry::Vacant(e) = infos.entry(f.source) {
+            e.insert(info(conn, f.source).map_err(|e| Error::sql(db, e))?);
         }
         let s = &infos[&f.source];
         // The record as it is now: a source rewritten since the last refresh gives no text.

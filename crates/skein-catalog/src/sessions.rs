@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 use serde::Serialize;
-use skein_reports::dates::Day;
+use skein_core::time::parse_ms;
 use skein_reports::pricing::PricingTable;
 use skein_reports::usage::{SessionScan, UsageBuilder, UsageKind, UsageOptions};
 
@@ -17,9 +17,10 @@ use crate::usage::copies;
 pub struct SessionQuery {
     /// Project directory names containing this text.
     pub project: Option<String>,
-    /// Sessions active on or after / on or before these days (UTC).
-    pub since: Option<Day>,
-    pub until: Option<Day>,
+    /// Sessions active at or after `since_ms` and before `until_ms` (ms since the epoch; the
+    /// caller turns days of its zone into these bounds).
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
     /// Only sessions with a file among these paths (`None`: every catalogued session).
     pub paths: Option<HashSet<String>>,
     pub limit: Option<usize>,
@@ -118,8 +119,8 @@ fn files(conn: &Connection) -> rusqlite::Result<BTreeMap<(String, String), Vec<F
     Ok(out)
 }
 
-fn day(ts: Option<&str>) -> Option<Day> {
-    ts.and_then(Day::of_timestamp)
+fn ms(ts: Option<&str>) -> Option<i64> {
+    ts.and_then(parse_ms)
 }
 
 /// The sessions matching `q`, newest last activity first.
@@ -133,7 +134,10 @@ pub(crate) fn sessions(
     let mut out = Vec::new();
     let mut ids: Vec<Vec<i64>> = Vec::new();
     for ((project, session_id), group) in files(conn).map_err(sql)? {
-        if q.project.as_ref().is_some_and(|p| !project.contains(p.as_str())) {
+        if q.project
+            .as_ref()
+            .is_some_and(|p| !project.contains(p.as_str()))
+        {
             continue;
         }
         if let Some(paths) = &q.paths
@@ -146,8 +150,10 @@ pub(crate) fn sessions(
         };
         let first = group.iter().filter_map(|f| f.first_ts.clone()).min();
         let last = group.iter().filter_map(|f| f.last_ts.clone()).max();
-        if q.since.is_some_and(|s| day(last.as_deref()).is_none_or(|d| d < s))
-            || q.until.is_some_and(|u| day(first.as_deref()).is_none_or(|d| d > u))
+        if q.since_ms
+            .is_some_and(|s| ms(last.as_deref()).is_none_or(|t| t < s))
+            || q.until_ms
+                .is_some_and(|u| ms(first.as_deref()).is_none_or(|t| t >= u))
         {
             continue;
         }

@@ -7,7 +7,12 @@ const WIDTH: usize = 200;
 
 /// The snippet of `text` for the lowercase `words` (`true`: a prefix).
 pub(crate) fn snippet(text: &str, words: &[(String, bool)]) -> String {
-    let chars: Vec<char> = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().collect();
+    let chars: Vec<char> = text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .collect();
     // Word tokens (runs of letters and digits) that match, as char ranges.
     let mut hits: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
@@ -20,11 +25,17 @@ pub(crate) fn snippet(text: &str, words: &[(String, bool)]) -> String {
         while i < chars.len() && chars[i].is_alphanumeric() {
             i += 1;
         }
-        let token: String = chars[start..i].iter().flat_map(|c| c.to_lowercase()).collect();
-        if words
+        let token: String = chars[start..i]
             .iter()
-            .any(|(w, prefix)| if *prefix { token.starts_with(w.as_str()) } else { token == *w })
-        {
+            .flat_map(|c| c.to_lowercase())
+            .collect();
+        if words.iter().any(|(w, prefix)| {
+            if *prefix {
+                token.starts_with(w.as_str())
+            } else {
+                token == *w
+            }
+        }) {
             hits.push((start, i));
         }
     }

@@ -18,6 +18,8 @@ use crate::write::origin_of;
 
 struct Row {
     id: i64,
+    /// The last refresh did not read the file to its end.
+    unknown_size: bool,
     size: u64,
     offset: u64,
     archived: bool,
@@ -37,6 +39,7 @@ fn source_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, Row>> {
             r.get::<_, String>(1)?,
             Row {
                 id: r.get(0)?,
+                unknown_size: r.get::<_, i64>(2)? < 0,
                 size: u(2)?,
                 offset: u(3)?,
                 archived: r.get(4)?,
@@ -173,19 +176,13 @@ fn one(
         let Some(row) = rows.get(abs.to_string_lossy().as_ref()) else {
             return Ok(None);
         };
-        let Ok(meta) = std::fs::metadata(path) else {
-            return Ok(None);
-        };
-        let size = meta.len();
-        if row.archived {
-            // The stored size is the committed length indexed; the file may be longer by an
-            // uncommitted frame, never read.
-            if size < row.size {
-                return Ok(None);
-            }
-        } else if size != row.size {
+        // The caller refreshed the catalog for these files just before: a file read to its
+        // end has its size recorded (the committed length, for an archive file); one that a
+        // concurrent writer left half-way has none, and is scanned.
+        if row.unknown_size {
             return Ok(None);
         }
+        let size = row.size;
         // A file listed twice (never by the layout) would find its copies taken: scan then.
         if !used.insert(row.id) {
             return Ok(None);

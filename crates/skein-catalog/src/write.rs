@@ -117,7 +117,7 @@ impl<'c> Writer<'c> {
     /// another writer and the batch was dropped.
     pub(crate) fn apply(
         &mut self,
-        b: Batch,
+        b: &Batch,
         source: &Source,
         stored: Option<&Stored>,
     ) -> Result<bool> {
@@ -140,7 +140,7 @@ impl<'c> Writer<'c> {
 
     fn apply_sql(
         &mut self,
-        b: Batch,
+        b: &Batch,
         source: &Source,
         stored: Option<&Stored>,
     ) -> rusqlite::Result<bool> {
@@ -191,8 +191,8 @@ impl<'c> Writer<'c> {
             b.stat.ino
         };
         self.write_copies(id, next_seq, &b.scan.copies)?;
-        self.write_tools(id, &b)?;
-        self.write_docs(id, &b)?;
+        self.write_tools(id, b)?;
+        self.write_docs(id, b)?;
         let models: Vec<&str> = facts.models.iter().map(String::as_str).collect();
         self.conn
             .prepare_cached(
@@ -216,12 +216,12 @@ impl<'c> Writer<'c> {
                 i(b.end),
                 i(b.zst_end),
                 i(b.lines_before + b.lines),
-                b.hashes.0 as i64,
-                b.hashes.1 as i64,
+                b.hashes.0.cast_signed(),
+                b.hashes.1.cast_signed(),
                 i(b.scan.usage_lines),
                 i(b.scan.invalid_lines),
                 i(b.scan.no_timestamp),
-                next_seq + b.scan.copies.len() as i64,
+                next_seq + i(b.scan.copies.len() as u64),
                 facts.first_ts,
                 facts.last_ts,
                 facts.cwd,
@@ -288,7 +288,7 @@ impl<'c> Writer<'c> {
             let t = &c.tokens;
             keyed.execute(params![
                 id,
-                seq + n as i64,
+                seq + i(n as u64),
                 c.message_id.as_deref(),
                 c.request_id.as_deref().unwrap_or(""),
                 c.sidechain,
@@ -346,9 +346,9 @@ impl<'c> Writer<'c> {
     }
 
     fn write_docs(&mut self, id: i64, b: &Batch) -> rusqlite::Result<()> {
-        let mut name = self
-            .conn
-            .prepare_cached("SELECT name FROM tool_calls WHERE source_id = ?1 AND tool_use_id = ?2")?;
+        let mut name = self.conn.prepare_cached(
+            "SELECT name FROM tool_calls WHERE source_id = ?1 AND tool_use_id = ?2",
+        )?;
         let mut doc = self.conn.prepare_cached(
             "INSERT INTO docs (source_id, offset, len, block, kind, ts_ms, tool) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

@@ -144,3 +144,121 @@ pub fn restore_plan(
     }
     Ok(plan)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skein_archive::{ArchivedFile, FileState, SessionMeta, SourceState};
+
+    fn archived(kind: &Kind, project: Option<&str>, origin: Option<Origin>) -> Source {
+        let state = FileState {
+            format: skein_archive::FORMAT,
+            file: "main-session/2026-01/x.jsonl.zst".into(),
+            version: 1,
+            kind: kind.clone(),
+            project: project.map(str::to_owned),
+            first_timestamp: None,
+            committed_len: 0,
+            frames: 0,
+            lines: 0,
+            raw_bytes: 0,
+            dict: None,
+            compacted_level: None,
+            created_unix: 0,
+            updated_unix: 0,
+            superseded_by: None,
+            source: SourceState::default(),
+            meta: SessionMeta {
+                origin,
+                ..SessionMeta::default()
+            },
+        };
+        Source::archived(ArchivedFile {
+            root: PathBuf::from("/arch"),
+            state,
+        })
+    }
+
+    #[test]
+    fn restore_targets_follow_the_recorded_origin() {
+        let projects = Path::new("/p");
+        let legacy = archived(
+            &agent_key("l1", None, Some("s1"), None),
+            Some("-home-x"),
+            Some(Origin {
+                path: "agent-l1.jsonl".into(),
+                sidecar: None,
+            }),
+        );
+        let wf = archived(
+            &agent_key("w1", None, Some("s1"), None),
+            Some("-home-x"),
+            Some(Origin {
+                path: "s1/subagents/workflows/r1/agent-w1.jsonl".into(),
+                sidecar: Some("{\"agentType\":\"x\"}".into()),
+            }),
+        );
+        let plan = restore_plan(&[legacy, wf], projects, None).expect("plan");
+        let targets: Vec<&Path> = plan.iter().map(|i| i.target.as_path()).collect();
+        assert_eq!(
+            targets,
+            [
+                Path::new("/p/-home-x/agent-l1.jsonl"),
+                Path::new("/p/-home-x/s1/subagents/workflows/r1/agent-w1.jsonl"),
+                Path::new("/p/-home-x/s1/subagents/workflows/r1/agent-w1.meta.json"),
+            ]
+        );
+        assert_eq!(
+            plan[2].content,
+            RestoreContent::Bytes {
+                bytes: b"{\"agentType\":\"x\"}".to_vec(),
+                if_missing: false
+            }
+        );
+    }
+
+    #[test]
+    fn old_archives_restore_to_the_derived_place_with_a_rebuilt_sidecar() {
+        let agent = archived(
+            &agent_key("a1", Some("Explore"), Some("s1"), Some("toolu_1".into())),
+            Some("-home-x"),
+            None,
+        );
+        let plan = restore_plan(&[agent], Path::new("/p"), Some("-other")).expect("plan");
+        assert_eq!(
+            plan[0].target,
+            Path::new("/p/-other/s1/subagents/agent-a1.jsonl")
+        );
+        let RestoreContent::Bytes { bytes, if_missing } = &plan[1].content else {
+            panic!("sidecar expected");
+        };
+        assert!(*if_missing);
+        let side: serde_json::Value = serde_json::from_slice(bytes).expect("json");
+        assert_eq!(side["agentType"], "Explore");
+        assert_eq!(side["toolUseId"], "toolu_1");
+    }
+
+    #[test]
+    fn nothing_lands_outside_the_projects_directory() {
+        let evil_path = archived(
+            &main_key("s1"),
+            Some("-home-x"),
+            Some(Origin {
+                path: "../../etc/passwd".into(),
+                sidecar: None,
+            }),
+        );
+        assert!(restore_plan(&[evil_path], Path::new("/p"), None).is_err());
+        for project in [Some("../etc"), Some(".hidden"), Some("a/b"), None] {
+            let s = archived(&main_key("s1"), project, None);
+            assert!(
+                restore_plan(&[s], Path::new("/p"), None).is_err(),
+                "{project:?}"
+            );
+        }
+        let ok = archived(&main_key("s1"), Some("-home-x"), None);
+        assert!(restore_plan(std::slice::from_ref(&ok), Path::new("/p"), Some("../x")).is_err());
+        let plan = restore_plan(&[ok], Path::new("/p"), None).expect("plan");
+        assert_eq!(plan[0].target, Path::new("/p/-home-x/s1.jsonl"));
+    }
+}

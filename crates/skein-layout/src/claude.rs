@@ -118,11 +118,10 @@ impl<'a> LiveFile<'a> {
 }
 
 /// The project directory name of a transcript path (the directory above `<session>/subagents/`
-/// for a subagent). Relative paths are made absolute first, so `./x.jsonl` has a project too.
+/// for a subagent); `None` when the path does not name one (a bare relative file name).
 pub fn project_of(path: &Path) -> Option<String> {
-    let abs = std::path::absolute(path).ok()?;
-    let live = LiveFile::of(&abs)?;
-    live.project_dir(&abs)
+    let live = LiveFile::of(path)?;
+    live.project_dir(path)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
 }
@@ -156,12 +155,41 @@ pub fn main_path(session_id: &str) -> String {
     format!("{session_id}.jsonl")
 }
 
+/// A session's subagent directory inside its project directory (`<sid>/subagents`).
+pub fn subagents_dir(session_id: &str) -> PathBuf {
+    Path::new(session_id).join(SUBAGENTS_DIR)
+}
+
 /// Where a subagent transcript lives in its project directory: under its session's
 /// `subagents/`, or beside the sessions when it has no session (legacy).
 pub fn agent_path(session_id: Option<&str>, agent_id: &str) -> String {
     match session_id {
         Some(sid) => format!("{sid}/{SUBAGENTS_DIR}/{AGENT_PREFIX}{agent_id}.jsonl"),
         None => format!("{AGENT_PREFIX}{agent_id}.jsonl"),
+    }
+}
+
+/// Where an agent transcript goes below a session's `subagents/` directory: its place below the
+/// nearest `subagents` (so Workflow runs keep their directory), else `agent-<id>.jsonl`; never
+/// with `.zst`.
+pub fn path_in_subagents(agent_transcript: &Path, agent_id: &str) -> PathBuf {
+    let rel = agent_transcript
+        .components()
+        .skip_while(|c| c.as_os_str() != SUBAGENTS_DIR)
+        .skip(1)
+        .collect::<PathBuf>();
+    let rel = if rel.as_os_str().is_empty() {
+        PathBuf::from(format!(
+            "{AGENT_PREFIX}{}.jsonl",
+            skein_store::sanitize_file_name(agent_id)
+        ))
+    } else {
+        rel
+    };
+    let name = rel.to_string_lossy();
+    match name.strip_suffix(".zst") {
+        Some(plain) => PathBuf::from(plain),
+        None => rel,
     }
 }
 
@@ -209,7 +237,7 @@ pub fn first_timestamp(path: &Path) -> Option<String> {
     let at = memchr::memmem::find(&head, KEY)? + KEY.len();
     let len = head[at..].iter().take(64).position(|&b| b == b'"')?;
     let ts = std::str::from_utf8(&head[at..at + len]).ok()?;
-    skein_archive::parse_timestamp(ts).map(|_| ts.to_owned())
+    skein_core::time::parse_ms(ts).map(|_| ts.to_owned())
 }
 
 /// The legacy `agent-*.jsonl[.zst]` transcripts directly in `dir`, sorted (none when it cannot
@@ -233,7 +261,8 @@ pub fn legacy_agent_files(dir: &Path) -> Vec<PathBuf> {
 /// file to its session).
 pub fn session_id_inside(path: &Path) -> Option<String> {
     use skein_core::{Event, ReadLines, Reader, ReaderOptions};
-    let skein_store::Input::Stream(r) = crate::open(path, skein_store::InputMode::Read).ok()? else {
+    let skein_store::Input::Stream(r) = crate::open(path, skein_store::InputMode::Read).ok()?
+    else {
         return None;
     };
     let mut reader = Reader::new(
@@ -287,6 +316,11 @@ mod tests {
             assert_eq!(LiveFile::of(Path::new(other)), None, "{other}");
         }
         assert_eq!(agent_path(Some("s"), "a"), "s/subagents/agent-a.jsonl");
+        assert_eq!(
+            path_in_subagents(a, "w1"),
+            Path::new("workflows/r1/agent-w1.jsonl")
+        );
+        assert_eq!(path_in_subagents(l, "old"), Path::new("agent-old.jsonl"));
         assert_eq!(agent_path(None, "a"), "agent-a.jsonl");
         assert_eq!(
             sidecar_path(a),

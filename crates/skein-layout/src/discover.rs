@@ -247,3 +247,175 @@ pub fn session_of(path: &Path) -> Option<SessionFiles> {
         .position(|s| s.main.as_deref() == Some(path) || s.agents.iter().any(|a| a.path == path))?;
     Some(sessions.swap_remove(pick))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Identity;
+    use skein_archive::{Archive, ArchiveOptions, IngestRequest, SessionMeta};
+
+    fn touch(p: &Path, body: &str) {
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, body).expect("write");
+    }
+
+    /// A projects tree with a session in every layout; returns its project directory.
+    fn tree(root: &Path) -> PathBuf {
+        let proj = root.join("-home-x");
+        touch(
+            &proj.join("s1.jsonl"),
+            "{\"type\":\"user\",\"sessionId\":\"s1\"}\n",
+        );
+        touch(&proj.join("s1/subagents/agent-a1.jsonl"), "{}\n");
+        touch(
+            &proj.join("s1/subagents/agent-a1.meta.json"),
+            r#"{"agentType":"Explore","toolUseId":"toolu_9"}"#,
+        );
+        touch(&proj.join("s1/subagents/agent-acompact-12ab.jsonl"), "{}\n");
+        touch(
+            &proj.join("s1/subagents/workflows/r1/agent-w1.jsonl"),
+            "{}\n",
+        );
+        touch(
+            &proj.join("s1/subagents/workflows/r1/journal.jsonl"),
+            "{}\n",
+        );
+        touch(&proj.join("s2.jsonl"), "{}\n");
+        touch(
+            &proj.join("agent-old1.jsonl"),
+            "{\"type\":\"user\",\"sessionId\":\"s2\",\"isSidechain\":true}\n",
+        );
+        proj
+    }
+
+    #[test]
+    fn groups_new_legacy_and_internal_agents() {
+        let d = tempfile::tempdir().expect("tempdir");
+        tree(d.path());
+        let found = discover(&[d.path().to_path_buf()]);
+        assert!(found.errors.is_empty());
+        let ids: Vec<&str> = found
+            .sessions
+            .iter()
+            .map(|s| s.session_id.as_str())
+            .collect();
+        assert_eq!(ids, ["s1", "s2"]);
+        let s1 = &found.sessions[0];
+        assert_eq!(s1.project(), "-home-x");
+        let agents: Vec<(&str, bool)> = s1
+            .agents
+            .iter()
+            .map(|a| (a.agent_id.as_str(), a.internal))
+            .collect();
+        assert_eq!(
+            agents,
+            [("a1", false), ("acompact-12ab", true), ("w1", false)]
+        );
+        assert_eq!(
+            s1.agents[0]
+                .meta
+                .as_ref()
+                .and_then(|m| m.tool_use_id.as_deref()),
+            Some("toolu_9")
+        );
+        let s2 = &found.sessions[1];
+        assert_eq!(s2.agents.len(), 1);
+        assert!(s2.agents[0].legacy);
+        let missing = discover(&[d.path().join("nope")]);
+        assert_eq!(missing.errors.len(), 1);
+    }
+
+    /// Archives every source of the tree the way `skein archive` keys them.
+    fn archive(proj: &Path, root: &Path) {
+        let a = Archive::open(root, ArchiveOptions::default()).expect("open");
+        for s in discover(&[proj.to_path_buf()]).sessions {
+            let parent = crate::archive::parent_session(&s).map(str::to_owned);
+            let mut sources: Vec<(PathBuf, skein_archive::Kind)> = Vec::new();
+            if let Some(m) = &s.main {
+                sources.push((m.clone(), crate::archive::main_key(&s.session_id)));
+            }
+            for ag in &s.agents {
+                let t = ag.meta.as_ref().and_then(|m| m.agent_type.as_deref());
+                let kind = crate::archive::agent_key(&ag.agent_id, t, parent.as_deref(), None);
+                sources.push((ag.path.clone(), kind));
+            }
+            for (path, kind) in sources {
+                let meta = SessionMeta {
+                    project: Some(s.project()),
+                    origin: crate::archive::origin(&path, <[u8]>::to_vec),
+                    ..SessionMeta::default()
+                };
+                a.ingest(
+                    &IngestRequest {
+                        source: &path,
+                        kind,
+                        first_timestamp: None,
+                        meta: Some(meta),
+                    },
+                    None,
+                )
+                .expect("ingest");
+            }
+        }
+    }
+
+    /// Session id, project, has a main transcript, agents (id, internal, legacy).
+    type Shape = (String, String, bool, Vec<(String, bool, bool)>);
+
+    #[test]
+    fn an_archive_lists_the_sessions_of_its_tree() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let proj = tree(d.path());
+        let root = d.path().join("arch");
+        archive(&proj, &root);
+        let live = discover(std::slice::from_ref(&proj)).sessions;
+        let archived = discover(std::slice::from_ref(&root));
+        assert!(archived.errors.is_empty(), "{:?}", archived.errors);
+        let shape = |s: &[SessionFiles]| -> Vec<Shape> {
+            s.iter()
+                .map(|s| {
+                    (
+                        s.session_id.clone(),
+                        s.project(),
+                        s.main.is_some(),
+                        s.agents
+                            .iter()
+                            .map(|a| (a.agent_id.clone(), a.internal, a.legacy))
+                            .collect(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(shape(&archived.sessions), shape(&live));
+        assert_eq!(archived.sessions[0].agents[0].meta, live[0].agents[0].meta);
+        let listed = sources(std::slice::from_ref(&root)).sources;
+        let a1 = listed
+            .iter()
+            .find(|s| s.agent().is_some_and(|a| a.agent_id == "a1"))
+            .expect("a1");
+        assert_eq!(
+            a1.identity(),
+            Identity {
+                session_id: "s1".into(),
+                agent_id: Some("a1".into())
+            }
+        );
+        assert_eq!(
+            (a1.agent_type(), a1.spawned_by(), a1.project.as_str()),
+            (Some("Explore"), Some("toolu_9"), "-home-x")
+        );
+        assert_eq!(a1.path_in_project(), "s1/subagents/agent-a1.jsonl");
+        assert!(archived.sessions[0].project_dir.starts_with(&root));
+        // One archive file: the session it belongs to, with its subagents from the archive.
+        let main = archived.sessions[0].main.clone().expect("main");
+        let one = session_of(&main).expect("session");
+        assert_eq!(shape(&[one]), shape(&live[..1]));
+        // Live and archived together: each source once, the live one kept.
+        let both = sources(&[proj.clone(), root.clone()]);
+        let n_live = sources(&[proj]).sources.len();
+        assert_eq!(both.sources.len(), n_live);
+        assert!(both.sources.iter().all(|s| s.archived.is_none()));
+        let grouped = group(both.sources);
+        assert_eq!(shape(&grouped), shape(&live));
+    }
+}

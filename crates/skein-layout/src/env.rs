@@ -17,15 +17,11 @@ pub struct Env {
     pub path: Option<OsString>,
 }
 
-fn absolute(p: &PathBuf) -> bool {
-    p.is_absolute()
-}
-
 impl Env {
     /// Builds the value from a variable lookup (`std::env::var_os` in the binary; a map in
     /// tests). `HOME` and the XDG variables are ignored unless absolute, as the XDG spec asks.
     pub fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Self {
-        let abs = |k: &str| var(k).map(PathBuf::from).filter(absolute);
+        let abs = |k: &str| var(k).map(PathBuf::from).filter(|p| p.is_absolute());
         let claude_config_dirs = var("CLAUDE_CONFIG_DIR")
             .map(|v| {
                 let v = v.to_string_lossy().replace(',', ":");
@@ -157,10 +153,7 @@ mod tests {
                 PathBuf::from("/h/.config/claude/projects")
             ]
         );
-        assert_eq!(
-            e.user_settings(),
-            Some(PathBuf::from("/a/settings.json"))
-        );
+        assert_eq!(e.user_settings(), Some(PathBuf::from("/a/settings.json")));
     }
 
     #[test]

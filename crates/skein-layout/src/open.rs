@@ -9,7 +9,7 @@ use skein_store::{Input, InputError, InputMode};
 /// Opens `path` for reading its transcript lines (`-` is standard input). `.zst` files are
 /// decoded by the archive's reader, which reads plain zstd files as well.
 pub fn open(path: &Path, mode: InputMode) -> Result<Input, InputError> {
-    skein_store::input::open_input_with(path, mode, open_zst)
+    skein_store::open_input(path, mode, open_zst)
 }
 
 fn open_zst(path: &Path) -> io::Result<Box<dyn io::Read + Send>> {

@@ -77,6 +77,46 @@ impl Source {
         self.archived.as_ref()?.state.meta.cwd.as_deref()
     }
 
+    /// The archive key's subagent fields (`agent_type`, `tool_use_id`), for an archived
+    /// subagent.
+    fn archived_agent(&self) -> Option<(&str, Option<&str>)> {
+        match &self.archived.as_ref()?.state.kind {
+            Kind::Subagent {
+                agent_type,
+                tool_use_id,
+                ..
+            } => Some((agent_type, tool_use_id.as_deref())),
+            Kind::MainSession { .. } => None,
+        }
+    }
+
+    /// The `tool_use` id of the call that spawned this subagent, when known without reading
+    /// the parent transcript: what the archive recorded (linked when it was archived), else the
+    /// sidecar's `toolUseId`.
+    pub fn spawned_by(&self) -> Option<&str> {
+        let sidecar = self
+            .agent()?
+            .meta
+            .as_ref()
+            .and_then(|m| m.tool_use_id.as_deref());
+        self.archived_agent().and_then(|(_, t)| t).or(sidecar)
+    }
+
+    /// The subagent's type: the sidecar's `agentType`, else what the archive recorded (never
+    /// its `unknown` placeholder).
+    pub fn agent_type(&self) -> Option<&str> {
+        let sidecar = self
+            .agent()?
+            .meta
+            .as_ref()
+            .and_then(|m| m.agent_type.as_deref());
+        sidecar.or_else(|| {
+            self.archived_agent()
+                .map(|(t, _)| t)
+                .filter(|t| *t != UNKNOWN_AGENT_TYPE)
+        })
+    }
+
     /// A live transcript: its identity from its place in the tree (a legacy agent file is read
     /// for the `sessionId` inside). `None` for files that are not transcripts.
     pub fn live(path: &Path) -> Option<Self> {
@@ -129,7 +169,10 @@ impl Source {
                 tool_use_id,
             } => {
                 let sidecar = match &meta.origin {
-                    Some(o) => o.sidecar.as_deref().and_then(|s| AgentMeta::parse(s.as_bytes())),
+                    Some(o) => o
+                        .sidecar
+                        .as_deref()
+                        .and_then(|s| AgentMeta::parse(s.as_bytes())),
                     None => Some(AgentMeta {
                         agent_type: (agent_type != UNKNOWN_AGENT_TYPE).then(|| agent_type.clone()),
                         tool_use_id: tool_use_id.clone(),

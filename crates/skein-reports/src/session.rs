@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
+use skein_analysis::SpawnLinks;
 use skein_analysis::{Analysis, AnalysisOptions, RecordVisitor, ToolInput, analyze_visit};
 use skein_core::{Parser, ReadLines, SliceLines};
-use skein_analysis::SpawnLinks;
 use skein_layout::{AgentFile, SessionFiles};
 use skein_store::{Input, InputMode};
 

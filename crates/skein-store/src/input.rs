@@ -59,19 +59,19 @@ pub fn is_transcript_name(path: &Path) -> bool {
     name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")
 }
 
-/// Opens `path` (`-` is standard input). `.zst` files are streamed through a plain zstd
-/// decoder; `mode` picks between buffered reads and a memory map for plain files.
-pub fn open_input(path: &Path, mode: InputMode) -> Result<Input, InputError> {
-    open_input_with(path, mode, |p| {
-        let decoder = zstd::stream::read::Decoder::new(File::open(p)?)?;
-        Ok(Box::new(decoder) as Box<dyn Read + Send>)
-    })
+/// A plain zstd stream decoder, as a [`ZstdOpener`].
+pub fn zstd_stream(path: &Path) -> io::Result<Box<dyn Read + Send>> {
+    Ok(Box::new(zstd::stream::read::Decoder::new(File::open(
+        path,
+    )?)?))
 }
 
-/// [`open_input`] with the decoder for `.zst` files given by the caller: `skein-layout` passes
-/// the archive's reader, which also knows trained dictionaries and committed lengths (this
-/// crate cannot depend on the archive, which sits above it).
-pub fn open_input_with(
+/// Opens `path` (`-` is standard input); `mode` picks between buffered reads and a memory map
+/// for plain files. `.zst` files are always streamed, through `open_zstd`: the caller says how
+/// they decode ([`zstd_stream`], or the archive's reader that `skein_layout::open` passes, which
+/// also knows trained dictionaries and committed lengths; this crate cannot depend on the
+/// archive, which sits above it).
+pub fn open_input(
     path: &Path,
     mode: InputMode,
     open_zstd: ZstdOpener,
@@ -192,7 +192,8 @@ mod tests {
             .expect("encoder");
         enc.write_all(b"{\"type\":\"user\"}\n").expect("write");
         enc.finish().expect("finish");
-        let Input::Stream(mut r) = open_input(&p, InputMode::Mmap).expect("open") else {
+        let Input::Stream(mut r) = open_input(&p, InputMode::Mmap, zstd_stream).expect("open")
+        else {
             panic!("zst must stream")
         };
         let mut s = String::new();
@@ -202,7 +203,12 @@ mod tests {
 
     #[test]
     fn missing_file_error_names_path() {
-        let err = open_input(Path::new("/nonexistent/x.jsonl"), InputMode::Read).expect_err("err");
+        let err = open_input(
+            Path::new("/nonexistent/x.jsonl"),
+            InputMode::Read,
+            zstd_stream,
+        )
+        .expect_err("err");
         assert!(err.to_string().contains("/nonexistent/x.jsonl"));
     }
 }

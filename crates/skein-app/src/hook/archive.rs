@@ -87,10 +87,15 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     };
 
     let (kind, mut meta) = kind_and_meta(input, source)?;
-    // The metadata is stored on first sight and at SessionEnd (with the reason); `None` keeps
-    // what is stored. The file name needs the first timestamp only when a new archive file is
-    // started, which only happens when the runtime saw the transcript new or rewritten.
-    let store_meta = first_sight || *input.kind == EventKind::SessionEnd;
+    // The metadata is stored on first sight, at SessionEnd (with the reason) and whenever the
+    // archive has nothing of this source yet (e.g. a new archive directory); `None` keeps what
+    // is stored. The file name needs the first timestamp only when a new archive file is
+    // started, which only happens in those cases (or on a rewrite the runtime saw).
+    let store_meta = first_sight
+        || *input.kind == EventKind::SessionEnd
+        || archive
+            .checkpoint(&kind)?
+            .is_none_or(|c| c.current.is_none());
     let first_timestamp = if store_meta {
         first_timestamp(source)
     } else {

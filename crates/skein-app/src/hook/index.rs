@@ -54,9 +54,8 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
         result_cap: opts.result_cap.unwrap_or(skein_catalog::DEFAULT_RESULT_CAP),
         busy_timeout: Duration::from_millis(opts.busy_timeout_ms.unwrap_or(50)),
     };
-    let result = Catalog::open(&db, options).and_then(|mut c| {
-        c.refresh_file(&source, opts.max_bytes.unwrap_or(DEFAULT_MAX_BYTES))
-    });
+    let result = Catalog::open(&db, options)
+        .and_then(|mut c| c.refresh_file(&source, opts.max_bytes.unwrap_or(DEFAULT_MAX_BYTES)));
     match result {
         Ok(r) => Ok(summary(&format!(
             "indexed {} bytes, {} text blocks",

@@ -1,14 +1,21 @@
-//! The passes skein runs inside the hook runtime (`skein-hook`): `archive` ([`archive`]) and
-//! `snapshot` ([`snapshot`]). [`Passes`] is the runtime's [`PassRunner`]; any other name is
+//! The hook, composed: its runtime context from the environment ([`context`]), and the passes
+//! skein runs inside the runtime (`skein-hook`): `archive` ([`archive`]) and `snapshot`
+//! ([`snapshot`]). [`Passes`] is the runtime's [`PassRunner`]; any other name is
 //! [`PassError::Unknown`] (the built-in `open-request` and `extract` never reach it).
 
 pub mod archive;
 pub mod index;
 pub mod snapshot;
 
+use std::path::PathBuf;
 use std::thread::JoinHandle;
+use std::time::SystemTime;
 
-use skein_hook::{PassError, PassInput, PassReport, PassRunner};
+use skein_hook::{
+    Config, ConfigFiles, EventKind, HookContext, PassError, PassInput, PassReport, PassRunner,
+    ProjectLookup,
+};
+use skein_layout::Env;
 use skein_redact::{RedactOptions, Redactor};
 
 use crate::error::{Error, chain};
@@ -87,6 +94,51 @@ impl PassRunner for Passes {
     }
 }
 
+/// The config layers `skein hook` reads: the user's (`env`), the project's (found from the
+/// event's cwd), then `explicit`.
+pub fn config_files(env: &Env, explicit: Option<PathBuf>) -> ConfigFiles {
+    ConfigFiles {
+        user: env.user_config(),
+        project: ProjectLookup::EventCwd,
+        explicit,
+    }
+}
+
+/// The hook runtime's context from the environment and the clock, or `None` when no state
+/// directory can be derived (no `XDG_STATE_HOME` and no home).
+pub fn context(
+    env: &Env,
+    explicit_config: Option<PathBuf>,
+    clock: fn() -> SystemTime,
+) -> Option<HookContext> {
+    Some(HookContext {
+        state_root: env.state_root()?,
+        projects_dirs: env.transcript_roots(),
+        config_files: config_files(env, explicit_config),
+        base_config: Config::default(),
+        home: env.home.clone(),
+        clock,
+    })
+}
+
+/// Whether the event is one the default configuration archives (Stop, SubagentStop,
+/// PreCompact, SessionEnd): those redact, so the redactor is worth starting early. A guess
+/// only (the config may say otherwise); a wrong guess costs CPU, not correctness.
+pub fn will_redact(input: &[u8]) -> bool {
+    // Stop-like events are small; a huge input is a pasted prompt, not worth parsing twice.
+    if input.len() > 1 << 20 {
+        return false;
+    }
+    let Ok(ev) = skein_hook::HookEvent::parse(input) else {
+        return false;
+    };
+    match ev.kind() {
+        EventKind::Stop => !ev.stop_hook_active,
+        EventKind::SubagentStop | EventKind::PreCompact | EventKind::SessionEnd => true,
+        _ => false,
+    }
+}
+
 /// Deserialises a pass's `[pass.<name>]` table (absent: the defaults).
 pub(crate) fn pass_options<T>(input: &PassInput<'_>) -> Result<T, Error>
 where
@@ -94,11 +146,13 @@ where
 {
     match input.options() {
         None => Ok(T::default()),
-        Some(table) => toml::Value::Table(table.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| {
-                Error::Pass(format!("[pass.{}]: {}", input.pass, e.message().trim()))
-            }),
+        Some(table) => {
+            toml::Value::Table(table.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    Error::Pass(format!("[pass.{}]: {}", input.pass, e.message().trim()))
+                })
+        }
     }
 }
 

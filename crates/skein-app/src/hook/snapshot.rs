@@ -131,10 +131,7 @@ fn read_region(path: &Path, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
 
 /// Runs the snapshot from the request's prompt record (or the last prompt when it is not known
 /// or not on the active branch). `None` when the bytes hold no prompt or no branch yet.
-fn cut(
-    bytes: &[u8],
-    request: &RequestRecord,
-) -> Result<Option<(Vec<u8>, SnapshotReport)>, Error> {
+fn cut(bytes: &[u8], request: &RequestRecord) -> Result<Option<(Vec<u8>, SnapshotReport)>, Error> {
     let mut starts = Vec::new();
     if let Some(u) = &request.start_uuid {
         starts.push(Start::Uuid(u.clone()));
@@ -153,11 +150,9 @@ fn cut(
 
 /// Replaces `path` by rename, without fsync (derived data, see the module docs).
 fn replace(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    skein_store::write_atomic_with(path, bytes, Durability::RenameOnly).map_err(|error| {
-        Error::Io {
-            path: path.to_path_buf(),
-            error,
-        }
+    skein_store::write_atomic_with(path, bytes, Durability::RenameOnly).map_err(|error| Error::Io {
+        path: path.to_path_buf(),
+        error,
     })
 }
 
@@ -194,8 +189,15 @@ fn render_markdown(
         }
     }
     md.push_str("\n---\n\n");
+    md.push_str(&shown(&request.session, jsonl)?);
+    Ok(md)
+}
+
+/// The transcript at `jsonl` as `skein show` renders it (no subagent files: a request
+/// snapshot has none beside it).
+fn shown(session_id: &str, jsonl: &Path) -> Result<String, Error> {
     let files = SessionFiles {
-        session_id: request.session.clone(),
+        session_id: session_id.to_owned(),
         main: Some(jsonl.to_path_buf()),
         ..SessionFiles::default()
     };
@@ -203,16 +205,14 @@ fn render_markdown(
         node_tools: true,
         ..AnalysisOptions::default()
     };
-    let loaded = load_session::<IgnoredAny, ShowVisitor>(&files, &options, &mut Parser::new(), false)?;
+    let loaded =
+        load_session::<IgnoredAny, ShowVisitor>(&files, &options, &mut Parser::new(), false)?;
     let links = link_session(&loaded, |v| &v.links);
     let show = ShowOptions {
         agents: false,
         ..ShowOptions::default()
     };
-    md.push_str(
-        &render_session(&loaded, &links, &show).map_err(|e| Error::Pass(e.to_string()))?,
-    );
-    Ok(md)
+    render_session(&loaded, &links, &show).map_err(|e| Error::Pass(e.to_string()))
 }
 
 /// `s` on one line (control characters as spaces), at most `max` characters.
@@ -298,26 +298,12 @@ mod tests {
         let md = render_markdown(&req, &report, false, &path).expect("render");
         assert!(md.starts_with("# Request r-1\n\n- session: `s`\n"), "{md}");
         // The same Markdown `skein show` writes for the transcript, after the request's facts.
-        let files = SessionFiles {
-            session_id: "s".into(),
-            main: Some(path.clone()),
-            ..SessionFiles::default()
-        };
-        let options = AnalysisOptions {
-            node_tools: true,
-            ..AnalysisOptions::default()
-        };
-        let loaded =
-            load_session::<IgnoredAny, ShowVisitor>(&files, &options, &mut Parser::new(), false)
-                .expect("load");
-        let links = link_session(&loaded, |v| &v.links);
-        let show = ShowOptions {
-            agents: false,
-            ..ShowOptions::default()
-        };
-        let shown = render_session(&loaded, &links, &show).expect("show");
+        let shown = shown("s", &path).expect("show");
         assert!(md.ends_with(&shown), "{md}");
-        assert!(shown.contains("Fix it.") && shown.contains("Looking."), "{shown}");
+        assert!(
+            shown.contains("Fix it.") && shown.contains("Looking."),
+            "{shown}"
+        );
         assert!(shown.contains("cargo test -q"), "{shown}");
     }
 }

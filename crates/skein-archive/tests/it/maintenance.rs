@@ -213,7 +213,10 @@ fn restore_writes_files_all_or_nothing() {
     let agent = ingest(&a, &agent_src, &sub_kind(sid, "a1b2c3d", "Explore")).expect("agent");
     let rel = |r: &skein_archive::IngestReport| {
         let p = r.archive_path.as_ref().expect("archived");
-        p.strip_prefix(&root).expect("inside").to_string_lossy().into_owned()
+        p.strip_prefix(&root)
+            .expect("inside")
+            .to_string_lossy()
+            .into_owned()
     };
     // The originals are gone (Claude Code's cleanup).
     fs::remove_file(&main_src).expect("rm");
@@ -240,9 +243,15 @@ fn restore_writes_files_all_or_nothing() {
         },
     ];
     let rep = a.restore(&plan, false).expect("restore");
-    assert_eq!(rep.written, [main_out.clone(), agent_out.clone(), side_out.clone()]);
+    assert_eq!(
+        rep.written,
+        [main_out.clone(), agent_out.clone(), side_out.clone()]
+    );
     assert_eq!(fs::read(&main_out).expect("main"), lines(0..30).as_bytes());
-    assert_eq!(fs::read(&agent_out).expect("agent"), lines(30..40).as_bytes());
+    assert_eq!(
+        fs::read(&agent_out).expect("agent"),
+        lines(30..40).as_bytes()
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -265,7 +274,10 @@ fn restore_writes_files_all_or_nothing() {
     assert!(!agent_out.exists(), "a conflict must write nothing");
     a.restore(&plan, true).expect("overwrite");
     assert_eq!(fs::read(&main_out).expect("main"), lines(0..30).as_bytes());
-    assert_eq!(fs::read(&agent_out).expect("agent"), lines(30..40).as_bytes());
+    assert_eq!(
+        fs::read(&agent_out).expect("agent"),
+        lines(30..40).as_bytes()
+    );
     // A stored relative path that leaves the archive is refused.
     let evil = [RestoreItem {
         target: out.join("x"),

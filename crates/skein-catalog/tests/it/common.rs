@@ -48,16 +48,13 @@ impl Fixture {
     }
 
     pub(crate) fn main_file(&self, session: &str, project: &str) -> PathBuf {
-        self.projects().join(project).join(format!("{session}.jsonl"))
+        self.projects()
+            .join(project)
+            .join(format!("{session}.jsonl"))
     }
 
     pub(crate) fn open(&self) -> Catalog {
         Catalog::open(&self.db(), CatalogOptions::default()).expect("open")
-    }
-
-    /// Refreshes the catalog for everything under `roots` (pruning what left them).
-    pub(crate) fn refresh_roots(&self, c: &mut Catalog, roots: &[PathBuf]) -> RefreshReport {
-        refresh(c, roots)
     }
 
     pub(crate) fn refresh(&self, c: &mut Catalog) -> RefreshReport {
@@ -84,7 +81,10 @@ pub(crate) fn refresh(c: &mut Catalog, roots: &[PathBuf]) -> RefreshReport {
 }
 
 /// The hits for `query`, as (session, agent, kind, tool).
-pub(crate) fn hits(c: &Catalog, query: &str) -> Vec<(String, Option<String>, String, Option<String>)> {
+pub(crate) fn hits(
+    c: &Catalog,
+    query: &str,
+) -> Vec<(String, Option<String>, String, Option<String>)> {
     c.search(&SearchQuery {
         query: query.into(),
         limit: 100,

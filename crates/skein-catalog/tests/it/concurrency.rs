@@ -17,8 +17,11 @@ fn concurrent_refreshes_index_every_byte_once() {
     let roots = [f.projects()];
     let expected = {
         let g = tempfile::tempdir().expect("tmp");
-        let mut c = skein_catalog::Catalog::open(&g.path().join("c.db"), Default::default())
-            .expect("open");
+        let mut c = skein_catalog::Catalog::open(
+            &g.path().join("c.db"),
+            skein_catalog::CatalogOptions::default(),
+        )
+        .expect("open");
         refresh(&mut c, &roots);
         c.stats().expect("stats")
     };
@@ -35,7 +38,13 @@ fn concurrent_refreshes_index_every_byte_once() {
     let c = f.open();
     let got = c.stats().expect("stats");
     assert_eq!(
-        (got.sources, got.docs, got.requests, got.tool_calls, got.indexed_bytes),
+        (
+            got.sources,
+            got.docs,
+            got.requests,
+            got.tool_calls,
+            got.indexed_bytes
+        ),
         (
             expected.sources,
             expected.docs,
@@ -48,7 +57,10 @@ fn concurrent_refreshes_index_every_byte_once() {
     // A reader keeps working while a writer appends.
     let main = f.main_file(crate::common::A, "-home-me-widgets");
     let reader = f.open();
-    append(&main, "{\"type\":\"user\",\"message\":{\"content\":\"tapir\"}}\n");
+    append(
+        &main,
+        "{\"type\":\"user\",\"message\":{\"content\":\"tapir\"}}\n",
+    );
     let mut w = f.open();
     refresh(&mut w, &roots);
     assert_eq!(hits(&reader, "tapir").len(), 1);

@@ -35,7 +35,11 @@ fn every_kind_of_place_is_found() {
     assert_eq!(hits(&c, "\"flamingo authentication\"").len(), 1);
     assert!(hits(&c, "\"authentication flamingo\"").is_empty());
     assert_eq!(hits(&c, "FLAMIN*").len(), 1);
-    assert_eq!(hits(&c, "flamingo walrus").len(), 0, "words are ANDed within one block");
+    assert_eq!(
+        hits(&c, "flamingo walrus").len(),
+        0,
+        "words are ANDed within one block"
+    );
     // Filters.
     let found = c
         .search(&SearchQuery {
@@ -48,8 +52,14 @@ fn every_kind_of_place_is_found() {
         .expect("search");
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].uuid.as_deref(), Some("a-u2"));
-    assert_eq!(found[0].snippet, "«src»/auth.rs:12: let narwhal = refresh();");
-    assert_eq!(found[0].timestamp.as_deref(), Some("2026-03-01T10:00:04.500Z"));
+    assert_eq!(
+        found[0].snippet,
+        "«src»/auth.rs:12: let narwhal = refresh();"
+    );
+    assert_eq!(
+        found[0].timestamp.as_deref(),
+        Some("2026-03-01T10:00:04.500Z")
+    );
     let none = c
         .search(&SearchQuery {
             query: "flamingo".into(),
@@ -93,8 +103,14 @@ fn sessions_lists_exactly_the_main_sessions() {
     assert_eq!(a.tool_calls, 2);
     assert_eq!(a.messages, 5);
     assert_eq!(a.models, ["claude-sonnet-4-5"]);
-    assert_eq!(a.first_timestamp.as_deref(), Some("2026-03-01T10:00:00.000Z"));
-    assert_eq!(a.last_timestamp.as_deref(), Some("2026-03-01T10:01:00.000Z"));
+    assert_eq!(
+        a.first_timestamp.as_deref(),
+        Some("2026-03-01T10:00:00.000Z")
+    );
+    assert_eq!(
+        a.last_timestamp.as_deref(),
+        Some("2026-03-01T10:01:00.000Z")
+    );
     assert!(!a.archived);
     assert!(a.cost_usd > 0.0);
     let b = &rows[0];
@@ -114,7 +130,7 @@ fn sessions_lists_exactly_the_main_sessions() {
         .sessions(
             &SessionQuery {
                 limit: Some(1),
-                since: Some(skein_reports::dates::Day::parse("2026-03-02").expect("day")),
+                since_ms: Some(1_772_409_600_000), // 2026-03-02T00:00:00Z
                 ..SessionQuery::default()
             },
             &PricingTable::embedded(),
@@ -148,7 +164,8 @@ fn a_corrupt_or_newer_catalog_is_rebuilt() {
     // A newer schema: rebuilt, then refreshed from the sources.
     {
         let conn = rusqlite::Connection::open(f.db()).expect("sqlite");
-        conn.execute_batch("PRAGMA user_version = 99").expect("set version");
+        conn.execute_batch("PRAGMA user_version = 99")
+            .expect("set version");
     }
     let mut c = f.open();
     assert!(
@@ -164,9 +181,17 @@ fn a_corrupt_or_newer_catalog_is_rebuilt() {
     for p in ["catalog.db-wal", "catalog.db-shm"] {
         let _ = std::fs::remove_file(f.db().with_file_name(p));
     }
-    std::fs::write(f.db(), b"this is not a database, just some bytes ".repeat(200)).expect("write");
+    std::fs::write(
+        f.db(),
+        b"this is not a database, just some bytes ".repeat(200),
+    )
+    .expect("write");
     let mut c = f.open();
-    assert!(matches!(c.opened(), skein_catalog::Opened::Rebuilt(_)), "{:?}", c.opened());
+    assert!(
+        matches!(c.opened(), skein_catalog::Opened::Rebuilt(_)),
+        "{:?}",
+        c.opened()
+    );
     f.refresh(&mut c);
     assert_eq!(crate::common::hits(&c, "walrus").len(), 1);
     assert_eq!(c.integrity_check().expect("check"), Ok(()));

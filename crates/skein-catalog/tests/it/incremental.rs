@@ -21,11 +21,21 @@ fn appended_text_is_searchable_without_a_rebuild() {
     let r = f.refresh(&mut c);
     assert_eq!((r.unchanged, r.bytes), (3, 0));
     // A complete line and a torn one.
-    append(&main, &format!("{}\n{}", user_line("x1", "the okapi escaped"), &user_line("x2", "a wombat")[..40]));
+    append(
+        &main,
+        &format!(
+            "{}\n{}",
+            user_line("x1", "the okapi escaped"),
+            &user_line("x2", "a wombat")[..40]
+        ),
+    );
     let r = f.refresh(&mut c);
     assert_eq!((r.appended, r.reindexed), (1, 0));
     assert_eq!(hits(&c, "okapi").len(), 1);
-    assert!(hits(&c, "wombat").is_empty(), "a torn line is not indexed yet");
+    assert!(
+        hits(&c, "wombat").is_empty(),
+        "a torn line is not indexed yet"
+    );
     assert_eq!(hits(&c, "flamingo").len(), 1, "earlier text indexed once");
     // The torn line completed.
     append(&main, &format!("{}\n", &user_line("x2", "a wombat")[40..]));
@@ -50,7 +60,11 @@ fn a_rewritten_file_is_indexed_again_and_a_deleted_one_dropped() {
     assert_eq!((r.reindexed, r.appended), (1, 0));
     assert!(hits(&c, "flamingo").is_empty());
     assert_eq!(hits(&c, "pelicans").len(), 1);
-    assert_eq!(hits(&c, "zeppelin").len(), 1, "no duplicates after re-indexing");
+    assert_eq!(
+        hits(&c, "zeppelin").len(),
+        1,
+        "no duplicates after re-indexing"
+    );
     // A deleted file leaves the catalog when its root is refreshed.
     std::fs::remove_file(f.main_file(B, "-home-me-other")).expect("rm");
     let r = f.refresh(&mut c);
@@ -95,33 +109,51 @@ fn refresh_roots_skips_the_listing_when_no_directory_changed() {
         now_ns: Some(now),
         ..Default::default()
     };
-    let r = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("refresh");
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
     assert!(!r.fast);
     assert_eq!(r.refresh.reindexed, 3);
     assert_eq!(r.paths.len(), 3);
-    let r = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("refresh");
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
     assert!(r.fast, "nothing changed: no listing");
     assert_eq!((r.refresh.unchanged, r.paths.len()), (3, 3));
     // An append: still no listing, the new text is indexed.
-    append(&f.main_file(A, "-home-me-widgets"), &format!("{}\n", user_line("y1", "a jackal")));
-    let r = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("refresh");
+    append(
+        &f.main_file(A, "-home-me-widgets"),
+        &format!("{}\n", user_line("y1", "a jackal")),
+    );
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
     assert!(r.fast);
     assert_eq!(r.refresh.appended, 1);
     assert_eq!(hits(&c, "jackal").len(), 1);
     // A new session in an existing project: its directory changed, so the sources are listed.
     std::thread::sleep(std::time::Duration::from_millis(30));
-    let new = f.projects().join("-home-me-other/33333333-3333-4333-8333-333333333333.jsonl");
+    let new = f
+        .projects()
+        .join("-home-me-other/33333333-3333-4333-8333-333333333333.jsonl");
     std::fs::write(&new, format!("{}\n", user_line("z1", "a lemur"))).expect("write");
-    let r = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("refresh");
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
     assert!(!r.fast);
     assert_eq!(r.refresh.reindexed, 1);
     assert_eq!(hits(&c, "lemur").len(), 1);
     // Without a clock, the directories a refresh records are never trusted: always listed.
     let other = f.dir.path().join("other.db");
-    let mut c = skein_catalog::Catalog::open(&other, Default::default()).expect("open");
+    let mut c = skein_catalog::Catalog::open(&other, skein_catalog::CatalogOptions::default())
+        .expect("open");
     for _ in 0..2 {
         let r = c
-            .refresh_roots(&roots, &Default::default(), &mut |_| {})
+            .refresh_roots(
+                &roots,
+                &skein_catalog::RefreshOptions::default(),
+                &mut |_| {},
+            )
             .expect("refresh");
         assert!(!r.fast);
     }

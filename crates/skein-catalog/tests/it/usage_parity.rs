@@ -22,10 +22,15 @@ fn reports(root: &Path, c: &Catalog) -> Vec<(String, String)> {
         };
         let mut scan = UsageBuilder::new();
         let mut cat = UsageBuilder::new();
-        let from_catalog = c.usage_scans(&found.sessions, &mut scanner).expect("catalog");
+        let from_catalog = c
+            .usage_scans(&found.sessions, &mut scanner)
+            .expect("catalog");
         for (s, c) in found.sessions.iter().zip(from_catalog) {
             scan.add(s, scanner.scan_session(s, false).expect("scan"));
-            cat.add(s, c.unwrap_or_else(|| panic!("{} not covered", s.session_id)));
+            cat.add(
+                s,
+                c.unwrap_or_else(|| panic!("{} not covered", s.session_id)),
+            );
         }
         let json = |b: UsageBuilder| {
             let r = b.finish(&options, &PricingTable::embedded());
@@ -38,7 +43,11 @@ fn reports(root: &Path, c: &Catalog) -> Vec<(String, String)> {
 
 fn check(root: &Path) {
     let db = tempfile::tempdir().expect("tmp");
-    let mut c = Catalog::open(&db.path().join("c.db"), Default::default()).expect("open");
+    let mut c = Catalog::open(
+        &db.path().join("c.db"),
+        skein_catalog::CatalogOptions::default(),
+    )
+    .expect("open");
     refresh(&mut c, &[root.to_path_buf()]);
     for (scan, cat) in reports(root, &c) {
         assert_eq!(scan, cat);
@@ -57,8 +66,8 @@ fn appended_and_torn_lines_keep_parity() {
     let root = dir.path().join("projects");
     copy_dir(&testdata("reports/usage/projects"), &root);
     let db = dir.path().join("c.db");
-    let mut c = Catalog::open(&db, Default::default()).expect("open");
-    refresh(&mut c, &[root.clone()]);
+    let mut c = Catalog::open(&db, skein_catalog::CatalogOptions::default()).expect("open");
+    refresh(&mut c, std::slice::from_ref(&root));
     // A streaming copy of msg_a2 with a larger output (merged with the stored group), and a
     // torn line that mentions usage (scanned from the tail).
     let file = root.join("-home-me-alpha/sess-a1.jsonl");
@@ -70,7 +79,7 @@ fn appended_and_torn_lines_keep_parity() {
             r#"{"type":"assistant","timestamp":"2026-06-01T00:31:00.000Z","requestId":"req_t","message":{"id":"msg_t","usage":{"input_tokens":1,"output_tokens":2}}}"#
         ),
     );
-    refresh(&mut c, &[root.clone()]);
+    refresh(&mut c, std::slice::from_ref(&root));
     for (scan, cat) in reports(&root, &c) {
         assert_eq!(scan, cat);
     }

@@ -9,7 +9,10 @@ use skein_hook::{Config, ConfigError, ConfigFiles, LogLevel, ProjectLookup};
 fn defaults_serve_most_users() {
     let c = Config::default();
     assert_eq!(c.passes_for("Stop"), ["snapshot", "archive", "index"]);
-    assert_eq!(c.passes_for("SubagentStop"), ["extract", "archive", "index"]);
+    assert_eq!(
+        c.passes_for("SubagentStop"),
+        ["extract", "archive", "index"]
+    );
     assert_eq!(c.passes_for("SessionEnd"), ["archive"]);
     assert_eq!(c.passes_for("PreCompact"), ["archive"]);
     assert_eq!(c.passes_for("UserPromptSubmit"), ["open-request"]);

@@ -104,7 +104,8 @@ pub(crate) fn refresh(
         bar.set_position(p.bytes_done);
     });
     bar.finish_and_clear();
-    let report = report.with_context(|| format!("cannot refresh the catalog {}", catalog.path().display()))?;
+    let report = report
+        .with_context(|| format!("cannot refresh the catalog {}", catalog.path().display()))?;
     if !quiet {
         for e in &report.errors {
             error_line(&e.to_string());

@@ -12,10 +12,11 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use anyhow::Result;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
-use skein_hook::{EventKind, LogEntry, LogLevel, MAX_EVENT_BYTES};
+use skein_hook::{LogEntry, LogLevel, MAX_EVENT_BYTES};
 
 mod env;
 mod settings;
@@ -118,12 +119,13 @@ pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
         .lock()
         .take(MAX_EVENT_BYTES as u64 + 1)
         .read_to_end(&mut input);
-    let Some(ctx) = env::context(env, args.config.clone()) else {
+    let Some(ctx) = skein_app::hook::context(env, args.config.clone(), SystemTime::now) else {
         // No home and no XDG_STATE_HOME: nowhere to log or keep state. Fail open.
         return ExitCode::SUCCESS;
     };
     if let Err(e) = read {
         let entry = LogEntry::new(
+            (ctx.clock)(),
             LogLevel::Error,
             None,
             None,
@@ -139,7 +141,7 @@ pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
     }
     let mut passes = skein_app::hook::Passes::default();
     passes.catalog = skein_catalog::default_path(env);
-    if will_redact(&input) {
+    if skein_app::hook::will_redact(&input) {
         passes.prepare_redactor();
     }
     let outcome = skein_hook::run(&input, &ctx, &mut passes);
@@ -152,24 +154,6 @@ pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
         let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
     }
     ExitCode::from(u8::try_from(outcome.exit_code).unwrap_or(0))
-}
-
-/// Whether the event is one the default configuration archives (Stop, SubagentStop,
-/// PreCompact, SessionEnd): those redact, so the redactor is worth starting early. A guess
-/// only (the config may say otherwise); a wrong guess costs CPU, not correctness.
-fn will_redact(input: &[u8]) -> bool {
-    // Stop-like events are small; a huge input is a pasted prompt, not worth parsing twice.
-    if input.len() > 1 << 20 {
-        return false;
-    }
-    let Ok(ev) = skein_hook::HookEvent::parse(input) else {
-        return false;
-    };
-    match ev.kind() {
-        EventKind::Stop => !ev.stop_hook_active,
-        EventKind::SubagentStop | EventKind::PreCompact | EventKind::SessionEnd => true,
-        _ => false,
-    }
 }
 
 /// `skein hooks install|uninstall|doctor`.

@@ -73,5 +73,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
             stats.file_bytes as f64 / 1e6,
         ));
     }
-    Ok(exit_status(report.errors.is_empty() && roots.errors.is_empty()))
+    Ok(exit_status(
+        report.errors.is_empty() && roots.errors.is_empty(),
+    ))
 }

@@ -17,7 +17,7 @@ use skein_passes::{
     Pass, PassKind, PassReport, PassesConfig, Pipeline, Preset, PruneConfig, RedactLevel,
     RedactOptions, RedactPass, SnapshotConfig, SnapshotOptions, ToolUseResultMode,
 };
-use skein_store::{AtomicFile, Input, InputMode, open_input};
+use skein_store::{AtomicFile, Input, InputMode};
 
 /// Where the input comes from and where the output and reports go.
 #[derive(Debug, Args)]
@@ -365,7 +365,7 @@ fn stamp(path: &Path) -> Result<Stamp> {
 
 pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    match open_input(path, InputMode::Read)? {
+    match skein_layout::open(path, InputMode::Read)? {
         Input::Stream(mut r) => {
             r.read_to_end(&mut bytes)
                 .with_context(|| format!("reading {}", path.display()))?;

@@ -3,6 +3,7 @@
 //! `docs/catalog.md`.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,15 +15,17 @@ use skein_catalog::{DocKind, Hit, SearchQuery};
 use skein_layout::Env;
 
 use super::catalog::{CatalogArgs, refresh};
-use super::sessions::day;
+use super::sessions::bounds;
 use crate::cli::Format;
 use crate::output::{Align, choose_format};
 use crate::report::{RowWriter, exit_status};
 
 #[derive(Debug, ClapArgs)]
-#[command(after_help = "Query syntax: words are ANDed, \"quoted phrases\" match as phrases, \
+#[command(
+    after_help = "Query syntax: words are ANDed, \"quoted phrases\" match as phrases, \
                         word* is a prefix.\n  skein search 'auth bug' --kind prompt\n  \
-                        skein search '\"connection refused\"' --tool Bash --format jsonl | jq .session_id")]
+                        skein search '\"connection refused\"' --tool Bash --format jsonl | jq .session_id"
+)]
 pub(crate) struct Args {
     /// What to search for.
     pub(crate) query: String,
@@ -34,12 +37,16 @@ pub(crate) struct Args {
     /// Only sessions whose project directory name contains this text.
     #[arg(long)]
     pub(crate) project: Option<String>,
-    /// Only records on or after this day (YYYY-MM-DD, UTC).
+    /// Only records on or after this day (YYYY-MM-DD, in --timezone).
     #[arg(long)]
     pub(crate) since: Option<String>,
-    /// Only records on or before this day (YYYY-MM-DD, UTC).
+    /// Only records on or before this day (YYYY-MM-DD, in --timezone).
     #[arg(long)]
     pub(crate) until: Option<String>,
+    /// The zone of --since/--until days: an IANA name, a fixed offset, or `local` (default:
+    /// `TZ`, else the system zone).
+    #[arg(long, value_name = "ZONE")]
+    pub(crate) timezone: Option<String>,
     /// Only this kind of text (repeatable): prompt, text, thinking, tool_use, tool_result.
     #[arg(long, value_name = "KIND")]
     pub(crate) kind: Vec<String>,
@@ -79,16 +86,13 @@ fn cells(h: &Hit) -> Vec<String> {
     vec![
         h.session_id.clone(),
         h.agent_id.clone().unwrap_or_else(|| "main".into()),
-        h.tool.as_ref().map_or_else(|| h.kind.to_owned(), |t| format!("{} {t}", h.kind)),
+        h.tool
+            .as_ref()
+            .map_or_else(|| h.kind.to_owned(), |t| format!("{} {t}", h.kind)),
         h.timestamp.clone().unwrap_or_default(),
         format!("{:.2}", h.score),
         h.snippet.clone(),
     ]
-}
-
-/// Milliseconds at the start of `day` (UTC).
-fn day_start_ms(d: skein_reports::dates::Day) -> i64 {
-    d.days_since_epoch() * 86_400_000
 }
 
 /// Hits grouped by session (in order of each session's best hit), snippets highlighted.
@@ -106,16 +110,30 @@ fn render(hits: &[Hit], color: bool) -> String {
     };
     let mut out = String::new();
     for (head, group) in groups.values() {
-        out.push_str(&format!(
-            "{b}{}{r}  {}  claude --resume {}\n",
+        let _ = writeln!(
+            out,
+            "{b}{}{r}  {}  claude --resume {}",
             head.session_id, head.project, head.session_id
-        ));
+        );
         for h in group {
-            let what = h.tool.as_ref().map_or_else(|| h.kind.to_owned(), |t| format!("{} ({t})", h.kind));
-            let who = h.agent_id.as_deref().map(|a| format!(" agent {a}")).unwrap_or_default();
-            let when: String = h.timestamp.as_deref().unwrap_or("").chars().take(19).collect();
+            let what = h
+                .tool
+                .as_ref()
+                .map_or_else(|| h.kind.to_owned(), |t| format!("{} ({t})", h.kind));
+            let who = h
+                .agent_id
+                .as_deref()
+                .map(|a| format!(" agent {a}"))
+                .unwrap_or_default();
+            let when: String = h
+                .timestamp
+                .as_deref()
+                .unwrap_or("")
+                .chars()
+                .take(19)
+                .collect();
             let snippet = h.snippet.replace('«', i).replace('»', r);
-            out.push_str(&format!("  {when} {what}{who}\n    {snippet}\n"));
+            let _ = writeln!(out, "  {when} {what}{who}\n    {snippet}");
         }
         out.push('\n');
     }
@@ -130,8 +148,8 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
             None => bail!("unknown --kind {k:?} (prompt, text, thinking, tool_use, tool_result)"),
         }
     }
-    let since = day(args.since.as_deref())?;
-    let until = day(args.until.as_deref())?;
+    let zone = crate::zone::resolve(args.timezone.as_deref())?;
+    let (since_ms, until_ms) = bounds(args.since.as_deref(), args.until.as_deref(), &zone)?;
     let mut catalog = args.catalog.open(env, args.quiet)?;
     let scope = Scope::of(env, &args.paths, args.archive.as_deref());
     let report = refresh(&mut catalog, &scope, args.threads.unwrap_or(0), args.quiet)?;
@@ -141,8 +159,8 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         tool: args.tool.clone(),
         session: args.session.clone(),
         project: args.project.clone(),
-        since_ms: since.map(day_start_ms),
-        until_ms: until.map(|d| day_start_ms(d) + 86_400_000),
+        since_ms,
+        until_ms,
         paths: scope.explicit.then(|| report.paths.clone()),
         limit: args.limit,
     })?;

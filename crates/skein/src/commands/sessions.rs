@@ -9,8 +9,8 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 use skein_app::catalog::Scope;
 use skein_catalog::{SessionQuery, SessionRow};
+use skein_core::time::{Day, Zone};
 use skein_layout::Env;
-use skein_reports::dates::Day;
 use skein_reports::pricing::PricingTable;
 
 use super::catalog::{CatalogArgs, refresh};
@@ -28,12 +28,16 @@ pub(crate) struct Args {
     /// Only sessions whose project directory name contains this text.
     #[arg(long)]
     pub(crate) project: Option<String>,
-    /// Only sessions active on or after this day (YYYY-MM-DD, UTC).
+    /// Only sessions active on or after this day (YYYY-MM-DD, in --timezone).
     #[arg(long)]
     pub(crate) since: Option<String>,
-    /// Only sessions active on or before this day (YYYY-MM-DD, UTC).
+    /// Only sessions active on or before this day (YYYY-MM-DD, in --timezone).
     #[arg(long)]
     pub(crate) until: Option<String>,
+    /// The zone of --since/--until days: an IANA name, a fixed offset, or `local` (default:
+    /// `TZ`, else the system zone).
+    #[arg(long, value_name = "ZONE")]
+    pub(crate) timezone: Option<String>,
     /// At most this many sessions.
     #[arg(long, short = 'n')]
     pub(crate) limit: Option<usize>,
@@ -62,10 +66,10 @@ const COLUMNS: [(&str, Align); 7] = [
 ];
 
 fn cells(r: &SessionRow) -> Vec<String> {
-    let when = r
-        .last_timestamp
-        .as_deref()
-        .map_or_else(|| "-".into(), |t| t.chars().take(16).collect::<String>().replace('T', " "));
+    let when = r.last_timestamp.as_deref().map_or_else(
+        || "-".into(),
+        |t| t.chars().take(16).collect::<String>().replace('T', " "),
+    );
     let title: String = r.title.as_deref().unwrap_or("-").chars().take(60).collect();
     vec![
         when,
@@ -78,16 +82,26 @@ fn cells(r: &SessionRow) -> Vec<String> {
     ]
 }
 
-/// A `YYYY-MM-DD` flag.
-pub(crate) fn day(flag: Option<&str>) -> Result<Option<Day>> {
-    Ok(flag.map(Day::parse).transpose()?)
+/// The bounds in ms of `--since` (start of that day) and `--until` (end of that day) in
+/// `zone`.
+pub(crate) fn bounds(
+    since: Option<&str>,
+    until: Option<&str>,
+    zone: &Zone,
+) -> Result<(Option<i64>, Option<i64>)> {
+    let day = |flag: Option<&str>| -> Result<Option<Day>> { Ok(flag.map(Day::parse).transpose()?) };
+    let since = day(since)?.map(|d| zone.start_of_day(d));
+    let until = day(until)?.map(|d| zone.start_of_day(Day::from_days(d.days_since_epoch() + 1)));
+    Ok((since, until))
 }
 
 pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
+    let zone = crate::zone::resolve(args.timezone.as_deref())?;
+    let (since_ms, until_ms) = bounds(args.since.as_deref(), args.until.as_deref(), &zone)?;
     let query = SessionQuery {
         project: args.project.clone(),
-        since: day(args.since.as_deref())?,
-        until: day(args.until.as_deref())?,
+        since_ms,
+        until_ms,
         paths: None,
         limit: args.limit,
     };

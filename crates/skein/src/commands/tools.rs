@@ -8,11 +8,11 @@ use clap::{Args as ClapArgs, ValueEnum};
 use serde::de::IgnoredAny;
 use skein_analysis::{AnalysisOptions, NoVisitor};
 use skein_core::Parser;
+use skein_layout::SessionFiles;
 use skein_reports::tools::{
     ToolCall, ToolFilter, ToolLoop, ToolTotals, ToolTotalsBuilder, tool_calls, tool_loops,
 };
 use skein_reports::{LoadedSession, load_session};
-use skein_layout::SessionFiles;
 
 use crate::output::{Align, or_dash, percent, short_id};
 use crate::report::{ReportArgs, exit_status, write_rows};
@@ -137,6 +137,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let report = &args.report;
     let filter = ToolFilter {
         dates: report.date_range()?,
+        zone: report.zone()?,
         tools: args.tools.clone(),
     };
     let (sessions, found_ok) = report.sessions(env)?;

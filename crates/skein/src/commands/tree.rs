@@ -10,9 +10,9 @@ use clap::Args as ClapArgs;
 use serde::de::IgnoredAny;
 use skein_analysis::{AnalysisOptions, RecordVisitor};
 use skein_core::Parser;
+use skein_layout::{Env, SessionFiles, discover, session_of};
 use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_nodes};
 use skein_reports::{LoadedSession, load_session};
-use skein_layout::{Env, SessionFiles, discover, session_of};
 
 use crate::cli::Format;
 use crate::output::{choose_format, error_line};
@@ -21,12 +21,14 @@ use crate::report::ReportArgs;
 /// The session to read: a file, or an id looked up among the discovered sessions.
 #[derive(Debug, Clone, ClapArgs)]
 pub(crate) struct SessionArgs {
-    /// A session transcript (`<id>.jsonl`, its subagents are found beside it), an agent
-    /// transcript, or a session id (or a unique prefix of one) looked up under `--in`.
+    /// A session transcript (`<id>.jsonl`, its subagents are found beside it; or an archive
+    /// file, its subagents found in its archive), an agent transcript, or a session id (or a
+    /// unique prefix of one) looked up under `--in`.
     #[arg(value_name = "SESSION")]
     pub(crate) session: String,
-    /// Where to look a session id up: files or directories (default: `$CLAUDE_CONFIG_DIR/projects`,
-    /// else `~/.claude/projects` and `~/.config/claude/projects`). Repeatable.
+    /// Where to look a session id up: files, directories or skein archives (default:
+    /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects` and `~/.config/claude/projects`).
+    /// Repeatable.
     #[arg(long = "in", value_name = "PATH")]
     pub(crate) inputs: Vec<PathBuf>,
     /// Only look among sessions whose project directory name contains this text.

@@ -1,6 +1,7 @@
 //! The catalog through the command line: `skein index`, `sessions`, `search`, usage from the
 //! catalog, an archived-then-deleted session, concurrent writers and `kill -9`.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -34,7 +35,10 @@ fn copy_dir(from: &Path, to: &Path) {
 impl Home {
     fn new() -> Self {
         let dir = tempfile::tempdir().expect("tmp");
-        copy_dir(&testdata("catalog/projects"), &dir.path().join(".claude/projects"));
+        copy_dir(
+            &testdata("catalog/projects"),
+            &dir.path().join(".claude/projects"),
+        );
         Self { dir }
     }
 
@@ -65,7 +69,11 @@ fn stats(db: &Path) -> CatalogStats {
 fn index_sessions_and_search_with_the_default_catalog() {
     let h = Home::new();
     let out = ok(&h.run(&["index"])).clone();
-    assert!(stderr(&out).contains("3 indexed from the start"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("3 indexed from the start"),
+        "{}",
+        stderr(&out)
+    );
     assert!(h.state().join("catalog.db").is_file());
     let hits = h.rows(&["search", "pangolin", "--format", "jsonl"]);
     assert_eq!(hits.len(), 1);
@@ -77,21 +85,42 @@ fn index_sessions_and_search_with_the_default_catalog() {
     assert_eq!(bash.len(), 1);
     assert!(h.rows(&["search", "quokka", "--kind", "prompt"]).is_empty());
     let sessions = h.rows(&["sessions"]);
-    let ids: Vec<&str> = sessions.iter().filter_map(|r| r["session_id"].as_str()).collect();
+    let ids: Vec<&str> = sessions
+        .iter()
+        .filter_map(|r| r["session_id"].as_str())
+        .collect();
     assert_eq!(ids, ["22222222-2222-4222-8222-222222222222", A]);
     let keys: Vec<&String> = sessions[0].as_object().expect("object").keys().collect();
     assert_eq!(
         keys,
         [
-            "session_id", "project", "cwd", "title", "first_timestamp", "last_timestamp",
-            "prompts", "messages", "tool_calls", "subagents", "models", "cost_usd",
-            "git_branch", "archived", "path"
+            "session_id",
+            "project",
+            "cwd",
+            "title",
+            "first_timestamp",
+            "last_timestamp",
+            "prompts",
+            "messages",
+            "tool_calls",
+            "subagents",
+            "models",
+            "cost_usd",
+            "git_branch",
+            "archived",
+            "path"
         ]
     );
     let table = stdout(ok(&h.run(&["sessions", "--format", "table"])));
-    assert!(table.contains(&format!("claude --resume {}", "22222222")), "{table}");
+    assert!(
+        table.contains(&format!("claude --resume {}", "22222222")),
+        "{table}"
+    );
     let grouped = stdout(ok(&h.run(&["search", "zeppelin", "--format", "table"])));
-    assert!(grouped.contains(&format!("claude --resume {A}")), "{grouped}");
+    assert!(
+        grouped.contains(&format!("claude --resume {A}")),
+        "{grouped}"
+    );
     // A bad query is a clear error.
     let bad = h.run(&["search", "\"open"]);
     assert_eq!(bad.status.code(), Some(2));
@@ -104,14 +133,22 @@ fn usage_from_the_catalog_is_byte_for_byte_the_scan() {
     copy_dir(&testdata("reports/usage/projects"), &h.projects());
     for kind in ["daily", "weekly", "monthly", "session", "model"] {
         for format in ["jsonl", "table"] {
-            let cat = ok(&h.run(&["usage", kind, "--format", format])).stdout.clone();
+            let cat = ok(&h.run(&["usage", kind, "--format", format]))
+                .stdout
+                .clone();
             let scan = ok(&h.run(&["usage", kind, "--format", format, "--no-catalog"]))
                 .stdout
                 .clone();
-            assert_eq!(String::from_utf8_lossy(&cat), String::from_utf8_lossy(&scan));
+            assert_eq!(
+                String::from_utf8_lossy(&cat),
+                String::from_utf8_lossy(&scan)
+            );
         }
     }
-    assert!(h.state().join("catalog.db").is_file(), "usage keeps the catalog current");
+    assert!(
+        h.state().join("catalog.db").is_file(),
+        "usage keeps the catalog current"
+    );
 }
 
 #[test]
@@ -127,8 +164,16 @@ fn an_archived_then_deleted_session_keeps_its_identity() {
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(hits[0]["session_id"], A);
     assert_eq!(hits[0]["agent_id"], "a1b2c3");
-    assert_eq!(hits[0]["snippet"], "Found the «axolotl» setting in config.toml");
-    assert!(hits[0]["path"].as_str().expect("path").ends_with(".jsonl.zst"));
+    assert_eq!(
+        hits[0]["snippet"],
+        "Found the «axolotl» setting in config.toml"
+    );
+    assert!(
+        hits[0]["path"]
+            .as_str()
+            .expect("path")
+            .ends_with(".jsonl.zst")
+    );
     let flamingo = h.rows(&["search", "flamingo"]);
     assert_eq!(flamingo.len(), 1);
     assert_eq!(flamingo[0]["uuid"], "a-u1");
@@ -148,17 +193,24 @@ fn synthetic_tree(root: &Path, files: usize, lines: usize) {
         let sid = format!("00000000-0000-4000-8000-{f:012}");
         let mut text = String::new();
         for l in 0..lines {
-            let ts = format!("2026-04-{:02}T10:{:02}:{:02}.000Z", 1 + f % 28, l / 60 % 60, l % 60);
+            let ts = format!(
+                "2026-04-{:02}T10:{:02}:{:02}.000Z",
+                1 + f % 28,
+                l / 60 % 60,
+                l % 60
+            );
             if l % 2 == 0 {
-                text.push_str(&format!(
+                let _ = write!(
+                    text,
                     r#"{{"type":"user","uuid":"u{f}-{l}","timestamp":"{ts}","sessionId":"{sid}","message":{{"role":"user","content":"prompt number {l} of file {f} word{f}x{l} {pad}"}}}}"#,
                     pad = "lorem ipsum dolor sit amet ".repeat(8)
-                ));
+                );
             } else {
-                text.push_str(&format!(
+                let _ = write!(
+                    text,
                     r#"{{"type":"assistant","uuid":"a{f}-{l}","timestamp":"{ts}","sessionId":"{sid}","requestId":"r{f}-{l}","message":{{"id":"m{f}-{l}","model":"claude-sonnet-4-5","content":[{{"type":"text","text":"reply {l} {pad}"}},{{"type":"tool_use","id":"t{f}-{l}","name":"Bash","input":{{"command":"echo {l}"}}}}],"usage":{{"input_tokens":{l},"output_tokens":7}}}}}}"#,
                     pad = "consectetur adipiscing elit ".repeat(8)
-                ));
+                );
             }
             text.push('\n');
         }
@@ -197,7 +249,11 @@ fn kill_9_at_any_point_leaves_a_usable_catalog() {
     synthetic_tree(&root, 24, 1500);
     let reference = dir.path().join("reference.db");
     let out = index_cmd(&root, &reference).output().expect("index");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let want = stats(&reference);
     let db = dir.path().join("killed.db");
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -216,16 +272,13 @@ fn kill_9_at_any_point_leaves_a_usable_catalog() {
         }
         let mut child = index_cmd(&root, &db).spawn().expect("spawn");
         std::thread::sleep(Duration::from_millis(rng.below(max_ms)));
-        match child.try_wait().expect("wait") {
-            Some(_) => {
-                finished += 1;
-                max_ms = (max_ms / 2).max(5);
-            }
-            None => {
-                child.kill().expect("kill -9");
-                child.wait().expect("reap");
-                max_ms = (max_ms + 20).min(400);
-            }
+        if child.try_wait().expect("wait").is_some() {
+            finished += 1;
+            max_ms = (max_ms / 2).max(5);
+        } else {
+            child.kill().expect("kill -9");
+            child.wait().expect("reap");
+            max_ms = (max_ms + 20).min(400);
         }
         // Whatever the point, the catalog opens and is consistent.
         stats(&db);
@@ -234,14 +287,30 @@ fn kill_9_at_any_point_leaves_a_usable_catalog() {
     // The next run completes, with the totals of an index that was never killed (plus the
     // appended lines, indexed into the reference too).
     let out = index_cmd(&root, &db).output().expect("index");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = index_cmd(&root, &reference).output().expect("index");
     assert!(out.status.success());
     let (got, want2) = (stats(&db), stats(&reference));
     assert!(want2.docs > want.docs);
     assert_eq!(
-        (got.sources, got.docs, got.requests, got.tool_calls, got.indexed_bytes),
-        (want2.sources, want2.docs, want2.requests, want2.tool_calls, want2.indexed_bytes)
+        (
+            got.sources,
+            got.docs,
+            got.requests,
+            got.tool_calls,
+            got.indexed_bytes
+        ),
+        (
+            want2.sources,
+            want2.docs,
+            want2.requests,
+            want2.tool_calls,
+            want2.indexed_bytes
+        )
     );
 }
 
@@ -251,14 +320,23 @@ fn concurrent_index_processes_agree() {
     let root = dir.path().join("projects");
     synthetic_tree(&root, 12, 600);
     let reference = dir.path().join("reference.db");
-    assert!(index_cmd(&root, &reference).status().expect("index").success());
+    assert!(
+        index_cmd(&root, &reference)
+            .status()
+            .expect("index")
+            .success()
+    );
     let db = dir.path().join("shared.db");
     let children: Vec<_> = (0..4)
         .map(|_| index_cmd(&root, &db).spawn().expect("spawn"))
         .collect();
     for c in children {
         let out = c.wait_with_output().expect("wait");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let (got, want) = (stats(&db), stats(&reference));
     assert_eq!(

@@ -1,6 +1,12 @@
 //! Integration tests for skein (one test binary; modules by area).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 mod archive;
+mod archive_input;
 mod catalog;
 mod check;
 mod cli;
@@ -13,3 +19,4 @@ mod stats_fixtures;
 mod tools;
 mod tree;
 mod usage;
+mod zones;

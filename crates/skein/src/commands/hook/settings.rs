@@ -13,7 +13,9 @@ use skein_hook::{DoctorInput, Finding, InstallOptions, SettingsChange, Severity,
 
 use skein_layout::Env;
 
-use super::env::{absolute_from_cwd, config_files};
+use skein_app::hook::config_files;
+
+use super::env::absolute_from_cwd;
 use super::{ChangeArgs, DoctorArgs, HooksFormat, Target};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
