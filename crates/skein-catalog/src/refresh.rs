@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use rustc_hash::FxHashMap;
 use skein_layout::Source;
 
@@ -77,37 +77,65 @@ pub struct RefreshReport {
     pub errors: Vec<Error>,
 }
 
+const STORED_COLUMNS: &str =
+    "id, path, dev, ino, size, mtime_ns, offset, zst_offset, lines, head_hash, tail_hash";
+
+/// What the catalog recorded about every source.
 pub(crate) fn load_stored(conn: &Connection) -> rusqlite::Result<FxHashMap<String, Stored>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, path, dev, ino, size, mtime_ns, offset, zst_offset, lines, head_hash, \
-         tail_hash FROM sources",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        let u = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
-        Ok((
-            r.get::<_, String>(1)?,
-            Stored {
-                id: r.get(0)?,
-                stat: Stat {
-                    dev: u(2)?,
-                    ino: u(3)?,
-                    size: u(4)?,
-                    mtime_ns: r.get(5)?,
-                },
-                offset: u(6)?,
-                zst_offset: u(7)?,
-                lines: u(8)?,
-                head_hash: u(9)?,
-                tail_hash: u(10)?,
-            },
-        ))
-    })?;
+    let mut stmt = conn.prepare_cached(&format!("SELECT {STORED_COLUMNS} FROM sources"))?;
+    let rows = stmt.query_map([], stored_row)?;
     rows.collect()
 }
 
+/// What the catalog recorded about the sources at `paths` (a few: one query each).
+fn load_stored_paths(
+    conn: &Connection,
+    paths: impl Iterator<Item = String>,
+) -> rusqlite::Result<FxHashMap<String, Stored>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {STORED_COLUMNS} FROM sources WHERE path = ?1"
+    ))?;
+    let mut out = FxHashMap::default();
+    for p in paths {
+        if let Some((k, v)) = stmt.query_row([&p], stored_row).optional()? {
+            out.insert(k, v);
+        }
+    }
+    Ok(out)
+}
+
+fn stored_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Stored)> {
+    let u = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
+    Ok((
+        r.get::<_, String>(1)?,
+        Stored {
+            id: r.get(0)?,
+            stat: Stat {
+                dev: u(2)?,
+                ino: u(3)?,
+                size: u(4)?,
+                mtime_ns: r.get(5)?,
+            },
+            offset: u(6)?,
+            zst_offset: u(7)?,
+            lines: u(8)?,
+            head_hash: u(9)?,
+            tail_hash: u(10)?,
+        },
+    ))
+}
+
+/// Whether `path` is `root` or lies below it (a byte comparison: the paths are the catalog's
+/// own, written from the same roots).
+pub(crate) fn is_under(path: &str, root: &Path) -> bool {
+    let root = root.to_string_lossy();
+    let root = root.strip_suffix('/').unwrap_or(&root);
+    path.strip_prefix(root)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 fn under(path: &str, scope: &[PathBuf]) -> bool {
-    let p = Path::new(path);
-    scope.iter().any(|root| p.starts_with(root))
+    scope.iter().any(|root| is_under(path, root))
 }
 
 fn begin(conn: &Connection, path: &Path) -> Result<()> {
@@ -147,7 +175,18 @@ pub(crate) fn refresh(
     if sources.is_empty() && opts.scope.is_empty() {
         return Ok(RefreshReport::default());
     }
-    let stored = load_stored(conn).map_err(|e| Error::sql(db, e))?;
+    // A few files (the hook, a status line): look them up; else read every row at once.
+    let stored = if opts.scope.is_empty() && sources.len() <= 16 {
+        load_stored_paths(
+            conn,
+            sources
+                .iter()
+                .map(|s| s.path.to_string_lossy().into_owned()),
+        )
+    } else {
+        load_stored(conn)
+    }
+    .map_err(|e| Error::sql(db, e))?;
     let mut report = RefreshReport {
         sources: sources.len(),
         ..RefreshReport::default()

@@ -161,10 +161,10 @@ fn quick_check(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<
         reason = "the outcome does not depend on the order"
     )]
     for (path, old) in &stored {
-        let p = Path::new(path);
-        if !roots.iter().any(|r| p.starts_with(r)) {
+        if !roots.iter().any(|r| refresh::is_under(path, r)) {
             continue;
         }
+        let p = Path::new(path);
         let Some(now) = track::stat_path(p) else {
             return Ok(None);
         };

@@ -79,7 +79,7 @@ zstd_level = 9
     assert_eq!(c.passes_for("SessionStart"), ["mine"]);
     assert_eq!(
         c.passes_for("SubagentStop"),
-        ["extract", "archive"],
+        ["extract", "archive", "index"],
         "untouched default"
     );
     assert_eq!(
