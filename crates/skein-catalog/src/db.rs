@@ -198,7 +198,7 @@ fn try_open(path: &Path, busy: Duration) -> std::result::Result<Connection, Unus
         )));
     }
     if version < SCHEMA_VERSION {
-        migrate(&conn, version).map_err(|e| classify(path, e))?;
+        migrate(&conn).map_err(|e| classify(path, e))?;
     } else {
         // A cheap probe: the tables this version needs are there and readable.
         conn.query_row("SELECT count(*) FROM sources LIMIT 1", [], |_| Ok(()))
@@ -214,22 +214,31 @@ fn try_open(path: &Path, busy: Duration) -> std::result::Result<Connection, Unus
 
 /// Applies the migrations from `from` to [`SCHEMA_VERSION`] in one write transaction (a
 /// concurrent opener waits on the busy timeout and then sees the new version).
-fn migrate(conn: &Connection, from: i64) -> rusqlite::Result<()> {
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if current >= SCHEMA_VERSION {
-        return conn.execute_batch("COMMIT");
-    }
-    let _ = from;
-    let result = (|| {
-        for (v, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    write_transaction(conn, || {
+        // Read again under the write lock: another process may have migrated meanwhile.
+        let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        for (v, sql) in MIGRATIONS
+            .iter()
+            .enumerate()
+            .skip(usize::try_from(current).unwrap_or(usize::MAX))
+        {
             conn.execute_batch(sql)?;
             conn.execute_batch(&format!("PRAGMA user_version = {}", v + 1))?;
         }
         Ok(())
-    })();
-    match result {
-        Ok(()) => conn.execute_batch("COMMIT"),
+    })
+}
+
+/// Runs `f` in a `BEGIN IMMEDIATE` transaction: committed when it succeeds, rolled back
+/// otherwise.
+pub(crate) fn write_transaction<T>(
+    conn: &Connection,
+    f: impl FnOnce() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    match f() {
+        Ok(v) => conn.execute_batch("COMMIT").map(|()| v),
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK");
             Err(e)

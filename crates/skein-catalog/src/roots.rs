@@ -93,8 +93,7 @@ fn record(
     dirs: &[(PathBuf, Vec<(String, i64)>)],
     now_ns: Option<i64>,
 ) -> rusqlite::Result<()> {
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let result = (|| {
+    crate::db::write_transaction(conn, || {
         let mut del = conn.prepare_cached("DELETE FROM dirs WHERE root = ?1")?;
         let mut ins = conn.prepare_cached(
             "INSERT OR REPLACE INTO dirs (root, path, mtime_ns) VALUES (?1, ?2, ?3)",
@@ -114,14 +113,7 @@ fn record(
             }
         }
         Ok(())
-    })();
-    match result {
-        Ok(()) => conn.execute_batch("COMMIT"),
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
+    })
 }
 
 /// What the fast path found: the live sources that grew, how many are unchanged, and every

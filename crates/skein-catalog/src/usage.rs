@@ -114,13 +114,7 @@ fn merge(into: &mut Vec<RequestCopy>, later: Vec<RequestCopy>) {
     let first_new = into.len();
     for c in later {
         if let Some(g) = into[..first_new].iter_mut().find(|g| same_group(g, &c)) {
-            let (t, o) = (&mut g.tokens, &c.tokens);
-            t.input = t.input.max(o.input);
-            t.output = t.output.max(o.output);
-            t.cache_creation = t.cache_creation.max(o.cache_creation);
-            t.cache_creation_5m = t.cache_creation_5m.max(o.cache_creation_5m);
-            t.cache_creation_1h = t.cache_creation_1h.max(o.cache_creation_1h);
-            t.cache_read = t.cache_read.max(o.cache_read);
+            g.tokens.max_with(&c.tokens);
             g.timestamp_ms = g.timestamp_ms.min(c.timestamp_ms);
             if g.model.is_none() {
                 g.model = c.model;

@@ -13,19 +13,7 @@ pub(crate) fn testdata(rel: &str) -> PathBuf {
     skein_testkit::workspace_root().join("testdata").join(rel)
 }
 
-/// Copies the directory `from` into `to` (recursively).
-pub(crate) fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read dir") {
-        let e = e.expect("entry");
-        let dst = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), &dst).expect("copy");
-        }
-    }
-}
+pub(crate) use skein_testkit::copy_dir;
 
 /// A temp dir holding a copy of the catalog fixture history under `projects/`.
 pub(crate) struct Fixture {

@@ -10,6 +10,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use skein_app::catalog::Scope;
 use skein_catalog::{Catalog, CatalogOptions, Opened, RootsReport};
+use skein_core::time::Day;
 use skein_hook::{Config, ConfigFiles, ProjectLookup};
 use skein_layout::Env;
 
@@ -25,6 +26,84 @@ pub(crate) struct CatalogArgs {
     /// Bytes of text indexed per tool result or tool input block.
     #[arg(long, value_name = "BYTES", default_value_t = skein_catalog::DEFAULT_RESULT_CAP)]
     pub(crate) result_cap: usize,
+}
+
+/// What the commands that refresh a scope share (`index`, `sessions`, `search`).
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct RefreshArgs {
+    #[command(flatten)]
+    pub(crate) catalog: CatalogArgs,
+    /// The archive refreshed when no paths are given (default: `<state>/archive`).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) archive: Option<PathBuf>,
+    /// Parsing threads for the refresh (default: all cores).
+    #[arg(long, short = 'j')]
+    pub(crate) threads: Option<usize>,
+    /// No progress bar and no warnings.
+    #[arg(long, short = 'q')]
+    pub(crate) quiet: bool,
+}
+
+impl RefreshArgs {
+    /// The catalog, brought up to date for `paths` (else the default roots and archive).
+    pub(crate) fn refreshed(
+        &self,
+        env: &Env,
+        catalog: Catalog,
+        paths: &[PathBuf],
+    ) -> Result<(Catalog, Scope, RootsReport)> {
+        let mut catalog = catalog;
+        let scope = Scope::of(env, paths, self.archive.as_deref());
+        let report = refresh(&mut catalog, &scope, self.threads.unwrap_or(0), self.quiet)?;
+        Ok((catalog, scope, report))
+    }
+}
+
+/// The filters and the output format of `sessions` and `search`.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct QueryArgs {
+    #[command(flatten)]
+    pub(crate) refresh: RefreshArgs,
+    /// Only sessions whose project directory name contains this text.
+    #[arg(long)]
+    pub(crate) project: Option<String>,
+    /// From this day on (YYYY-MM-DD, in --timezone): sessions active, records written.
+    #[arg(long)]
+    pub(crate) since: Option<String>,
+    /// Up to this day (YYYY-MM-DD, in --timezone): sessions active, records written.
+    #[arg(long)]
+    pub(crate) until: Option<String>,
+    /// The zone of --since/--until days: an IANA name, a fixed offset, or `local` (default:
+    /// `TZ`, else the system zone).
+    #[arg(long, value_name = "ZONE")]
+    pub(crate) timezone: Option<String>,
+    /// Output format (default: a table on a terminal, jsonl otherwise).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<crate::cli::Format>,
+}
+
+impl QueryArgs {
+    /// `--since` (start of that day) and `--until` (end of that day) in ms, in the zone.
+    pub(crate) fn bounds(&self) -> Result<(Option<i64>, Option<i64>)> {
+        let zone = crate::zone::resolve(self.timezone.as_deref())?;
+        let day = |flag: &Option<String>| -> Result<Option<Day>> {
+            Ok(flag.as_deref().map(Day::parse).transpose()?)
+        };
+        let since = day(&self.since)?.map(|d| zone.start_of_day(d));
+        let until =
+            day(&self.until)?.map(|d| zone.start_of_day(Day::from_days(d.days_since_epoch() + 1)));
+        Ok((since, until))
+    }
+
+    /// The catalog opened and brought up to date for `paths`.
+    pub(crate) fn refreshed(
+        &self,
+        env: &Env,
+        paths: &[PathBuf],
+    ) -> Result<(Catalog, Scope, RootsReport)> {
+        let r = &self.refresh;
+        r.refreshed(env, r.catalog.open(env, r.quiet)?, paths)
+    }
 }
 
 /// The user config's `[catalog] path`, if set.

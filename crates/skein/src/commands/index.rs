@@ -6,11 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use skein_app::catalog::Scope;
 use skein_catalog::{Catalog, CatalogOptions};
 use skein_layout::Env;
 
-use super::catalog::{CatalogArgs, refresh};
+use super::catalog::RefreshArgs;
 use crate::report::exit_status;
 
 #[derive(Debug, ClapArgs)]
@@ -19,41 +18,32 @@ pub(crate) struct Args {
     /// and the default archive).
     pub(crate) paths: Vec<PathBuf>,
     #[command(flatten)]
-    pub(crate) catalog: CatalogArgs,
+    pub(crate) refresh: RefreshArgs,
     /// Delete the catalog and index everything again.
     #[arg(long)]
     pub(crate) rebuild: bool,
-    /// The archive indexed when no paths are given (default: `<state>/archive`).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) archive: Option<PathBuf>,
-    /// Parsing threads (default: all cores).
-    #[arg(long, short = 'j')]
-    pub(crate) threads: Option<usize>,
-    /// No progress bar and no summary.
-    #[arg(long, short = 'q')]
-    pub(crate) quiet: bool,
 }
 
 pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
-    let mut catalog = if args.rebuild {
+    let r = &args.refresh;
+    let catalog = if args.rebuild {
         Catalog::recreate(
-            &args.catalog.path(env)?,
+            &r.catalog.path(env)?,
             CatalogOptions {
-                result_cap: args.catalog.result_cap,
+                result_cap: r.catalog.result_cap,
                 ..CatalogOptions::default()
             },
         )?
     } else {
-        args.catalog.open(env, args.quiet)?
+        r.catalog.open(env, r.quiet)?
     };
-    let scope = Scope::of(env, &args.paths, args.archive.as_deref());
     let started = std::time::Instant::now();
-    let roots = refresh(&mut catalog, &scope, args.threads.unwrap_or(0), args.quiet)?;
+    let (catalog, _, roots) = r.refreshed(env, catalog, &args.paths)?;
     let report = &roots.refresh;
     if report.bytes > 64 << 20 {
         catalog.checkpoint()?;
     }
-    if !args.quiet {
+    if !r.quiet {
         let stats = catalog.stats()?;
         let secs = started.elapsed().as_secs_f64();
         crate::output::error_line(&format!(

@@ -10,12 +10,10 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
-use skein_app::catalog::Scope;
 use skein_catalog::{DocKind, Hit, SearchQuery};
 use skein_layout::Env;
 
-use super::catalog::{CatalogArgs, refresh};
-use super::sessions::bounds;
+use super::catalog::QueryArgs;
 use crate::cli::Format;
 use crate::output::{Align, choose_format};
 use crate::report::{RowWriter, exit_status};
@@ -33,20 +31,7 @@ pub(crate) struct Args {
     /// refreshing the Claude projects directories and the default archive).
     pub(crate) paths: Vec<PathBuf>,
     #[command(flatten)]
-    pub(crate) catalog: CatalogArgs,
-    /// Only sessions whose project directory name contains this text.
-    #[arg(long)]
-    pub(crate) project: Option<String>,
-    /// Only records on or after this day (YYYY-MM-DD, in --timezone).
-    #[arg(long)]
-    pub(crate) since: Option<String>,
-    /// Only records on or before this day (YYYY-MM-DD, in --timezone).
-    #[arg(long)]
-    pub(crate) until: Option<String>,
-    /// The zone of --since/--until days: an IANA name, a fixed offset, or `local` (default:
-    /// `TZ`, else the system zone).
-    #[arg(long, value_name = "ZONE")]
-    pub(crate) timezone: Option<String>,
+    pub(crate) filters: QueryArgs,
     /// Only this kind of text (repeatable): prompt, text, thinking, tool_use, tool_result.
     #[arg(long, value_name = "KIND")]
     pub(crate) kind: Vec<String>,
@@ -59,18 +44,6 @@ pub(crate) struct Args {
     /// At most this many hits.
     #[arg(long, short = 'n', default_value_t = 20)]
     pub(crate) limit: usize,
-    /// The archive refreshed when no paths are given (default: `<state>/archive`).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) archive: Option<PathBuf>,
-    /// Output format (default: highlighted hits on a terminal, jsonl otherwise).
-    #[arg(long, value_enum)]
-    pub(crate) format: Option<Format>,
-    /// Parsing threads for the refresh (default: all cores).
-    #[arg(long, short = 'j')]
-    pub(crate) threads: Option<usize>,
-    /// No progress bar and no warnings.
-    #[arg(long, short = 'q')]
-    pub(crate) quiet: bool,
 }
 
 const COLUMNS: [(&str, Align); 6] = [
@@ -148,23 +121,21 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
             None => bail!("unknown --kind {k:?} (prompt, text, thinking, tool_use, tool_result)"),
         }
     }
-    let zone = crate::zone::resolve(args.timezone.as_deref())?;
-    let (since_ms, until_ms) = bounds(args.since.as_deref(), args.until.as_deref(), &zone)?;
-    let mut catalog = args.catalog.open(env, args.quiet)?;
-    let scope = Scope::of(env, &args.paths, args.archive.as_deref());
-    let report = refresh(&mut catalog, &scope, args.threads.unwrap_or(0), args.quiet)?;
+    let q = &args.filters;
+    let (since_ms, until_ms) = q.bounds()?;
+    let (catalog, scope, report) = q.refreshed(env, &args.paths)?;
     let hits = catalog.search(&SearchQuery {
         query: args.query.clone(),
         kinds,
         tool: args.tool.clone(),
         session: args.session.clone(),
-        project: args.project.clone(),
+        project: q.project.clone(),
         since_ms,
         until_ms,
         paths: scope.explicit.then(|| report.paths.clone()),
         limit: args.limit,
     })?;
-    let format = choose_format(args.format);
+    let format = choose_format(q.format);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if format == Format::Table {

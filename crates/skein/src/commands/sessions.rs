@@ -7,13 +7,11 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use skein_app::catalog::Scope;
 use skein_catalog::{SessionQuery, SessionRow};
-use skein_core::time::{Day, Zone};
 use skein_layout::Env;
 use skein_reports::pricing::PricingTable;
 
-use super::catalog::{CatalogArgs, refresh};
+use super::catalog::QueryArgs;
 use crate::cli::Format;
 use crate::output::{Align, choose_format};
 use crate::report::{RowWriter, exit_status};
@@ -24,35 +22,10 @@ pub(crate) struct Args {
     /// refreshing the Claude projects directories and the default archive).
     pub(crate) paths: Vec<PathBuf>,
     #[command(flatten)]
-    pub(crate) catalog: CatalogArgs,
-    /// Only sessions whose project directory name contains this text.
-    #[arg(long)]
-    pub(crate) project: Option<String>,
-    /// Only sessions active on or after this day (YYYY-MM-DD, in --timezone).
-    #[arg(long)]
-    pub(crate) since: Option<String>,
-    /// Only sessions active on or before this day (YYYY-MM-DD, in --timezone).
-    #[arg(long)]
-    pub(crate) until: Option<String>,
-    /// The zone of --since/--until days: an IANA name, a fixed offset, or `local` (default:
-    /// `TZ`, else the system zone).
-    #[arg(long, value_name = "ZONE")]
-    pub(crate) timezone: Option<String>,
+    pub(crate) query: QueryArgs,
     /// At most this many sessions.
     #[arg(long, short = 'n')]
     pub(crate) limit: Option<usize>,
-    /// The archive refreshed when no paths are given (default: `<state>/archive`).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) archive: Option<PathBuf>,
-    /// Output format (default: table on a terminal, jsonl otherwise).
-    #[arg(long, value_enum)]
-    pub(crate) format: Option<Format>,
-    /// Parsing threads for the refresh (default: all cores).
-    #[arg(long, short = 'j')]
-    pub(crate) threads: Option<usize>,
-    /// No progress bar and no warnings.
-    #[arg(long, short = 'q')]
-    pub(crate) quiet: bool,
 }
 
 const COLUMNS: [(&str, Align); 7] = [
@@ -82,40 +55,21 @@ fn cells(r: &SessionRow) -> Vec<String> {
     ]
 }
 
-/// The bounds in ms of `--since` (start of that day) and `--until` (end of that day) in
-/// `zone`.
-pub(crate) fn bounds(
-    since: Option<&str>,
-    until: Option<&str>,
-    zone: &Zone,
-) -> Result<(Option<i64>, Option<i64>)> {
-    let day = |flag: Option<&str>| -> Result<Option<Day>> { Ok(flag.map(Day::parse).transpose()?) };
-    let since = day(since)?.map(|d| zone.start_of_day(d));
-    let until = day(until)?.map(|d| zone.start_of_day(Day::from_days(d.days_since_epoch() + 1)));
-    Ok((since, until))
-}
-
 pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
-    let zone = crate::zone::resolve(args.timezone.as_deref())?;
-    let (since_ms, until_ms) = bounds(args.since.as_deref(), args.until.as_deref(), &zone)?;
-    let query = SessionQuery {
-        project: args.project.clone(),
-        since_ms,
-        until_ms,
-        paths: None,
-        limit: args.limit,
-    };
-    let mut catalog = args.catalog.open(env, args.quiet)?;
-    let scope = Scope::of(env, &args.paths, args.archive.as_deref());
-    let report = refresh(&mut catalog, &scope, args.threads.unwrap_or(0), args.quiet)?;
+    let q = &args.query;
+    let (since_ms, until_ms) = q.bounds()?;
+    let (catalog, scope, report) = q.refreshed(env, &args.paths)?;
     let rows = catalog.sessions(
         &SessionQuery {
+            project: q.project.clone(),
+            since_ms,
+            until_ms,
             paths: scope.explicit.then(|| report.paths.clone()),
-            ..query
+            limit: args.limit,
         },
         &PricingTable::embedded(),
     )?;
-    let format = choose_format(args.format);
+    let format = choose_format(q.format);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut w = RowWriter::new(format, &mut out);

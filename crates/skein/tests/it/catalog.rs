@@ -19,18 +19,7 @@ struct Home {
     dir: tempfile::TempDir,
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read dir") {
-        let e = e.expect("entry");
-        let dst = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), &dst).expect("copy");
-        }
-    }
-}
+use skein_testkit::copy_dir;
 
 impl Home {
     fn new() -> Self {
