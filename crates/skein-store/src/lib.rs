@@ -3,14 +3,24 @@
 //! * [`input`]: open a transcript from a file, stdin or a `.jsonl.zst` archive, and expand
 //!   directories into the transcript files they hold.
 //! * [`atomic`]: replace a file atomically (temp file in the same directory, fsync, rename).
+//! * [`replace`]: where an output path really goes, refusing to write over an input, and
+//!   rewriting a file in place without losing what another process appends meanwhile.
+//! * [`identity`]: a file's (device, inode), to recognise a file through any path.
 //! * [`lock`]: an exclusive lock file with a timeout, for state shared between processes.
 //! * [`names`]: validate ids and file names taken from input so no path escapes its directory.
 
 pub mod atomic;
+pub mod identity;
 pub mod input;
 pub mod lock;
 pub mod names;
+pub mod replace;
 
+pub use identity::{FileId, same_file};
+pub use replace::{
+    InPlaceError, InPlaceOptions, InPlaceReport, OutputTarget, ReplaceError, ensure_not_input,
+    rewrite_in_place, write_target,
+};
 pub use atomic::{AtomicFile, Durability, write_atomic, write_atomic_with};
 pub use input::{
     Input, InputError, InputMode, expand_paths, is_transcript_name, is_zstd, open_input,

@@ -5,6 +5,7 @@ mod check;
 mod cli;
 mod common;
 mod hook;
+mod live_files;
 mod passes;
 mod show;
 mod skills;
