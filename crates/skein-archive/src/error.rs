@@ -43,6 +43,8 @@ pub enum ArchiveError {
     Conflict { path: PathBuf },
     #[error("dictionary: {0}")]
     Dict(String),
+    #[error("{path}: not a skein archive ({reason})")]
+    NotAnArchive { path: PathBuf, reason: &'static str },
 }
 
 /// Result with [`ArchiveError`].

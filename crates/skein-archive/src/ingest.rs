@@ -20,6 +20,7 @@ use crate::error::{ArchiveError, IoContext, Result};
 use crate::layout::{Kind, archive_rel_path, create_new_file, ensure_dir, meta_rel_path, resolve};
 use crate::meta::SessionMeta;
 use crate::pump::{last_line_end, pump};
+use crate::settle::Depth;
 use crate::time::{Civil, parse_timestamp, unix_of};
 
 /// A per-line rewrite applied on the way in (prune, redact). It gets one complete source line
@@ -54,6 +55,9 @@ pub enum VersionReason {
     TailChanged,
     /// The archive file is missing or shorter than its checkpoint; it is kept for inspection.
     ArchiveDamaged,
+    /// The checkpoint was rebuilt from the archive file's frames, which no longer tells how far
+    /// the source was archived; the whole source goes into a new version.
+    CheckpointRebuilt,
 }
 
 /// What one ingest did.
@@ -75,8 +79,12 @@ pub struct IngestReport {
     pub appended_bytes: u64,
     /// An incomplete last line left for the next run.
     pub torn_tail_bytes: u64,
-    /// Bytes of a torn frame from an earlier crash that were truncated first.
+    /// Bytes past the committed length (from an earlier crash) that were cut first.
     pub recovered_bytes: u64,
+    /// Copies of cut bytes that held more than a torn frame, under `set-aside/`.
+    pub set_aside: Vec<PathBuf>,
+    /// Checkpoint entries rebuilt from their frames first (see `Archive::recover_all`).
+    pub rebuilt: Vec<crate::Rebuilt>,
     pub dict: Option<DictRef>,
 }
 
@@ -99,8 +107,11 @@ impl Archive {
         let _lock = self.lock_key(&req.kind)?;
         let mut ck =
             Checkpoint::load(&ck_path)?.unwrap_or_else(|| Checkpoint::new(req.kind.clone()));
+        let settled = self.recover(&ck_path, &mut ck, Depth::Tail)?;
         let mut report = IngestReport {
-            recovered_bytes: self.recover(&ck_path, &mut ck)?,
+            recovered_bytes: settled.truncated,
+            set_aside: settled.set_aside,
+            rebuilt: settled.rebuilt,
             ..IngestReport::default()
         };
 
@@ -212,6 +223,7 @@ impl Archive {
             head_hash,
             tail_len,
             tail_hash,
+            unknown: false,
         };
         match (reason, ck.current.as_mut()) {
             (None, Some(cur)) => {
@@ -315,6 +327,9 @@ impl Archive {
             Err(e) => return Err(e).ctx(&apath),
         }
         let s = &cur.source;
+        if s.unknown {
+            return Ok(Some(VersionReason::CheckpointRebuilt));
+        }
         // A device number alone may change across reboots or remounts (btrfs, NFS); the inode
         // plus the content hashes below still identify the file.
         if s.ino != ino {

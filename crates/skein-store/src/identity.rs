@@ -79,6 +79,9 @@ mod tests {
         assert!(!same_file(&a, &b).expect("stat"));
         assert!(!same_file(&a, &dir.path().join("missing")).expect("stat"));
         let f = File::open(&a).expect("open");
-        assert_eq!(FileId::of_file(&f).expect("fstat"), FileId::of(&a).expect("stat"));
+        assert_eq!(
+            FileId::of_file(&f).expect("fstat"),
+            FileId::of(&a).expect("stat")
+        );
     }
 }

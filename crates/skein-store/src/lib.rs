@@ -16,14 +16,14 @@ pub mod lock;
 pub mod names;
 pub mod replace;
 
-pub use identity::{FileId, same_file};
-pub use replace::{
-    InPlaceError, InPlaceOptions, InPlaceReport, OutputTarget, ReplaceError, ensure_not_input,
-    rewrite_in_place, write_target,
-};
 pub use atomic::{AtomicFile, Durability, write_atomic, write_atomic_with};
+pub use identity::{FileId, same_file};
 pub use input::{
     Input, InputError, InputMode, expand_paths, is_transcript_name, is_zstd, open_input,
 };
 pub use lock::{FileLock, LockError};
 pub use names::{NameError, safe_component, sanitize_file_name};
+pub use replace::{
+    InPlaceError, InPlaceOptions, InPlaceReport, OutputTarget, ReplaceError, ensure_not_input,
+    rewrite_in_place, write_target,
+};

@@ -326,7 +326,9 @@ impl OldFile<'_> {
         let temp = parent_dir(bak).join(format!(
             ".skein-tmp-bak-{}-{}",
             std::process::id(),
-            bak.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+            bak.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
         ));
         let _ = fs::remove_file(&temp);
         if fs::hard_link(self.path, &temp).is_ok() {

@@ -100,7 +100,10 @@ fn unchanged_content_is_not_written() {
     let before = fs::metadata(&p).expect("stat").modified().expect("mtime");
     let r = rewrite_in_place(&p, &InPlaceOptions::default(), upper).expect("rewrite");
     assert!(!r.replaced);
-    assert_eq!(fs::metadata(&p).expect("stat").modified().expect("mtime"), before);
+    assert_eq!(
+        fs::metadata(&p).expect("stat").modified().expect("mtime"),
+        before
+    );
 }
 
 #[test]
@@ -175,7 +178,10 @@ fn a_rewritten_file_is_processed_again_and_a_restless_one_refused() {
     )
     .expect_err("never stable");
     assert!(
-        matches!(err, InPlaceError::Replace(ReplaceError::Unstable { tries: 3, .. })),
+        matches!(
+            err,
+            InPlaceError::Replace(ReplaceError::Unstable { tries: 3, .. })
+        ),
         "{err:?}"
     );
     assert_ne!(fs::read(&p).expect("read"), b"mine\n");

@@ -5,3 +5,4 @@ mod crash;
 mod ingest;
 mod maintenance;
 mod props;
+mod repair;

@@ -118,9 +118,14 @@ fn in_place_rewrites_keep_lines_appended_meanwhile() {
             carried_runs += usize::from(carried);
         }
     }
-    crate::common::note(&format!("{carried_runs} of 15 runs carried appended lines over"));
+    crate::common::note(&format!(
+        "{carried_runs} of 15 runs carried appended lines over"
+    ));
     // The appends did land while skein was between its read and its rename.
-    assert!(carried_runs > 0, "no trial raced; the test exercised nothing");
+    assert!(
+        carried_runs > 0,
+        "no trial raced; the test exercised nothing"
+    );
 }
 
 #[test]
@@ -158,7 +163,11 @@ fn an_output_that_is_the_input_is_refused() {
             "{args:?}: {}",
             stderr(&out)
         );
-        assert_eq!(std::fs::read(d.join("t.jsonl")).expect("read"), data, "{args:?}");
+        assert_eq!(
+            std::fs::read(d.join("t.jsonl")).expect("read"),
+            data,
+            "{args:?}"
+        );
     }
     // snapshot --out-dir onto the directory holding the session's own file.
     let sid = "5e55a0a0-0000-4000-8000-00000000000a";
@@ -172,4 +181,43 @@ fn an_output_that_is_the_input_is_refused() {
     // The same commands writing elsewhere work.
     ok(&skein(&["redact", "t.jsonl", "-o", "clean.jsonl"], d));
     ok(&skein(&["show", "t.jsonl", "-o", "t.md"], d));
+}
+
+/// `--report /dev/stdout` (and `-o /dev/stdout`) write through the process's own standard
+/// output: a file it was appended to (`>> log`) keeps what it held.
+#[test]
+fn dev_stdout_is_written_through_not_replaced() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let (data, _) = session(3);
+    std::fs::write(d.join("t.jsonl"), &data).expect("write");
+    let log = d.join("log.txt");
+    std::fs::write(&log, b"earlier output\n").expect("write");
+    let stdout = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .expect("open log");
+    let (mut cmd, _home) = skein_command(
+        &[
+            "redact",
+            "t.jsonl",
+            "-o",
+            "/dev/stdout",
+            "--report",
+            "/dev/stdout",
+        ],
+        d,
+    );
+    let out = cmd.stdout(stdout).output().expect("run");
+    ok(&out);
+    let text = std::fs::read_to_string(&log).expect("read log");
+    assert!(text.starts_with("earlier output\n"), "{text}");
+    let rest: Vec<serde_json::Value> = text["earlier output\n".len()..]
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    // The six transcript lines, then the report.
+    assert_eq!(rest.len(), 7, "{text}");
+    assert!(rest[..6].iter().all(|v| v["sessionId"] == "s"), "{text}");
+    assert_eq!(rest[6]["pass"], "redact");
 }

@@ -1,6 +1,7 @@
 //! Integration tests for skein (one test binary; modules by area).
 
 mod archive;
+mod archive_safety;
 mod check;
 mod cli;
 mod common;
