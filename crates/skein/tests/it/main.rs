@@ -6,6 +6,7 @@ mod check;
 mod cli;
 mod common;
 mod hook;
+mod line_cap;
 mod live_files;
 mod passes;
 mod show;
