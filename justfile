@@ -44,3 +44,20 @@ compare-compression:
 hook-latency:
     cargo build --release -p skein
     benches/hook_latency.sh target/release/skein
+
+# Every fuzz target (`cargo fuzz list`) for SECS seconds each, inputs up to MAX_LEN bytes, seeded
+# from fuzz/seeds/<target>; needs `cargo install cargo-fuzz` (nightly features on stable through
+# RUSTC_BOOTSTRAP=1)
+fuzz secs="60" max_len="4096":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cd fuzz
+    export RUSTC_BOOTSTRAP=1
+    for t in $(cargo fuzz list); do
+        mkdir -p "corpus/$t"
+        seeds=()
+        if [ -d "seeds/$t" ]; then seeds=("seeds/$t"); fi
+        echo "== fuzz $t: {{secs}} s, max_len {{max_len}}"
+        cargo fuzz run "$t" "corpus/$t" ${seeds[@]+"${seeds[@]}"} -- \
+            -max_total_time={{secs}} -max_len={{max_len}} -print_final_stats=1
+    done

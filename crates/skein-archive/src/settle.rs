@@ -10,7 +10,8 @@
 //!    or a complete frame whose checkpoint never committed (its lines are still in the source,
 //!    past the recorded offset, and are archived again). It is cut;
 //! 2. else, if the recorded counts are reached exactly at another frame boundary, only the
-//!    committed length was wrong: it is corrected and the rest handled as in 1;
+//!    committed length was wrong: it is corrected, and anything past it is set aside before
+//!    it is cut (a checkpoint found wrong once is not trusted to say what is a leftover);
 //! 3. else the checkpoint and the frames disagree: the checkpoint is rebuilt from the complete
 //!    checksummed frames (length, lines, bytes, frames), its source offset is marked unknown so
 //!    the next ingest archives the source into a new version instead of appending after a
@@ -107,10 +108,11 @@ pub(crate) fn settle(root: &Path, f: &mut FileState, depth: Depth) -> Result<Set
         });
     }
     if keep < len {
-        // Past a proven commit: a crash's leftover (a torn frame, or a frame whose checkpoint
-        // never committed, whose lines are still in the source and archived again from the
-        // committed offset). Anything else is kept.
-        if !proven {
+        // Past a commit proven as recorded: a crash's leftover (a torn frame, or a frame whose
+        // checkpoint never committed, whose lines are still in the source and archived again
+        // from the committed offset). After a corrected or rebuilt checkpoint, anything cut is
+        // kept.
+        if !(proven && out.rebuilt.is_empty()) {
             out.set_aside
                 .push(set_aside(root, &f.file, &path, keep, len)?);
         }
