@@ -205,18 +205,7 @@ pub(crate) fn read_range(file: &File, path: &Path, offset: u64, len: u64) -> Res
     Ok(buf)
 }
 
-#[cfg(unix)]
-pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(not(unix))]
-pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = file;
-    f.seek(SeekFrom::Start(offset))?;
-    f.read_exact(buf)
-}
+pub(crate) use skein_store::replace::read_exact_at;
 
 /// The head and tail hashes of a source consumed up to `offset`.
 pub(crate) fn source_hashes(

@@ -409,18 +409,24 @@ mod tests {
 
     type Owned = (u64, u64, Vec<u8>, Vec<u8>, bool);
 
-    fn collect(src: &mut dyn LineSource) -> Vec<Owned> {
+    /// Every line with its `too_long`.
+    fn collect_capped(src: &mut dyn LineSource) -> Vec<(Owned, Option<u64>)> {
         let mut out = Vec::new();
         while let Some(l) = src.next_line().expect("read") {
-            out.push((
+            let owned = (
                 l.number,
                 l.offset,
                 l.text.to_vec(),
                 l.raw.to_vec(),
                 l.terminated,
-            ));
+            );
+            out.push((owned, l.too_long));
         }
         out
+    }
+
+    fn collect(src: &mut dyn LineSource) -> Vec<Owned> {
+        collect_capped(src).into_iter().map(|(l, _)| l).collect()
     }
 
     #[test]
@@ -461,23 +467,6 @@ mod tests {
                 }
             })
             .collect()
-    }
-
-    fn collect_capped(src: &mut ReadLines<&[u8]>) -> Vec<(Owned, Option<u64>)> {
-        let mut out = Vec::new();
-        while let Some(l) = src.next_line().expect("read") {
-            out.push((
-                (
-                    l.number,
-                    l.offset,
-                    l.text.to_vec(),
-                    l.raw.to_vec(),
-                    l.terminated,
-                ),
-                l.too_long,
-            ));
-        }
-        out
     }
 
     #[test]

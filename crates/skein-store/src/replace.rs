@@ -354,13 +354,16 @@ impl OldFile<'_> {
     }
 }
 
+/// Fills `buf` from `offset` of `file` (a positional read: the descriptor's offset is unused
+/// where the system allows).
 #[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
 }
 
+/// Fills `buf` from `offset` of `file` (seeks: the descriptor's offset moves).
 #[cfg(not(unix))]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     use std::io::{Seek, SeekFrom};
     let mut f = file;
     f.seek(SeekFrom::Start(offset))?;
