@@ -1,153 +1,56 @@
-//! Any bytes as an archive file, under a checkpoint whose committed length and counts come from
-//! the input too (or, half the time, from decoding the committed prefix, so the checkpoint is
-//! often right): reading, `verify` and `repair` never panic, and repair never loses a byte:
-//! it only ever cuts the file's end, and whatever it cuts from a file whose checkpoint it could
-//! not prove is set aside byte for byte.
-//!
-//! Input: 1 flag byte, 2 bytes of committed length (modulo the file length + 2, so sometimes
-//! past the end), 2 bytes of line count, 4 bytes of byte count, then the file.
+//! Any bytes as the content of an archive file: the frame-by-frame scan that recovery and
+//! `verify` rely on never panics, its frames are contiguous from byte 0, it stops early only
+//! with a reason, and zstd's own decoder turns the frames it accepted into exactly the bytes and
+//! lines it counted. `decompress_stream` (what `skein decompress -` runs) never panics either.
+//! In memory: thousands of inputs per second.
 #![no_main]
 
-use std::fs;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::io::{self, Read, Write};
 
 use libfuzzer_sys::fuzz_target;
-use skein_archive::{
-    Archive, ArchiveOptions, Checkpoint, FORMAT, FileState, Kind, Problem, SessionMeta,
-    SourceState, open_archived, verify,
-};
 
-const FILE: &str = "main-session/2026-01/2026-01-05_140322_fz.jsonl.zst";
+/// Decoded bytes looked at per input (a few bytes of zstd can declare far more).
+const MAX_OUT: u64 = 8 << 20;
 
-/// A scratch directory for this process, in memory where possible (repair fsyncs).
-fn scratch() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let base = if Path::new("/dev/shm").is_dir() {
-            PathBuf::from("/dev/shm")
-        } else {
-            std::env::temp_dir()
-        };
-        let dir = base.join(format!("skein-fuzz-archive-{}", std::process::id()));
-        fs::create_dir_all(&dir).expect("scratch dir");
-        dir
-    })
-}
+/// A writer that takes at most `MAX_OUT` bytes.
+struct Capped(u64);
 
-/// Lines and bytes of the first `limit` bytes of `file` decoded, if they decode to at most
-/// 16 MiB.
-fn decoded_counts(file: &[u8], limit: usize) -> Option<(u64, u64)> {
-    let mut dec = zstd::stream::read::Decoder::new(&file[..limit]).ok()?;
-    let mut buf = vec![0u8; 1 << 16];
-    let (mut lines, mut bytes) = (0u64, 0u64);
-    loop {
-        match dec.read(&mut buf) {
-            Ok(0) => return Some((lines, bytes)),
-            Ok(n) => {
-                lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
-                bytes += n as u64;
-                if bytes > 16 << 20 {
-                    return None;
-                }
-            }
-            Err(_) => return None,
+impl Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.0 + buf.len() as u64 > MAX_OUT {
+            return Err(io::Error::other("enough"));
         }
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
     }
-}
-
-fn is_content_error(p: &Problem) -> bool {
-    matches!(
-        p,
-        Problem::Truncated { .. }
-            | Problem::Undecodable(_)
-            | Problem::ContentMismatch { .. }
-            | Problem::CommittedLengthWrong { .. }
-            | Problem::FramesDisagree { .. }
-    )
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
-    if data.len() < 9 {
-        return;
+    let (frames, stop) = skein_archive::fuzz_scan(data, MAX_OUT);
+    let mut at = 0;
+    for &(end, ..) in &frames {
+        assert!(end > at, "frames out of order: {frames:?}");
+        at = end;
     }
-    let (head, file) = data.split_at(9);
-    let root = scratch().join("arch");
-    let _ = fs::remove_dir_all(&root);
-    let path = root.join(FILE);
-    fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    fs::write(&path, file).expect("write archive file");
-    let len = file.len() as u64;
-    let committed = u64::from(u16::from_le_bytes([head[1], head[2]])) % (len + 2);
-    let fuzzed = (
-        u64::from(u16::from_le_bytes([head[3], head[4]])),
-        u64::from(u32::from_le_bytes([head[5], head[6], head[7], head[8]])),
-    );
-    let (lines, raw_bytes) = if head[0] & 1 == 0 && committed <= len {
-        decoded_counts(file, committed as usize).unwrap_or(fuzzed)
-    } else {
-        fuzzed
-    };
-    let kind = Kind::MainSession {
-        session_id: "fz".into(),
-    };
-    let state = FileState {
-        format: FORMAT,
-        file: FILE.into(),
-        version: 1,
-        kind: kind.clone(),
-        project: None,
-        first_timestamp: None,
-        committed_len: committed,
-        frames: 1,
-        lines,
-        raw_bytes,
-        dict: None,
-        compacted_level: None,
-        created_unix: 0,
-        updated_unix: 0,
-        superseded_by: None,
-        source: SourceState::default(),
-        meta: SessionMeta::default(),
-    };
-    let mut ck = Checkpoint::new(kind);
-    ck.current = Some(state);
-    ck.save(&root.join("checkpoints/main-session/fz.json"))
-        .expect("write checkpoint");
-
-    // Reading: only the committed prefix, never a panic (at most 16 MiB read: a tiny input can
-    // declare a huge output).
-    if let Ok(r) = open_archived(&path) {
-        let _ = r.take(16 << 20).read_to_end(&mut Vec::new());
+    assert!(at <= data.len() as u64);
+    if stop.is_none() {
+        assert_eq!(at, data.len() as u64, "stopped without a reason");
     }
-    let before = verify(&root).expect("verify runs");
-    let unproven = before
-        .errors()
-        .any(|i| i.path == path && is_content_error(&i.problem));
-
-    let options = ArchiveOptions {
-        lock_timeout: std::time::Duration::from_secs(5),
-        clock: || 0,
-        ..ArchiveOptions::default()
-    };
-    let archive = Archive::open(&root, options).expect("open");
-    let report = archive.recover_all().expect("repair runs");
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    let after = fs::read(&path).expect("archive file kept");
-    assert!(file.starts_with(&after), "repair rewrote bytes");
-    if after.len() < file.len() && unproven {
-        let aside: Vec<u8> = report
-            .set_aside
-            .iter()
-            .flat_map(|p| fs::read(p).expect("set-aside copy"))
-            .collect();
-        assert_eq!(aside, &file[after.len()..], "cut bytes not set aside");
+    let (lines, bytes) = frames
+        .iter()
+        .fold((0, 0), |(l, b), &(_, fl, fb, _)| (l + fl, b + fb));
+    if at > 0 && (stop.is_none() || bytes < MAX_OUT) {
+        let mut dec = zstd::stream::read::Decoder::new(&data[..at as usize]).expect("decoder");
+        dec.window_log_max(31).expect("window");
+        let mut out = Vec::new();
+        dec.take(MAX_OUT + 1)
+            .read_to_end(&mut out)
+            .expect("zstd decodes the frames the scan accepted");
+        assert_eq!(out.len() as u64, bytes);
+        assert_eq!(out.iter().filter(|&&b| b == b'\n').count() as u64, lines);
     }
-    let v = verify(&root).expect("verify runs");
-    let left: Vec<_> = v
-        .errors()
-        .filter(|i| i.path == path && is_content_error(&i.problem))
-        .collect();
-    assert!(left.is_empty(), "after repair: {left:?}");
+    let _ = skein_archive::decompress_stream(data, Capped(0));
 });

@@ -46,6 +46,8 @@ pub use compact::{CompactOptions, CompactReport};
 pub use dict::{DICT_MAX_INPUT, DictInfo, TrainOptions, TrainReport};
 pub use discover::{Discovered, discover, first_timestamp};
 pub use error::{ArchiveError, Result};
+#[doc(hidden)]
+pub use frames::fuzz_scan;
 pub use index::{Index, IndexEntry};
 pub use ingest::{IngestReport, IngestRequest, Transform, VersionReason};
 pub use layout::{
