@@ -208,10 +208,14 @@ fn checksummed(header: &[u8]) -> bool {
         && header[4] & 0b100 != 0
 }
 
-/// For the fuzz targets: the frames of `bytes` as `(end, lines, raw_bytes, checksummed)`,
-/// and why decoding stopped early, if it did (at most `max_out` bytes are decoded).
+/// One frame for the fuzz targets: `(end, lines, raw_bytes, checksummed)`.
 #[doc(hidden)]
-pub fn fuzz_scan(bytes: &[u8], max_out: u64) -> (Vec<(u64, u64, u64, bool)>, Option<String>) {
+pub type FuzzFrame = (u64, u64, u64, bool);
+
+/// For the fuzz targets: the frames of `bytes`, and why decoding stopped early, if it did (at
+/// most `max_out` bytes are decoded).
+#[doc(hidden)]
+pub fn fuzz_scan(bytes: &[u8], max_out: u64) -> (Vec<FuzzFrame>, Option<String>) {
     match scan_reader(bytes, None, max_out) {
         Ok(s) => (
             s.frames

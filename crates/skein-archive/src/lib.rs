@@ -47,7 +47,7 @@ pub use dict::{DICT_MAX_INPUT, DictInfo, TrainOptions, TrainReport};
 pub use discover::{Discovered, discover, first_timestamp};
 pub use error::{ArchiveError, Result};
 #[doc(hidden)]
-pub use frames::fuzz_scan;
+pub use frames::{FuzzFrame, fuzz_scan};
 pub use index::{Index, IndexEntry};
 pub use ingest::{IngestReport, IngestRequest, Transform, VersionReason};
 pub use layout::{

@@ -85,13 +85,14 @@ pub(crate) fn settle(root: &Path, f: &mut FileState, depth: Depth) -> Result<Set
     let mut out = Settled::default();
     let (keep, proven) = match &scan {
         None => (f.committed_len.min(len), false),
-        Some(scan) => match agree(scan, f) {
-            Some(at) => (at, true),
-            None => {
+        Some(scan) => {
+            if let Some(at) = agree(scan, f) {
+                (at, true)
+            } else {
                 out.rebuilt.push(rebuild(scan, f));
                 (f.committed_len, false)
             }
-        },
+        }
     };
     if let Some(scan) = scan.as_ref().filter(|_| proven)
         && keep != f.committed_len

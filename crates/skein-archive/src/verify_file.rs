@@ -161,26 +161,23 @@ fn check_file(root: &Path, f: &FileState, k: &mut KeyFindings) -> Result<bool> {
         };
         k.push(Error, &path, p);
     }
-    match at_commit {
-        Some((lines, bytes, _)) => {
-            let p = Problem::ContentMismatch {
-                lines,
-                bytes,
-                want_lines: f.lines,
-                want_bytes: f.raw_bytes,
-            };
-            k.push(Error, &path, p);
-        }
-        None => {
-            let why = match &scan.stop {
-                Some(stop) if f.committed_len > scan.end() => stop.clone(),
-                _ => format!(
-                    "the committed length {} is not the end of a complete checksummed frame",
-                    f.committed_len
-                ),
-            };
-            k.push(Error, &path, Problem::Undecodable(why));
-        }
+    if let Some((lines, bytes, _)) = at_commit {
+        let p = Problem::ContentMismatch {
+            lines,
+            bytes,
+            want_lines: f.lines,
+            want_bytes: f.raw_bytes,
+        };
+        k.push(Error, &path, p);
+    } else {
+        let why = match &scan.stop {
+            Some(stop) if f.committed_len > scan.end() => stop.clone(),
+            _ => format!(
+                "the committed length {} is not the end of a complete checksummed frame",
+                f.committed_len
+            ),
+        };
+        k.push(Error, &path, Problem::Undecodable(why));
     }
     let trusted = scan.trusted();
     let (lines, bytes): (u64, u64) = (

@@ -248,6 +248,7 @@ impl<R: Read> ReadLines<R> {
     }
 
     /// Sets the maximum line length (see [`LineSource::set_max_line`]).
+    #[must_use]
     pub fn with_max_line(mut self, max: usize) -> Self {
         self.max_line = max.max(1);
         self

@@ -22,6 +22,9 @@ use crate::identity::{FileId, same_file};
 /// How many times [`rewrite_in_place`] processes a file that keeps changing before it gives up.
 pub const DEFAULT_TRIES: u32 = 5;
 
+/// How many times appended bytes are carried over before the file is processed again.
+const MAX_CARRY_ROUNDS: u32 = 100;
+
 /// Bytes compared at the start of the file and just before the processed length to notice a
 /// rewrite that kept the inode and did not shrink the file.
 const WINDOW: usize = 4096;
@@ -222,12 +225,16 @@ pub fn rewrite_in_place<E>(
         // new: the rename follows that check immediately.
         temp.file().sync_all().map_err(io_err(&target))?;
         let mut have = input.len() as u64;
+        let mut rounds = 0;
         let stable = loop {
             match old.settle(have, &mut temp)? {
                 None => break false,
                 Some(now) if now == have => break true,
+                // A writer that never pauses: process again from the start (bounded by tries).
+                Some(_) if rounds == MAX_CARRY_ROUNDS => break false,
                 Some(now) => {
                     have = now;
+                    rounds += 1;
                     temp.file().sync_all().map_err(io_err(&target))?;
                 }
             }

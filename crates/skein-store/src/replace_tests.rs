@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::*;
 
+#[allow(clippy::unnecessary_wraps, reason = "the shape rewrite_in_place takes")]
 fn upper(input: &[u8]) -> Result<Option<Vec<u8>>, String> {
     let out = input.to_ascii_uppercase();
     Ok((out != input).then_some(out))

@@ -4,6 +4,7 @@
 //! command that writes files: prune, redact, snapshot (`-o`, `--out-dir`), show, compress,
 //! decompress, and `--report`.
 
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -19,14 +20,16 @@ fn session(n: usize) -> (Vec<u8>, String) {
     let filler = "lorem ipsum dolor sit amet ".repeat(20);
     for i in 0..n {
         let secret = if i % 10 == 0 { SECRET } else { "none" };
-        out.push_str(&format!(
+        writeln!(
+            out,
             r#"{{"type":"user","uuid":"u{i}","parentUuid":{parent},"sessionId":"s","timestamp":"2026-05-01T10:00:00Z","message":{{"role":"user","content":"token {secret} {filler}"}}}}"#
-        ));
-        out.push('\n');
-        out.push_str(&format!(
+        )
+        .expect("format");
+        writeln!(
+            out,
             r#"{{"type":"assistant","uuid":"a{i}","parentUuid":"u{i}","sessionId":"s","timestamp":"2026-05-01T10:00:01Z","message":{{"id":"m{i}","role":"assistant","model":"claude-x","content":[{{"type":"text","text":"ok {filler}"}}],"usage":{{"input_tokens":1,"output_tokens":1}}}}}}"#
-        ));
-        out.push('\n');
+        )
+        .expect("format");
         parent = format!("\"a{i}\"");
     }
     (out.into_bytes(), format!("a{}", n - 1))
