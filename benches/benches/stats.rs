@@ -1,6 +1,11 @@
 //! Read + graph + pairing + usage (the work of `skein stats`), throughput in bytes: on a
 //! synthetic 64 MiB transcript (streamed in 2 MiB blocks and from a slice) and on the shared
 //! corpus when present.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::hint::black_box;
 

@@ -14,4 +14,4 @@ pub mod dag;
 pub use active::{NodeTools, repair_parallel_tools};
 pub use build::{GraphBuilder, NodeInput};
 pub use dag::Parent;
-pub use dag::{ChainSummary, Dag, NodeId, NodeKind};
+pub use dag::{ChainSummary, Dag, NodeId, RecordType};

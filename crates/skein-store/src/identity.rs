@@ -1,57 +1,37 @@
-//! File identity: the (device, inode) pair that names a file whatever path reaches it (a
-//! symlink, a hard link, `./x` or `/abs/x`). Used to refuse writing a command's output over
-//! its own input, and to notice that a path was replaced while a file was open.
+//! Whether two paths name the same file: the device and inode of [`FileId`], whatever path
+//! reaches it (a symlink, a hard link, `./x` or `/abs/x`). Used to refuse writing a command's
+//! output over its own input, and to notice that a path was replaced while a file was open.
+//! Unlike [`FileId::same_file`] (a transcript across reboots, where device numbers may change)
+//! this compares the device too: two files on different file systems may share an inode.
 
-use std::fs::{File, Metadata};
+use std::fs::Metadata;
 use std::io;
 use std::path::Path;
 
-/// The identity of a file: its device and inode (on other systems than Unix, no identity is
-/// known and [`FileId::of`] returns `None`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FileId {
-    pub dev: u64,
-    pub ino: u64,
+use crate::append::FileId;
+
+/// The (device, inode) of `metadata` (`(0, 0)` where the platform has none).
+pub fn key(metadata: &Metadata) -> (u64, u64) {
+    let id = FileId::of(metadata);
+    (id.dev, id.ino)
 }
 
-impl FileId {
-    /// The identity of the file `path` names, following symlinks; `None` if nothing exists
-    /// there (or identities are unknown on this system).
-    pub fn of(path: &Path) -> io::Result<Option<Self>> {
-        match std::fs::metadata(path) {
-            Ok(m) => Ok(Self::of_metadata(&m)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The identity of an open file.
-    pub fn of_file(file: &File) -> io::Result<Option<Self>> {
-        Ok(Self::of_metadata(&file.metadata()?))
-    }
-
-    /// The identity recorded in `metadata`.
-    #[cfg(unix)]
-    #[allow(clippy::unnecessary_wraps)]
-    pub fn of_metadata(metadata: &Metadata) -> Option<Self> {
-        use std::os::unix::fs::MetadataExt;
-        Some(Self {
-            dev: metadata.dev(),
-            ino: metadata.ino(),
-        })
-    }
-
-    /// The identity recorded in `metadata` (unknown on this system).
-    #[cfg(not(unix))]
-    pub fn of_metadata(_metadata: &Metadata) -> Option<Self> {
-        None
+/// The (device, inode) of the file `path` names, following symlinks; `None` if nothing
+/// exists there.
+pub fn key_of(path: &Path) -> io::Result<Option<(u64, u64)>> {
+    match std::fs::metadata(path) {
+        Ok(m) => Ok(Some(key(&m))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
 /// Whether `a` and `b` name the same existing file (by identity, so through symlinks and hard
-/// links). A path that does not exist is never the same as anything.
+/// links). A path that does not exist is never the same as anything; where the platform has
+/// no inodes, nothing is.
 pub fn same_file(a: &Path, b: &Path) -> io::Result<bool> {
-    match (FileId::of(a)?, FileId::of(b)?) {
+    match (key_of(a)?, key_of(b)?) {
+        (Some((0, 0)), _) | (_, Some((0, 0))) => Ok(false),
         (Some(x), Some(y)) => Ok(x == y),
         _ => Ok(false),
     }
@@ -78,10 +58,10 @@ mod tests {
         std::fs::write(&b, b"{}\n").expect("write");
         assert!(!same_file(&a, &b).expect("stat"));
         assert!(!same_file(&a, &dir.path().join("missing")).expect("stat"));
-        let f = File::open(&a).expect("open");
+        let f = std::fs::File::open(&a).expect("open");
         assert_eq!(
-            FileId::of_file(&f).expect("fstat"),
-            FileId::of(&a).expect("stat")
+            Some(key(&f.metadata().expect("fstat"))),
+            key_of(&a).expect("stat")
         );
     }
 }

@@ -17,7 +17,8 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::atomic::{AtomicFile, Durability, sync_dir};
-use crate::identity::{FileId, same_file};
+use crate::append::read_exact_at;
+use crate::identity::{key, key_of, same_file};
 
 /// How many times [`rewrite_in_place`] processes a file that keeps changing before it gives up.
 pub const DEFAULT_TRIES: u32 = 5;
@@ -197,7 +198,7 @@ pub fn rewrite_in_place<E>(
         if !meta.is_file() {
             return Err(io_err(&target)(io::Error::other("not a regular file")).into());
         }
-        let id = FileId::of_metadata(&meta);
+        let id = key(&meta);
         let mut input = Vec::with_capacity(meta.len() as usize);
         file.read_to_end(&mut input).map_err(io_err(&target))?;
         let Some(output) = process(&input).map_err(InPlaceError::Process)? else {
@@ -265,7 +266,7 @@ pub fn rewrite_in_place<E>(
 struct OldFile<'a> {
     file: &'a File,
     path: &'a Path,
-    id: Option<FileId>,
+    id: (u64, u64),
     input: &'a [u8],
 }
 
@@ -275,7 +276,7 @@ impl OldFile<'_> {
     /// when the file must be processed again.
     fn settle(&self, have: u64, temp: &mut AtomicFile) -> Result<Option<u64>, ReplaceError> {
         let err = io_err(self.path);
-        if FileId::of(self.path).map_err(err)? != self.id {
+        if key_of(self.path).map_err(err)? != Some(self.id) {
             return Ok(None);
         }
         let size = self.file.metadata().map_err(io_err(self.path))?.len();
@@ -339,7 +340,7 @@ impl OldFile<'_> {
         ));
         let _ = fs::remove_file(&temp);
         if fs::hard_link(self.path, &temp).is_ok() {
-            if FileId::of(&temp).map_err(io_err(&temp))? != self.id {
+            if key_of(&temp).map_err(io_err(&temp))? != Some(self.id) {
                 let _ = fs::remove_file(&temp);
                 return Ok(false);
             }
@@ -359,22 +360,6 @@ impl OldFile<'_> {
         )?;
         Ok(true)
     }
-}
-
-/// Fills `buf` from `offset` of `file` (a positional read: the descriptor's offset is unused
-/// where the system allows).
-#[cfg(unix)]
-pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-/// Fills `buf` from `offset` of `file` (seeks: the descriptor's offset moves).
-#[cfg(not(unix))]
-pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::io::{Seek, SeekFrom};
-    let mut f = file;
-    f.seek(SeekFrom::Start(offset))?;
-    f.read_exact(buf)
 }
 
 /// The permission bits of `m` (Unix only).

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
-use skein_graph::{Dag, NodeId, NodeKind};
+use skein_graph::{Dag, NodeId, RecordType};
 
 use super::text::{escape_html, escape_markdown_html, fence_for, thousands, truncate};
 use super::{
@@ -366,7 +366,7 @@ fn plural(n: u64, what: &str) -> String {
 fn rendered_lines(dag: &Dag, nodes: &[NodeId]) -> FxHashSet<u64> {
     nodes
         .iter()
-        .filter(|&&n| !matches!(dag.kind(n), NodeKind::Progress | NodeKind::Other))
+        .filter(|&&n| dag.kind(n).is_chain() && dag.kind(n) != RecordType::Progress)
         .map(|&n| dag.line(n))
         .collect()
 }

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use skein_reports::pricing::PricingTable;
 use skein_reports::usage::{
-    Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner, UtcOffset,
+    Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner,
 };
 
 use crate::cli::Format;
@@ -29,10 +29,6 @@ use crate::report::{ReportArgs, RowWriter, exit_status};
 pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) report: ReportArgs,
-    /// Day boundaries for grouping and for --since/--until: UTC (default) or a fixed offset
-    /// such as +09:00 or -0500.
-    #[arg(long, value_name = "OFFSET", default_value = "UTC")]
-    pub(crate) timezone: String,
     /// A JSON price table whose entries extend or override the embedded one.
     #[arg(long, value_name = "FILE")]
     pub(crate) pricing: Option<PathBuf>,
@@ -60,15 +56,18 @@ fn split_kind(report: &ReportArgs) -> (UsageKind, ReportArgs) {
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let (kind, report) = split_kind(&args.report);
     let format = report.format();
-    let offset = UtcOffset::parse(&args.timezone)?;
     let options = UsageOptions {
         kind,
         range: report.date_range()?,
-        offset,
+        zone: report.zone()?,
     };
     let mut pricing = PricingTable::embedded();
     if let Some(path) = &args.pricing {
-        let user = PricingTable::from_file(path).context("cannot use --pricing")?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+            .context("cannot use --pricing")?;
+        let user = PricingTable::from_json(&text, &path.display().to_string())
+            .context("cannot use --pricing")?;
         pricing = pricing.overridden_by(user);
     }
     let (sessions, found_ok) = report.sessions()?;
