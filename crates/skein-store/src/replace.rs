@@ -16,8 +16,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::atomic::{AtomicFile, Durability, sync_dir};
 use crate::append::read_exact_at;
+use crate::atomic::{AtomicFile, Durability, sync_dir};
 use crate::identity::{key, key_of, same_file};
 
 /// How many times [`rewrite_in_place`] processes a file that keeps changing before it gives up.
