@@ -6,5 +6,6 @@
 )]
 
 mod corpus;
+mod memory;
 mod pairing;
 mod robustness;

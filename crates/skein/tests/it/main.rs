@@ -7,10 +7,13 @@
 
 mod archive;
 mod archive_input;
+mod archive_safety;
 mod check;
 mod cli;
 mod common;
 mod hook;
+mod line_cap;
+mod live_files;
 mod passes;
 mod show;
 mod skills;

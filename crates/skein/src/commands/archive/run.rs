@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use skein_app::ingest::SYMLINK_SKIPPED;
 use skein_app::{ArchiveJob, Transforms};
 use skein_archive::{Archive, ArchiveOptions, CodecOptions, DictMode};
 use skein_layout::Env;
@@ -89,6 +90,14 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
 
     let (sessions, found_ok) = report.sessions(env)?;
     let job = ArchiveJob::new(&archive, transforms, &sessions);
+    if !args.quiet {
+        for path in job.skipped_symlinks() {
+            error_line(&format!(
+                "warning: {}: skipped, {SYMLINK_SKIPPED}",
+                path.display()
+            ));
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut totals = Totals::default();
