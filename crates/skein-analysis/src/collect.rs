@@ -289,7 +289,9 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
                     tools.add_result(ToolResult {
                         tool_use_id: id.to_owned(),
                         is_error: block.is_error.0,
-                        bytes: block.content.0,
+                        bytes: block.content.text,
+                        media_bytes: block.content.media,
+                        images: block.content.images,
                         timestamp: env.timestamp.get().map(str::to_owned),
                         line: line.number,
                         uuid: env.uuid.get().map(str::to_owned),

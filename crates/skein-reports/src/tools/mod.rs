@@ -59,6 +59,10 @@ pub struct ToolCall {
     pub is_error: Option<bool>,
     /// UTF-8 bytes of the result's text; `None` without a result.
     pub result_bytes: Option<u64>,
+    /// Bytes of base64 image and document data in the result; `None` without a result.
+    pub media_bytes: Option<u64>,
+    /// Image blocks in the result; `None` without a result.
+    pub images: Option<u64>,
     /// Milliseconds from the call's timestamp to its result's; `None` when either is missing.
     pub duration_ms: Option<i64>,
     /// A `tool_result` with this id exists in the file.
@@ -136,6 +140,8 @@ pub fn tool_calls<V>(s: &LoadedSession<V>) -> Vec<ToolCall> {
                 input_summary: input_summary(tool, u.input.as_ref()),
                 is_error: result.map(|r| r.is_error),
                 result_bytes: result.map(|r| r.bytes),
+                media_bytes: result.map(|r| r.media_bytes),
+                images: result.map(|r| r.images),
                 duration_ms: Pair {
                     tool_use: Some(u),
                     result,

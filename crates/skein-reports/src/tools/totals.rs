@@ -23,6 +23,10 @@ pub struct ToolTotals {
     pub result_bytes: u64,
     /// `result_bytes / (calls - unpaired)`, rounded to the nearest byte.
     pub avg_result_bytes: Option<u64>,
+    /// Sum of the results' base64 image and document bytes.
+    pub media_bytes: u64,
+    /// Image blocks in the results.
+    pub images: u64,
     /// Median duration (nearest rank: the lower middle value for an even count).
     pub p50_duration_ms: Option<i64>,
     pub max_duration_ms: Option<i64>,
@@ -34,6 +38,8 @@ struct Acc {
     errors: u64,
     unpaired: u64,
     result_bytes: u64,
+    media_bytes: u64,
+    images: u64,
     sessions: BTreeSet<String>,
     durations: Vec<i64>,
 }
@@ -65,6 +71,8 @@ impl ToolTotalsBuilder {
         acc.errors += u64::from(call.is_error == Some(true));
         acc.unpaired += u64::from(!call.paired);
         acc.result_bytes += call.result_bytes.unwrap_or(0);
+        acc.media_bytes += call.media_bytes.unwrap_or(0);
+        acc.images += call.images.unwrap_or(0);
         if !acc.sessions.contains(call.session_id.as_str()) {
             acc.sessions.insert(call.session_id.clone());
         }
@@ -92,6 +100,8 @@ impl ToolTotalsBuilder {
                     result_bytes: a.result_bytes,
                     avg_result_bytes: (results > 0)
                         .then(|| (a.result_bytes + results / 2) / results),
+                    media_bytes: a.media_bytes,
+                    images: a.images,
                     p50_duration_ms: p50,
                     max_duration_ms: a.durations.last().copied(),
                 }
