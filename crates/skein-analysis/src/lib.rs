@@ -13,7 +13,7 @@ pub use collect::{
     Analysis, AnalysisOptions, NoVisitor, NodeToolTable, RecordVisitor, analyze, analyze_visit,
     analyze_with,
 };
-pub use stats::{ChainStats, FileStats, InvalidSample};
+pub use stats::{ChainStats, FileStats, InvalidSample, SeamStats};
 pub use tasks::{TaskItem, TaskList, TaskSource, TaskTracker};
 pub use tools::{ToolInput, ToolPairing, ToolResult, ToolStats, ToolUse};
 pub use usage::{UsageAccumulator, UsageTotals};

@@ -94,8 +94,9 @@ pub struct TaskTracker {
 }
 
 /// Tool names and result fields that can change the task list (a cheap filter before
-/// parsing a line).
-const MARKERS: [&[u8]; 2] = [b"TodoWrite", b"Task"];
+/// parsing a line): the tool names, and the `toolUseResult` keys of `TaskList` / `TaskGet`
+/// results (their text need not name a task tool).
+const MARKERS: [&[u8]; 4] = [b"TodoWrite", b"Task", b"\"tasks\"", b"\"task\""];
 
 impl TaskTracker {
     /// An empty tracker.
@@ -115,9 +116,9 @@ impl TaskTracker {
         if !MARKERS.iter().any(|m| memmem::find(text, m).is_some()) {
             return;
         }
-        let parsed = serde_json::from_slice::<Value>(text).ok().or_else(|| {
-            serde_json::from_slice(&skein_core::repair::repair_line(text)).ok()
-        });
+        let parsed = serde_json::from_slice::<Value>(text)
+            .ok()
+            .or_else(|| serde_json::from_slice(&skein_core::repair::repair_line(text)).ok());
         if let Some(v) = parsed {
             self.record(&v);
         }
@@ -136,8 +137,10 @@ impl TaskTracker {
                 }
             }
             Some("user") => {
-                let results: Vec<&Value> =
-                    blocks.iter().filter(|b| b["type"] == "tool_result").collect();
+                let results: Vec<&Value> = blocks
+                    .iter()
+                    .filter(|b| b["type"] == "tool_result")
+                    .collect();
                 // `toolUseResult` belongs to the record's only result.
                 let structured = match results.as_slice() {
                     [_] => v.get("toolUseResult"),

@@ -205,7 +205,12 @@ mod tests {
         let line = br#"{"message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"abcd"},{"type":"text","text":"\u00e9"}]},{"type":"tool_result","tool_use_id":"s","content":"xyz"}]}}"#;
         let r = p.parse(line).expect("parse");
         let msg = r.envelope.message.0.expect("message");
-        let sizes: Vec<u64> = msg.content.blocks().iter().map(|b| b.content.text).collect();
+        let sizes: Vec<u64> = msg
+            .content
+            .blocks()
+            .iter()
+            .map(|b| b.content.text)
+            .collect();
         assert_eq!(sizes, vec![6, 3]);
     }
 
@@ -222,6 +227,9 @@ mod tests {
         assert_eq!((img.text, img.media, img.images, img.other), (5, 20, 1, 9));
         assert_eq!(img.total(), 5 + 20 + 9, "every string byte, as before");
         let names = blocks[1].content;
-        assert_eq!((names.text, names.media, names.images, names.other), (0, 0, 0, 14));
+        assert_eq!(
+            (names.text, names.media, names.images, names.other),
+            (0, 0, 0, 14)
+        );
     }
 }

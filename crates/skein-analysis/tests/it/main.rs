@@ -3,3 +3,4 @@
 mod corpus;
 mod pairing;
 mod robustness;
+mod tasks;

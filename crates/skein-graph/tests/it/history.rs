@@ -17,7 +17,13 @@ fn history(spec: &str) -> (Vec<String>, Vec<(String, String, SeamKind)>) {
     let seams = h
         .seams
         .iter()
-        .map(|s| (d.uuid(s.node).to_owned(), d.uuid(s.continues).to_owned(), s.kind))
+        .map(|s| {
+            (
+                d.uuid(s.node).to_owned(),
+                d.uuid(s.continues).to_owned(),
+                s.kind,
+            )
+        })
         .collect();
     (path, seams)
 }
@@ -32,7 +38,11 @@ fn a_dangling_parent_is_bridged_to_the_record_before_it() {
     let spec = "a u; b a <-a; p p <-gone; u2 u <-p; r a <-u2";
     let d = build(spec);
     let leaf = d.active_leaf().expect("leaf");
-    assert_eq!(d.path_to_root(leaf).len(), 3, "Claude Code's walk stops at p");
+    assert_eq!(
+        d.path_to_root(leaf).len(),
+        3,
+        "Claude Code's walk stops at p"
+    );
     let (path, seams) = history(spec);
     assert_eq!(path, ["a", "b", "p", "u2", "r"]);
     assert_eq!(seams, [seam("p", "b", SeamKind::DanglingParent)]);
@@ -89,7 +99,10 @@ fn several_seams_are_bridged_in_turn_and_listed_earliest_first() {
     );
     let d = build(spec);
     let h = d.history(d.active_leaf().expect("leaf"));
-    assert_eq!(h.seam_at(node(&d, "p")).map(|s| s.kind), Some(SeamKind::DanglingParent));
+    assert_eq!(
+        h.seam_at(node(&d, "p")).map(|s| s.kind),
+        Some(SeamKind::DanglingParent)
+    );
     assert!(h.seam_at(node(&d, "u")).is_none());
 }
 
