@@ -153,6 +153,17 @@ impl Dag {
     /// sidechain record (rewinds, edited prompts, retries, compaction replays), in file
     /// order. Subtrees of only progress, system or attachment records are not branches.
     pub fn rewound_branches(&self, on: &dyn Fn(NodeId) -> bool) -> Vec<NodeId> {
+        let holds = self.holds_message();
+        self.nodes()
+            .filter(|&n| {
+                !on(n) && holds[n.0 as usize] && self.parent_node(n).is_some_and(|p| on(p))
+            })
+            .collect()
+    }
+
+    /// For each node, whether its subtree (itself included) holds a `user` or `assistant`
+    /// record that is not a sidechain record.
+    pub fn holds_message(&self) -> Vec<bool> {
         let mut holds = vec![false; self.len()];
         for n in self.nodes() {
             if !(self.kind(n).is_message() && !self.is_sidechain(n)) {
@@ -168,10 +179,6 @@ impl Dag {
                 cur = self.parent_node(c);
             }
         }
-        self.nodes()
-            .filter(|&n| {
-                !on(n) && holds[n.0 as usize] && self.parent_node(n).is_some_and(|p| on(p))
-            })
-            .collect()
+        holds
     }
 }
