@@ -134,6 +134,28 @@ pub fn agent_labels<V>(
         .collect()
 }
 
+/// Agent id → the key `--by agent` groups the agent under ([`AgentLabel::group`]), for
+/// every subagent of the session; internal agents are `(internal)`.
+pub fn agent_groups<V>(
+    s: &LoadedSession<V>,
+    links_of: impl Fn(&V) -> &LinkVisitor,
+    teams: &[TeamConfig],
+) -> std::collections::BTreeMap<String, String> {
+    let links = crate::tree::link_session(s, &links_of);
+    agent_labels(s, &links, &links_of, teams)
+        .into_iter()
+        .zip(&s.agents)
+        .map(|(l, a)| {
+            let key = if a.file.internal {
+                "(internal)".to_owned()
+            } else {
+                l.group()
+            };
+            (l.agent_id, key)
+        })
+        .collect()
+}
+
 /// What a `SendMessage` input says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SentMessage {

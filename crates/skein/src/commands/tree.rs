@@ -70,6 +70,21 @@ fn session_of_file(path: &Path) -> Result<SessionFiles> {
     }
 }
 
+/// The agent-team configs under Claude Code's config dir (`<dir>/teams/*/config.json`), for
+/// agent names and types; unreadable ones are reported on stderr unless `quiet`.
+pub(crate) fn team_configs(quiet: bool) -> Vec<TeamConfig> {
+    let Some(dir) = super::hook::env::HookEnv::from_process().claude_dir() else {
+        return Vec::new();
+    };
+    let (teams, errors) = read_team_configs(&dir.join("teams"));
+    if !quiet {
+        for e in errors {
+            error_line(&format!("{e} (skipped)"));
+        }
+    }
+    teams
+}
+
 impl SessionArgs {
     /// Resolves and reads the session; warns on stderr (unless `--quiet`) about each file's
     /// invalid lines, which the drawing or rendering skips.
@@ -95,19 +110,9 @@ impl SessionArgs {
         Ok(loaded)
     }
 
-    /// The agent-team configs under Claude Code's config dir (`<dir>/teams/*/config.json`),
-    /// for agent names and types; unreadable ones are reported unless `--quiet`.
+    /// The agent-team configs (see [`team_configs`]).
     pub(crate) fn teams(&self) -> Vec<TeamConfig> {
-        let Some(dir) = super::hook::env::HookEnv::from_process().claude_dir() else {
-            return Vec::new();
-        };
-        let (teams, errors) = read_team_configs(&dir.join("teams"));
-        if !self.quiet {
-            for e in errors {
-                error_line(&format!("{e} (skipped)"));
-            }
-        }
-        teams
+        team_configs(self.quiet)
     }
 
     /// Resolves `SESSION` to its files.

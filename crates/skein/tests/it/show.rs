@@ -67,7 +67,7 @@ fn active_conversation_in_order_without_the_abandoned_branch() {
             "Vec&lt;u8> stays escaped.",
             "## User\n\nSummarize &lt;b.txt> please",
             "<summary><b>Task</b> Summarize</summary>",
-            "<summary>Subagent <code>sub1</code> · 2 records</summary>",
+            "<summary>Subagent <code>sub1</code> · general-purpose · 2 records</summary>",
             "#### User\n\nSummarize b.txt",
             "#### Assistant\n\nb.txt is empty.",
             "</details>",
