@@ -4,6 +4,7 @@ mod archive;
 mod check;
 mod cli;
 mod common;
+mod history;
 mod hook;
 mod passes;
 mod show;

@@ -37,7 +37,7 @@ fn keys(v: &Value) -> Vec<&str> {
         .collect()
 }
 
-const CALL_KEYS: [&str; 16] = [
+const CALL_KEYS: [&str; 18] = [
     "session_id",
     "project",
     "agent_id",
