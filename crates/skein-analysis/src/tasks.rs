@@ -358,7 +358,7 @@ fn scalar(v: &Value) -> Option<String> {
 /// Sets `slot` to the string in `v`, if it holds one.
 fn set(slot: &mut String, v: &Value) {
     if let Some(s) = v.as_str() {
-        *slot = s.to_owned();
+        s.clone_into(slot);
     }
 }
 
@@ -387,7 +387,9 @@ fn created_id(block: &Value, structured: Option<&Value>) -> Option<String> {
         Value::Array(parts) => parts.iter().find_map(|p| p["text"].as_str())?,
         _ => return None,
     };
-    let rest = &text[text.find("Task #")? + "Task #".len()..];
+    // Claude Code writes `Task #N created successfully: …`: only the start is looked at, so
+    // a large result of another tool costs nothing.
+    let rest = text.trim_start().strip_prefix("Task #")?;
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     (!digits.is_empty() && rest[digits.len()..].starts_with(" created")).then_some(digits)
 }

@@ -155,9 +155,7 @@ impl Dag {
     pub fn rewound_branches(&self, on: &dyn Fn(NodeId) -> bool) -> Vec<NodeId> {
         let holds = self.holds_message();
         self.nodes()
-            .filter(|&n| {
-                !on(n) && holds[n.0 as usize] && self.parent_node(n).is_some_and(|p| on(p))
-            })
+            .filter(|&n| !on(n) && holds[n.0 as usize] && self.parent_node(n).is_some_and(on))
             .collect()
     }
 
@@ -166,7 +164,7 @@ impl Dag {
     pub fn holds_message(&self) -> Vec<bool> {
         let mut holds = vec![false; self.len()];
         for n in self.nodes() {
-            if !(self.kind(n).is_message() && !self.is_sidechain(n)) {
+            if !self.kind(n).is_message() || self.is_sidechain(n) {
                 continue;
             }
             let mut seen = FxHashSet::default();

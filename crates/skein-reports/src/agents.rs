@@ -99,18 +99,20 @@ pub fn agent_labels<V>(
             let a = &s.agents[i];
             let meta = a.file.meta.as_ref();
             let spawn = spawn_input(s, links, &links_of, i);
-            let from_spawn = |f: fn(&SpawnInput) -> &Option<String>| spawn.and_then(|sp| f(sp).clone());
+            let from_spawn =
+                |f: fn(&SpawnInput) -> &Option<String>| spawn.and_then(|sp| f(sp).clone());
             let name = from_spawn(|sp| &sp.name);
-            let team = from_spawn(|sp| &sp.team_name)
-                .or_else(|| links_of(&a.visitor).team_name.clone());
+            let team =
+                from_spawn(|sp| &sp.team_name).or_else(|| links_of(&a.visitor).team_name.clone());
             let member = teams
                 .iter()
                 .filter(|t| team.as_deref() == Some(t.team_name.as_str()))
                 .find_map(|t| name.as_deref().and_then(|n| t.member(n)))
                 .or_else(|| {
-                    teams.iter().flat_map(|t| t.members.iter()).find(|m| {
-                        m.agent_id.as_deref() == Some(a.file.agent_id.as_str())
-                    })
+                    teams
+                        .iter()
+                        .flat_map(|t| t.members.iter())
+                        .find(|m| m.agent_id.as_deref() == Some(a.file.agent_id.as_str()))
                 });
             let agent_type = meta
                 .and_then(|m| m.agent_type.clone())
@@ -292,10 +294,7 @@ pub struct MessageEdge {
 
 /// Every `SendMessage` call of the session: the main transcript's, then each agent's, each in
 /// file order.
-pub fn message_edges(
-    s: &LoadedSession<TreeVisitor>,
-    labels: &[AgentLabel],
-) -> Vec<MessageEdge> {
+pub fn message_edges(s: &LoadedSession<TreeVisitor>, labels: &[AgentLabel]) -> Vec<MessageEdge> {
     let main = s
         .main
         .iter()

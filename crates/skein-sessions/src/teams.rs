@@ -31,7 +31,9 @@ pub struct TeamConfig {
 impl TeamConfig {
     /// The member with this name.
     pub fn member(&self, name: &str) -> Option<&TeamMember> {
-        self.members.iter().find(|m| m.name.as_deref() == Some(name))
+        self.members
+            .iter()
+            .find(|m| m.name.as_deref() == Some(name))
     }
 }
 
@@ -147,7 +149,10 @@ mod tests {
             Some("general-purpose")
         );
         assert_eq!(found[1].description.as_deref(), Some("Three researchers"));
-        assert_eq!(found[0].member("bob").and_then(|m| m.agent_id.as_deref()), Some("bob@build"));
+        assert_eq!(
+            found[0].member("bob").and_then(|m| m.agent_id.as_deref()),
+            Some("bob@build")
+        );
         assert_eq!(errors.len(), 1);
         assert!(errors[0].to_string().contains("broken"), "{}", errors[0]);
         let (none, errs) = read_team_configs(&tmp.path().join("absent"));

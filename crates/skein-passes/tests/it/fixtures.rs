@@ -540,11 +540,18 @@ fn snapshot_keeps_both_sides_of_a_seam() {
     assert_eq!(report.start.uuid, "u2");
     assert_eq!(uuids(&out), ["u2", "a3", "p1", "r2", "a4"]);
     for u in ["a3", "r2", "a4"] {
-        assert_eq!(by_uuid(&out, u), by_uuid(&data, u), "{u} is copied byte for byte");
+        assert_eq!(
+            by_uuid(&out, u),
+            by_uuid(&data, u),
+            "{u} is copied byte for byte"
+        );
     }
     // Self-contained: the dangling parent becomes null, so the output has the same seam (a
     // new root), which the whole-history walk bridges again.
-    assert_eq!(value(by_uuid(&out, "p1").expect("p1"))["parentUuid"], Value::Null);
+    assert_eq!(
+        value(by_uuid(&out, "p1").expect("p1"))["parentUuid"],
+        Value::Null
+    );
     common::check(&data, &out);
 
     // From the first prompt of a session whose compaction boundary lost its logical parent:
@@ -557,7 +564,10 @@ fn snapshot_keeps_both_sides_of_a_seam() {
         },
     )
     .expect("snapshot");
-    assert_eq!(uuids(&out), ["u1", "a1", "r1", "a2", "cb", "cs", "u2", "a3"]);
+    assert_eq!(
+        uuids(&out),
+        ["u1", "a1", "r1", "a2", "cb", "cs", "u2", "a3"]
+    );
 
     // After a new root ("clear context"), from a record before it.
     let data = history_fixture("11111111-0000-4000-8000-0000000000e3");

@@ -16,12 +16,12 @@ use skein_analysis::TaskTracker;
 use skein_graph::{Dag, NodeId, NodeKind, Seam};
 
 use super::text::{escape_markdown_html, fence_for, thousands, truncate};
-use history::task_section;
 use super::{ShowError, ShowOptions, ShowVisitor, branch, find_leaf, read_lines, source};
 use crate::agents::{AgentLabel, agent_labels};
 use crate::session::LoadedSession;
 use crate::tools::clip;
 use crate::tree::{SessionLinks, Source};
+use history::task_section;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {

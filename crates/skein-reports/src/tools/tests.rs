@@ -323,7 +323,11 @@ fn totals_per_name() {
     assert_eq!(t[0].figures.error_rate, Some(0.25));
     assert_eq!(t[0].figures.result_bytes, 11);
     assert_eq!(t[0].figures.avg_result_bytes, Some(3));
-    assert_eq!((t[0].figures.media_bytes, t[0].figures.images), (110, 4), "media apart from text");
+    assert_eq!(
+        (t[0].figures.media_bytes, t[0].figures.images),
+        (110, 4),
+        "media apart from text"
+    );
     assert_eq!(t[0].figures.p50_duration_ms, Some(200));
     assert_eq!(t[0].figures.max_duration_ms, Some(300));
     assert_eq!(t[1].tool, "Read");
@@ -332,7 +336,11 @@ fn totals_per_name() {
     b.add(&call("X", "s", None, None));
     let t = b.finish();
     assert_eq!(
-        (t[0].figures.error_rate, t[0].figures.avg_result_bytes, t[0].figures.p50_duration_ms),
+        (
+            t[0].figures.error_rate,
+            t[0].figures.avg_result_bytes,
+            t[0].figures.p50_duration_ms
+        ),
         (None, None, None)
     );
 }

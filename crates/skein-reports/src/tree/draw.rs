@@ -118,9 +118,9 @@ fn node_line(row: &TreeNode, a: &Analysis, n: NodeId) -> String {
 pub fn draw_tree(
     s: &LoadedSession<TreeVisitor>,
     links: &SessionLinks,
-    options: TreeOptions,
+    options: &TreeOptions,
 ) -> String {
-    let ctx = Ctx::new(s, links, &options);
+    let ctx = Ctx::new(s, links, options);
     let mut out = String::new();
     let _ = writeln!(out, "session {}", s.files.session_id);
     match &s.files.main {
@@ -154,7 +154,7 @@ pub fn draw_tree(
         out.push('\n');
     }
     out.push('\n');
-    for e in walk(s, links, &options) {
+    for e in walk(s, links, options) {
         out.push_str(&e.prefix);
         match e.what {
             What::Node { src, node } => {

@@ -14,8 +14,8 @@ use skein_graph::NodeId;
 use skein_sessions::SpawnLinks;
 
 use super::Source;
-use crate::session::LoadedSession;
 use crate::agents::{MessageCall, SEND_MESSAGE};
+use crate::session::LoadedSession;
 use crate::show::text::parse_line;
 
 /// A `Task`/`Agent` call's input, as far as linking and display need it.
@@ -122,7 +122,8 @@ impl RecordVisitor<IgnoredAny> for LinkVisitor {
                         spawn_inputs(&v, &mut self.spawn_inputs);
                     }
                     if sends {
-                        self.messages.extend(MessageCall::all_in(&v, id, line.number));
+                        self.messages
+                            .extend(MessageCall::all_in(&v, id, line.number));
                     }
                 }
             }

@@ -90,7 +90,11 @@ impl<'a> Ctx<'a> {
             .collect();
         for src in sources {
             if let Some(a) = ctx.analysis(src) {
-                let h = a.dag.active_leaf().map(|l| a.dag.history(l)).unwrap_or_default();
+                let h = a
+                    .dag
+                    .active_leaf()
+                    .map(|l| a.dag.history(l))
+                    .unwrap_or_default();
                 ctx.seams
                     .extend(h.seams.iter().map(|seam| ((src, seam.node), *seam)));
                 ctx.active.insert(src, h.path.into_iter().collect());

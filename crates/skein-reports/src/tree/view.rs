@@ -24,7 +24,10 @@ pub(super) struct FileView<'a> {
 impl<'a> FileView<'a> {
     pub(super) fn new(analysis: &'a Analysis, info: &'a [NodeInfo]) -> Self {
         let dag = &analysis.dag;
-        let history = dag.active_leaf().map(|l| dag.history(l)).unwrap_or_default();
+        let history = dag
+            .active_leaf()
+            .map(|l| dag.history(l))
+            .unwrap_or_default();
         let active = history.path.iter().copied().collect();
         let mut boundaries: FxHashMap<NodeId, Vec<NodeId>> = FxHashMap::default();
         let mut attached = FxHashSet::default();

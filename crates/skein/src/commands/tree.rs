@@ -205,7 +205,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     match choose_format(args.format) {
         Format::Table => {
-            out.write_all(draw_tree(&loaded, &links, tree).as_bytes())?;
+            out.write_all(draw_tree(&loaded, &links, &tree).as_bytes())?;
         }
         Format::Jsonl => {
             for n in tree_rows(&loaded, &links, &tree) {

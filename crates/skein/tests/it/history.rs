@@ -371,13 +371,12 @@ fn independent_walk(recs: &[Record]) -> Option<(HashSet<usize>, usize)> {
             .and_then(|p| index.get(p).copied())
     };
     let no_parent = |i: usize| parent(i).is_none() && !(boundary(i) && logical(i).is_some());
-    let main_chain = |i: usize| {
-        chain(i)
-            && !flag(i, "isSidechain")
-            && !recs[i].v["teamName"]
-                .as_str()
-                .is_some_and(|t| !t.is_empty())
+    let team = |i: usize| {
+        recs[i].v["teamName"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty())
     };
+    let main_chain = |i: usize| chain(i) && !flag(i, "isSidechain") && !team(i);
     let first_root = (0..recs.len()).find(|&i| main_chain(i) && no_parent(i));
     let mut on = HashSet::new();
     let mut seams = 0;

@@ -94,7 +94,11 @@ impl Renderer<'_> {
         let from = result
             .and_then(|(_, record)| sender_of(record.get("toolUseResult")))
             .unwrap_or_else(|| self.sender_name(src));
-        let to = if m.to == "*" { "everyone" } else { m.to.as_str() };
+        let to = if m.to == "*" {
+            "everyone"
+        } else {
+            m.to.as_str()
+        };
         let kind = match (m.kind.as_str(), m.approve) {
             ("message", _) => String::new(),
             ("broadcast", _) => " (broadcast)".to_owned(),
@@ -159,9 +163,7 @@ impl Renderer<'_> {
         let hung: Vec<Hung> = self.links.hung_at(src, n).to_vec();
         for h in hung {
             match h {
-                Hung::Agent(i)
-                    if self.links.agents[i].tool_use_id.as_deref() == Some(id) =>
-                {
+                Hung::Agent(i) if self.links.agents[i].tool_use_id.as_deref() == Some(id) => {
                     self.agent(i, depth + 1)?;
                 }
                 Hung::Inline(root) if self.links.inline_tool_use(root) == Some(id) => {

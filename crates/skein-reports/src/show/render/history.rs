@@ -29,7 +29,8 @@ impl Renderer<'_> {
         let uuid = short(dag.uuid(seam.node));
         let kind = v.map_or_else(String::new, |v| {
             let t = str_at(v, "type").unwrap_or("record");
-            let sub = str_at(v, "subtype").or_else(|| v.pointer("/data/type").and_then(Value::as_str));
+            let sub =
+                str_at(v, "subtype").or_else(|| v.pointer("/data/type").and_then(Value::as_str));
             match sub {
                 Some(s) => format!(" ({t}/{s})"),
                 None => format!(" ({t})"),
@@ -42,10 +43,14 @@ impl Renderer<'_> {
                 None => "names a parent that is not in this file".to_owned(),
             },
             SeamKind::MissingLogicalParent => match field("logicalParentUuid") {
-                Some(p) => format!("is a compaction boundary continuing `{p}`, which is not in this file"),
+                Some(p) => {
+                    format!("is a compaction boundary continuing `{p}`, which is not in this file")
+                }
                 None => "is a compaction boundary without a logical parent".to_owned(),
             },
-            SeamKind::NewRoot => "starts a new chain (no parent; the context was cleared)".to_owned(),
+            SeamKind::NewRoot => {
+                "starts a new chain (no parent; the context was cleared)".to_owned()
+            }
         };
         let _ = write!(
             self.out,
@@ -131,7 +136,11 @@ pub(super) fn task_section(list: &TaskList) -> String {
         }
         line.push_str(&escape_markdown_html(t.subject.trim()));
         if !matches!(t.status.as_str(), "completed" | "pending" | "") {
-            let _ = write!(line, " · *{}*", escape_markdown_html(&t.status.replace('_', " ")));
+            let _ = write!(
+                line,
+                " · *{}*",
+                escape_markdown_html(&t.status.replace('_', " "))
+            );
         }
         if let Some(o) = &t.owner {
             let _ = write!(line, " · owner {}", escape_markdown_html(o));

@@ -7,12 +7,12 @@ use serde_json::Value;
 use skein_graph::NodeId;
 
 use super::{Renderer, Results, Role, flag, str_at};
+use crate::agents::SEND_MESSAGE;
 use crate::show::ShowError;
 use crate::show::text::{
     escape_html, escape_markdown_html, fence_for, is_interrupt, message_text, result_text, tag,
 };
 use crate::tools::input_summary;
-use crate::agents::SEND_MESSAGE;
 use crate::tree::Source;
 
 impl Renderer<'_> {
