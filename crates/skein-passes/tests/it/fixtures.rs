@@ -554,32 +554,21 @@ fn snapshot_keeps_both_sides_of_a_seam() {
     );
     common::check(&data, &out);
 
+    let from_u1 = |session: &str| {
+        let data = history_fixture(session);
+        let start = Start::Uuid("u1".into());
+        let (out, _) = snapshot(&data, &SnapshotOptions { start }).expect("snapshot");
+        uuids(&out)
+    };
     // From the first prompt of a session whose compaction boundary lost its logical parent:
     // everything before and after the boundary.
-    let data = history_fixture("11111111-0000-4000-8000-00000000c0c1");
-    let (out, _) = snapshot(
-        &data,
-        &SnapshotOptions {
-            start: Start::Uuid("u1".into()),
-        },
-    )
-    .expect("snapshot");
     assert_eq!(
-        uuids(&out),
+        from_u1("11111111-0000-4000-8000-00000000c0c1"),
         ["u1", "a1", "r1", "a2", "cb", "cs", "u2", "a3"]
     );
-
     // After a new root ("clear context"), from a record before it.
-    let data = history_fixture("11111111-0000-4000-8000-0000000000e3");
-    let (out, _) = snapshot(
-        &data,
-        &SnapshotOptions {
-            start: Start::Uuid("u1".into()),
-        },
-    )
-    .expect("snapshot");
     assert_eq!(
-        uuids(&out),
+        from_u1("11111111-0000-4000-8000-0000000000e3"),
         ["u1", "a1", "r1", "i1", "h2", "u2", "a2", "r2", "a3"],
         "the rewound prompt x1 stays out"
     );

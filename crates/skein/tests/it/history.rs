@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::common;
-use common::{corpus, jsonl, jsonl_files, note, ok, skein, skein_env, stdout, testdata};
+use common::{corpus, in_order, jsonl, jsonl_files, note, ok, skein, skein_env, stdout, testdata};
 
 const DANGLING: &str = "11111111-0000-4000-8000-00000000da01";
 const COMPACTION: &str = "11111111-0000-4000-8000-00000000c0c1";
@@ -33,17 +33,6 @@ fn run(args: &[&str]) -> String {
         &dir(),
         &[("CLAUDE_CONFIG_DIR", &config)],
     )))
-}
-
-/// `needles` appear in `hay` in this order.
-fn in_order(hay: &str, needles: &[&str]) {
-    let mut at = 0;
-    for n in needles {
-        match hay[at..].find(n) {
-            Some(i) => at += i + n.len(),
-            None => panic!("{n:?} missing (or out of order) in:\n{hay}"),
-        }
-    }
 }
 
 #[test]
