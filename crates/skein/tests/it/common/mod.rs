@@ -67,7 +67,7 @@ pub(crate) fn jsonl(out: &Output) -> Vec<Value> {
 }
 
 /// `needles` appear in `hay` in this order.
-fn in_order(hay: &str, needles: &[&str]) {
+pub(crate) fn in_order(hay: &str, needles: &[&str]) {
     let mut at = 0;
     for n in needles {
         match hay[at..].find(n) {
