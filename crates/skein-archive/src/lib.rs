@@ -28,6 +28,7 @@ mod pump;
 mod reader;
 mod restore;
 mod retention;
+mod teams;
 mod time;
 mod verify;
 
@@ -53,5 +54,6 @@ pub use meta::{SessionMeta, SubagentRef, TokenUsage};
 pub use reader::{open_archived, read_archived};
 pub use restore::{RestoreReport, RestoreRequest};
 pub use retention::{RetentionOptions, RetentionReport};
+pub use teams::{TEAMS_DIR, TeamConfigStatus};
 pub use time::{now_unix, parse_timestamp};
 pub use verify::{Issue, Problem, Severity, VerifyReport, verify};
