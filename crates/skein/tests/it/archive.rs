@@ -854,26 +854,43 @@ fn team_configs_are_archived_next_to_the_sessions() {
             &Value::from("teams/research/config.json")
         )
     );
-    assert_eq!(rows.iter().filter(|r| r["kind"] == "team-config").count(), 1);
-    assert_eq!(std::fs::read(&stored).expect("stored"), config.as_bytes(), "kept as is");
+    assert_eq!(
+        rows.iter().filter(|r| r["kind"] == "team-config").count(),
+        1
+    );
+    assert_eq!(
+        std::fs::read(&stored).expect("stored"),
+        config.as_bytes(),
+        "kept as is"
+    );
     let mode = |p: &Path| std::fs::metadata(p).expect("md").permissions().mode() & 0o777;
     assert_eq!(mode(&stored), 0o600);
     assert_eq!(mode(&env.archive_dir().join("teams/research")), 0o700);
     assert_eq!(mode(&env.archive_dir().join("teams")), 0o700);
 
     // Again: unchanged, nothing rewritten. Then the team changes: the latest version replaces it.
-    let before = std::fs::metadata(&stored).expect("md").modified().expect("mtime");
+    let before = std::fs::metadata(&stored)
+        .expect("md")
+        .modified()
+        .expect("mtime");
     let rows = env.archive(&[]);
     assert_eq!(by_kind(&rows, "team-config")["status"], "unchanged");
     assert_eq!(
-        std::fs::metadata(&stored).expect("md").modified().expect("mtime"),
+        std::fs::metadata(&stored)
+            .expect("md")
+            .modified()
+            .expect("mtime"),
         before
     );
     let changed = config.replace("Explore", "general-purpose");
     std::fs::write(team_dir.join("config.json"), &changed).expect("write");
     let projects = env.projects();
     let rows = env.archive(&[projects.to_str().expect("utf8")]);
-    assert_eq!(by_kind(&rows, "team-config")["status"], "updated", "found beside projects/");
+    assert_eq!(
+        by_kind(&rows, "team-config")["status"],
+        "updated",
+        "found beside projects/"
+    );
     assert_eq!(std::fs::read(&stored).expect("stored"), changed.as_bytes());
 
     // With --redact, the stored config is its JSON with the token replaced.

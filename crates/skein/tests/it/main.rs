@@ -5,6 +5,7 @@ mod check;
 mod cli;
 mod common;
 mod history;
+mod history_corpus;
 mod hook;
 mod passes;
 mod show;

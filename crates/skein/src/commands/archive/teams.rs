@@ -42,7 +42,9 @@ pub(super) fn teams_dirs(paths: &[PathBuf]) -> Vec<PathBuf> {
     }
     for p in paths {
         let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
-        if let Some(projects) = abs.ancestors().find(|a| a.file_name().is_some_and(|n| n == "projects"))
+        if let Some(projects) = abs
+            .ancestors()
+            .find(|a| a.file_name().is_some_and(|n| n == "projects"))
             && let Some(config) = projects.parent()
         {
             push(config.join("teams"));
