@@ -2,6 +2,11 @@
 //! synthetic 64 MiB transcript (streamed in 2 MiB blocks and from a slice) and on the shared
 //! corpus when present. Also the task list over the same bytes (`TaskTracker::lines`, what the
 //! hook's goal reminder feeds new lines to).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::hint::black_box;
 

@@ -5,7 +5,7 @@ use std::io;
 use rustc_hash::FxHashMap;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use skein_core::{Envelope, Event, Line, LineSource, Parser, Reader, ReaderOptions};
-use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeKind, NodeTools};
+use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeTools, RecordType};
 
 use crate::stats::{ChainStats, FileStats, InvalidSample, SeamStats};
 use crate::tools::{ToolInput, ToolPairing, ToolResult, ToolUse};
@@ -220,14 +220,14 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
             keep_min(&mut stats.first_timestamp, ts);
             keep_max(&mut stats.last_timestamp, ts);
         }
-        let kind = NodeKind::from_type(kind_str);
+        let kind = RecordType::from_type(kind_str);
         let node = env.uuid.get().map(|uuid| {
             graph.add(&NodeInput {
                 uuid,
                 parent: env.parent_uuid.get(),
                 logical_parent: env.logical_parent_uuid.get(),
                 kind,
-                compact_boundary: kind == NodeKind::System
+                compact_boundary: kind == RecordType::System
                     && env.subtype.get() == Some("compact_boundary"),
                 sidechain: env.is_sidechain.0,
                 meta: env.is_meta.0,
@@ -240,7 +240,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
             continue;
         };
         let new_node = node.filter(|&(_, fresh)| fresh).map(|(id, _)| id);
-        if kind == NodeKind::Assistant {
+        if kind == RecordType::Assistant {
             if let Some(u) = message.usage.0.as_ref() {
                 usage.add(
                     message.id.get(),
@@ -257,7 +257,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
         }
         for block in message.content.blocks() {
             match (kind, block.kind()) {
-                (NodeKind::Assistant, Some("tool_use")) => {
+                (RecordType::Assistant, Some("tool_use")) => {
                     let Some(id) = block.id.get() else { continue };
                     if let (Some(t), Some(n)) = (table.as_mut(), new_node) {
                         let i = t.intern(id);
@@ -277,7 +277,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
                         sidechain: env.is_sidechain.0,
                     });
                 }
-                (NodeKind::User, Some("tool_result")) => {
+                (RecordType::User, Some("tool_result")) => {
                     let Some(id) = block.tool_use_id.get() else {
                         continue;
                     };

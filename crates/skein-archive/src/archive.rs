@@ -57,9 +57,24 @@ impl Default for ArchiveOptions {
             codec: CodecOptions::default(),
             dict: DictMode::Auto,
             lock_timeout: Duration::from_secs(30),
-            clock: crate::time::now_unix,
+            clock: now_unix,
         }
     }
+}
+
+/// The system clock in Unix seconds: the default [`ArchiveOptions::clock`].
+pub fn now_unix() -> i64 {
+    skein_core::time::unix_ms(std::time::SystemTime::now()).div_euclid(1000)
+}
+
+/// Unix seconds of an ISO-8601 timestamp (see [`skein_core::time::parse_ms`]).
+pub(crate) fn timestamp_secs(ts: &str) -> Option<i64> {
+    skein_core::time::parse_ms(ts).map(|ms| ms.div_euclid(1000))
+}
+
+/// `days` in seconds, saturating.
+pub(crate) fn days_to_secs(days: u64) -> i64 {
+    i64::try_from(days.saturating_mul(86_400)).unwrap_or(i64::MAX)
 }
 
 /// An archive directory. Cheap to open (no scan); every operation locks what it touches, so

@@ -17,5 +17,5 @@ pub mod history;
 pub use active::{NodeTools, repair_parallel_tools};
 pub use build::{GraphBuilder, NodeInput};
 pub use dag::Parent;
-pub use dag::{ChainSummary, Dag, NodeId, NodeKind};
+pub use dag::{ChainSummary, Dag, NodeId, RecordType};
 pub use history::{History, Seam, SeamKind};

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 use skein_analysis::TaskTracker;
-use skein_graph::{Dag, NodeId, NodeKind, Seam};
+use skein_graph::{Dag, NodeId, RecordType, Seam};
 
 use super::text::{escape_markdown_html, fence_for, thousands, truncate};
 use super::{ShowError, ShowOptions, ShowVisitor, branch, find_leaf, read_lines, source};
@@ -373,7 +373,7 @@ pub(super) fn plural(n: u64, what: &str) -> String {
 pub(super) fn rendered_lines(dag: &Dag, nodes: &[NodeId]) -> FxHashSet<u64> {
     nodes
         .iter()
-        .filter(|&&n| !matches!(dag.kind(n), NodeKind::Progress | NodeKind::Other))
+        .filter(|&&n| dag.kind(n).is_chain() && dag.kind(n) != RecordType::Progress)
         .map(|&n| dag.line(n))
         .collect()
 }

@@ -21,8 +21,8 @@ use serde::Serialize;
 use skein_analysis::ToolPairing;
 use skein_analysis::tools::Pair;
 
-use crate::dates::DateRange;
 use crate::session::LoadedSession;
+use skein_core::time::{DateRange, Zone};
 
 /// Longest `input_summary`, in characters (a longer one ends with `…` at this length).
 pub const MAX_SUMMARY_CHARS: usize = 120;
@@ -158,8 +158,9 @@ pub fn tool_calls<V>(s: &LoadedSession<V>) -> Vec<ToolCall> {
 /// Which calls (and loops) a report keeps.
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {
-    /// Days of the call's timestamp (a loop's first call).
+    /// Local days (in `zone`) of the call's timestamp (a loop's first call).
     pub dates: DateRange,
+    pub zone: Zone,
     /// Tool names to keep (exact match); empty keeps all.
     pub tools: Vec<String>,
 }
@@ -172,12 +173,18 @@ impl ToolFilter {
 
     /// True when the call passes.
     pub fn keeps(&self, call: &ToolCall) -> bool {
-        self.keeps_tool(&call.tool) && self.dates.contains_timestamp(call.timestamp.as_deref())
+        self.keeps_tool(&call.tool)
+            && self
+                .dates
+                .contains_timestamp(call.timestamp.as_deref(), &self.zone)
     }
 
     /// True when the loop passes.
     pub fn keeps_loop(&self, l: &ToolLoop) -> bool {
-        self.keeps_tool(&l.tool) && self.dates.contains_timestamp(l.first_timestamp.as_deref())
+        self.keeps_tool(&l.tool)
+            && self
+                .dates
+                .contains_timestamp(l.first_timestamp.as_deref(), &self.zone)
     }
 }
 

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use skein_analysis::RecordVisitor;
+use skein_core::record::is_spawn_tool;
 use skein_core::{Content, Envelope, Line, Message};
 use skein_graph::NodeId;
 use skein_sessions::SpawnLinks;
@@ -65,7 +66,7 @@ fn spawn_inputs(v: &Value, out: &mut Vec<SpawnInput>) {
     for b in blocks {
         let name = b.get("name").and_then(Value::as_str);
         if b.get("type").and_then(Value::as_str) != Some("tool_use")
-            || !matches!(name, Some("Task" | "Agent"))
+            || !name.is_some_and(is_spawn_tool)
         {
             continue;
         }
@@ -111,7 +112,7 @@ impl RecordVisitor<IgnoredAny> for LinkVisitor {
                     }
                     if let Some(tid) = b.id.get() {
                         self.tool_nodes.entry(tid.into()).or_insert(id);
-                        spawns |= matches!(b.name.get(), Some("Task" | "Agent"));
+                        spawns |= b.name.get().is_some_and(is_spawn_tool);
                         sends |= b.name.get() == Some(SEND_MESSAGE);
                     }
                 }

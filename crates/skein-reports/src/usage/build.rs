@@ -8,9 +8,8 @@ use skein_sessions::SessionFiles;
 
 use super::rows::{Acc, RowKey, SourceTokens, TotalsRow, UsageReport, UsageRow};
 use super::scan::{RequestCopy, SessionScan};
-use super::time::{UtcOffset, format_timestamp_ms};
-use crate::dates::DateRange;
 use crate::pricing::{ModelPrice, PricingTable};
+use skein_core::time::{DateRange, Zone, format_ms};
 
 /// The report's grouping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,13 +51,13 @@ impl UsageKind {
 }
 
 /// Options of the report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct UsageOptions {
     pub kind: UsageKind,
-    /// Days (after applying `offset`) to keep.
+    /// Local days (in `zone`) to keep.
     pub range: DateRange,
-    /// Day boundaries.
-    pub offset: UtcOffset,
+    /// The zone whose local days, weeks and months the rows are.
+    pub zone: Zone,
 }
 
 /// The agent key of the main transcript's requests.
@@ -272,10 +271,8 @@ impl UsageBuilder {
         let mut totals = Acc::default();
         let mut sources = SourceTokens::default();
         for (session, copy) in &requests {
-            let day = options.offset.day_of(copy.timestamp_ms);
-            if options.range.since.is_some_and(|s| day < s)
-                || options.range.until.is_some_and(|u| day > u)
-            {
+            let day = options.zone.day_of(copy.timestamp_ms);
+            if !options.range.contains(day) {
                 continue;
             }
             let model = copy.model.as_deref().unwrap_or(NO_MODEL);
@@ -315,8 +312,8 @@ impl UsageBuilder {
                     project: None,
                     model: None,
                     agent: None,
-                    first_timestamp: acc.first_ms.map(format_timestamp_ms),
-                    last_timestamp: acc.last_ms.map(format_timestamp_ms),
+                    first_timestamp: acc.first_ms.map(format_ms),
+                    last_timestamp: acc.last_ms.map(format_ms),
                     figures: acc.figures(),
                     totals: false,
                 };
@@ -347,8 +344,8 @@ impl UsageBuilder {
         }
         let total_row = TotalsRow {
             report: options.kind.name(),
-            first_timestamp: totals.first_ms.map(format_timestamp_ms),
-            last_timestamp: totals.last_ms.map(format_timestamp_ms),
+            first_timestamp: totals.first_ms.map(format_ms),
+            last_timestamp: totals.last_ms.map(format_ms),
             figures: totals.figures(),
             unpriced_models: unpriced.into_iter().collect(),
             sources,

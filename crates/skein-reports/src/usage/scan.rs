@@ -13,8 +13,8 @@ use skein_sessions::SessionFiles;
 use skein_store::{Input, InputMode, open_input};
 
 use super::Tokens;
-use super::time::parse_timestamp_ms;
 use crate::session::LoadError;
+use skein_core::time::parse_ms;
 
 /// Where a copy was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -198,7 +198,7 @@ impl FileGroups<'_> {
         if model == Some("<synthetic>") {
             return;
         }
-        let Some(ts) = timestamp.get().and_then(parse_timestamp_ms) else {
+        let Some(ts) = timestamp.get().and_then(parse_ms) else {
             scan.no_timestamp += 1;
             return;
         };
@@ -438,7 +438,7 @@ mod tests {
         );
         assert_eq!(
             a.timestamp_ms,
-            parse_timestamp_ms("2026-01-01T00:00:00Z").expect("ts")
+            parse_ms("2026-01-01T00:00:00Z").expect("ts")
         );
         let b = &scan.copies[1];
         assert_eq!(b.message_id.as_deref(), Some("m2"));

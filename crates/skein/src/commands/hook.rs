@@ -128,6 +128,7 @@ pub(crate) fn run_hook(args: &HookArgs) -> ExitCode {
     };
     if let Err(e) = read {
         let entry = LogEntry::new(
+            (ctx.clock)(),
             LogLevel::Error,
             None,
             None,

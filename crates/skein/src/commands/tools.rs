@@ -158,6 +158,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let report = &args.report;
     let filter = ToolFilter {
         dates: report.date_range()?,
+        zone: report.zone()?,
         tools: args.tools.clone(),
     };
     let (sessions, found_ok) = report.sessions()?;

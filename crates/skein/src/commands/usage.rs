@@ -16,7 +16,7 @@ use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
 use skein_reports::tree::LinkVisitor;
 use skein_reports::usage::{
-    Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner, UtcOffset,
+    Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner,
 };
 
 use crate::cli::Format;
@@ -35,10 +35,6 @@ use crate::report::{ReportArgs, RowWriter, exit_status};
 pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) report: ReportArgs,
-    /// Day boundaries for grouping and for --since/--until: UTC (default) or a fixed offset
-    /// such as +09:00 or -0500.
-    #[arg(long, value_name = "OFFSET", default_value = "UTC")]
-    pub(crate) timezone: String,
     /// A JSON price table whose entries extend or override the embedded one.
     #[arg(long, value_name = "FILE")]
     pub(crate) pricing: Option<PathBuf>,
@@ -94,15 +90,18 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         ),
     };
     let format = report.format();
-    let offset = UtcOffset::parse(&args.timezone)?;
     let options = UsageOptions {
         kind,
         range: report.date_range()?,
-        offset,
+        zone: report.zone()?,
     };
     let mut pricing = PricingTable::embedded();
     if let Some(path) = &args.pricing {
-        let user = PricingTable::from_file(path).context("cannot use --pricing")?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+            .context("cannot use --pricing")?;
+        let user = PricingTable::from_json(&text, &path.display().to_string())
+            .context("cannot use --pricing")?;
         pricing = pricing.overridden_by(user);
     }
     let (sessions, found_ok) = report.sessions()?;

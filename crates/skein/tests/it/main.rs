@@ -1,4 +1,9 @@
 //! Integration tests for skein (one test binary; modules by area).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 mod archive;
 mod check;
@@ -14,3 +19,4 @@ mod stats_fixtures;
 mod tools;
 mod tree;
 mod usage;
+mod zones;

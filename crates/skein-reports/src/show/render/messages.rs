@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use rustc_hash::FxHashSet;
 use serde_json::Value;
+use skein_core::record::is_spawn_tool;
 use skein_graph::NodeId;
 
 use super::{Renderer, Results, Role, flag, str_at};
@@ -246,7 +247,7 @@ impl Renderer<'_> {
                 }
                 self.fenced("", field("content").unwrap_or(""), "input");
             }
-            "Task" | "Agent" if field("prompt").is_some() => {
+            n if is_spawn_tool(n) && field("prompt").is_some() => {
                 self.fenced("", field("prompt").unwrap_or(""), "prompt");
             }
             _ => {

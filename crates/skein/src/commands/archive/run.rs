@@ -238,20 +238,9 @@ fn unchanged(ck: Option<&Checkpoint>, md: Option<&std::fs::Metadata>) -> bool {
     let (Some(cur), Some(md)) = (ck.and_then(|c| c.current.as_ref()), md) else {
         return false;
     };
-    same_inode(md, cur.source.ino)
+    skein_store::FileId::of(md).same_file(&cur.source.file_id())
         && md.len() == cur.source.size
         && cur.meta.extra.get(SOURCE_BYTES).and_then(Value::as_u64) == Some(md.len())
-}
-
-#[cfg(unix)]
-fn same_inode(md: &std::fs::Metadata, ino: u64) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    md.ino() == ino
-}
-
-#[cfg(not(unix))]
-fn same_inode(_: &std::fs::Metadata, _: u64) -> bool {
-    false
 }
 
 /// Archives one session; one row per source.
