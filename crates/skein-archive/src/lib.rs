@@ -25,6 +25,7 @@ mod compact;
 mod dict;
 mod discover;
 mod error;
+mod frames;
 mod index;
 mod ingest;
 mod layout;
@@ -33,8 +34,10 @@ mod pump;
 mod reader;
 mod restore;
 mod retention;
+mod settle;
 mod teams;
 mod verify;
+mod verify_file;
 
 pub use archive::{Archive, ArchiveOptions, DictMode, RecoverReport, now_unix};
 pub use checkpoint::{
@@ -48,15 +51,18 @@ pub use compact::{CompactOptions, CompactReport};
 pub use dict::{DICT_MAX_INPUT, DictInfo, TrainOptions, TrainReport};
 pub use discover::{Discovered, discover, first_timestamp};
 pub use error::{ArchiveError, Result};
+#[doc(hidden)]
+pub use frames::{FuzzFrame, fuzz_scan};
 pub use index::{Index, IndexEntry};
 pub use ingest::{IngestReport, IngestRequest, Transform, VersionReason};
 pub use layout::{
     ARCHIVE_SUFFIX, CHECKPOINT_DIR, DICT_DIR, INDEX_FILE, Kind, LOCK_DIR, MAIN_DIR, META_SUFFIX,
-    NO_PARENT, SUBAGENT_DIR, UNKNOWN_AGENT_TYPE, meta_rel_path,
+    NO_PARENT, SET_ASIDE_DIR, SUBAGENT_DIR, UNKNOWN_AGENT_TYPE, meta_rel_path,
 };
 pub use meta::{SessionMeta, SubagentRef, TokenUsage};
 pub use reader::{open_archived, read_archived};
 pub use restore::{RestoreReport, RestoreRequest};
 pub use retention::{RetentionOptions, RetentionReport};
+pub use settle::Rebuilt;
 pub use teams::{TEAMS_DIR, TeamConfigStatus};
 pub use verify::{Issue, Problem, Severity, VerifyReport, verify};

@@ -19,6 +19,7 @@ mod zone;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     inputs::register_archive_reader();
+    skein_core::lines::set_default_max_line(cli.max_line);
     match commands::run(cli) {
         Ok(code) => code,
         Err(err) => {

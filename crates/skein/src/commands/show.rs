@@ -1,7 +1,7 @@
 //! `skein show SESSION`: the active conversation as Markdown. See `docs/reports/show.md`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -52,6 +52,17 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         node_tools: true,
         ..AnalysisOptions::default()
     };
+    if let Some(out) = &args.output {
+        // `-o` naming a transcript of the session would replace it with Markdown.
+        let files = args.session.resolve()?;
+        let inputs: Vec<&Path> = files
+            .main
+            .iter()
+            .map(PathBuf::as_path)
+            .chain(files.agents.iter().map(|a| a.path.as_path()))
+            .collect();
+        skein_store::ensure_not_input(out, &inputs)?;
+    }
     let loaded = args.session.load::<ShowVisitor>(&analysis)?;
     let links = link_session(&loaded, |v| &v.links);
     let options = ShowOptions {
@@ -67,7 +78,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     };
     let markdown = render_session(&loaded, &links, &options)?;
     if let Some(path) = &args.output {
-        skein_store::write_atomic(path, markdown.as_bytes())
+        crate::output::write_output(path, markdown.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     } else {
         let stdout = std::io::stdout();

@@ -6,12 +6,15 @@
 )]
 
 mod archive;
+mod archive_safety;
 mod check;
 mod cli;
 mod common;
 mod history;
 mod history_corpus;
 mod hook;
+mod line_cap;
+mod live_files;
 mod passes;
 mod show;
 mod skills;

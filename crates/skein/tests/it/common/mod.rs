@@ -26,6 +26,20 @@ pub(crate) fn skein(args: &[&str], cwd: &Path) -> Output {
     skein_env(args, cwd, &[])
 }
 
+/// A `skein ARGS` command in `cwd` with a private `HOME` (kept alive by the returned guard), to
+/// spawn and watch while it runs.
+pub(crate) fn skein_command(args: &[&str], cwd: &Path) -> (Command, tempfile::TempDir) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skein"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("HOME", home.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    (cmd, home)
+}
+
 /// [`skein`] with extra environment variables.
 pub(crate) fn skein_env(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Output {
     let home = tempfile::tempdir().expect("tempdir");
