@@ -35,6 +35,7 @@ mod reader;
 mod restore;
 mod retention;
 mod settle;
+mod teams;
 mod verify;
 mod verify_file;
 
@@ -63,4 +64,5 @@ pub use reader::{open_archived, read_archived};
 pub use restore::{RestoreReport, RestoreRequest};
 pub use retention::{RetentionOptions, RetentionReport};
 pub use settle::Rebuilt;
+pub use teams::{TEAMS_DIR, TeamConfigStatus};
 pub use verify::{Issue, Problem, Severity, VerifyReport, verify};

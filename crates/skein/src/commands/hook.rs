@@ -18,7 +18,7 @@ use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use skein_hook::{EventKind, LogEntry, LogLevel, MAX_EVENT_BYTES};
 
 mod archive;
-mod env;
+pub(crate) mod env;
 mod runner;
 mod settings;
 mod snapshot;

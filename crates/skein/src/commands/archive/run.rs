@@ -482,6 +482,20 @@ pub(super) fn run(args: &IngestArgs) -> Result<ExitCode> {
             Ok(())
         },
     )?;
+    for row in super::teams::archive_teams(
+        &archive,
+        &super::teams::teams_dirs(&args.paths),
+        redactor.as_ref(),
+    ) {
+        if let Some(e) = &row.error
+            && !args.quiet
+        {
+            error_line(&format!("{}: {e}", row.source));
+        }
+        *totals.counts.entry(row.status).or_default() += 1;
+        serde_json::to_writer(&mut out, &row)?;
+        out.write_all(b"\n")?;
+    }
     out.flush()?;
     if !args.quiet && std::io::stderr().is_terminal() {
         let files: u64 = totals.counts.values().sum();
