@@ -1,7 +1,8 @@
 //! Compositions of skein's libraries, for the binary (which only parses flags, wires these up
 //! and prints): archiving a tree with metadata ([`ingest`], with the incremental metadata
 //! collector in [`meta`]), restoring sessions ([`restore`]), and the passes the hook runs
-//! ([`hook`]: `archive`, `snapshot`). `skein archive` and the hook's `archive` pass share one
+//! ([`hook`]: `archive`, `snapshot`), the agent-team configs kept beside the sessions
+//! ([`teams`]). `skein archive` and the hook's `archive` pass share one
 //! metadata and identity code path ([`meta`], [`identity`], [`transform`]).
 
 #![allow(
@@ -19,6 +20,7 @@ pub mod meta;
 pub mod restore;
 mod session_meta;
 pub mod snapshot_dir;
+pub mod teams;
 pub mod transform;
 
 pub use error::{Error, chain};

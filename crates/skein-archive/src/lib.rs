@@ -35,6 +35,7 @@ mod reader;
 mod restore;
 mod retention;
 mod settle;
+mod teams;
 mod verify;
 mod verify_file;
 
@@ -64,4 +65,5 @@ pub use reader::{
 pub use restore::{RestoreContent, RestoreItem, RestoreReport};
 pub use retention::{RetentionOptions, RetentionReport};
 pub use settle::Rebuilt;
+pub use teams::{TEAMS_DIR, TeamConfigStatus};
 pub use verify::{Issue, Problem, Severity, VerifyReport, verify};

@@ -261,7 +261,10 @@ mod tests {
         let r = p.parse(text.as_bytes()).expect("parse");
         let msg = r.envelope.message.0.expect("message");
         // Text bytes after unescaping: "x\n\"y" is four.
-        assert_eq!(msg.content.blocks()[0].content.0, 4 * (BIG_LINE as u64 / 5));
+        assert_eq!(
+            msg.content.blocks()[0].content.text,
+            4 * (BIG_LINE as u64 / 5)
+        );
     }
 
     #[test]
@@ -270,7 +273,31 @@ mod tests {
         let line = br#"{"message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"abcd"},{"type":"text","text":"\u00e9"}]},{"type":"tool_result","tool_use_id":"s","content":"xyz"}]}}"#;
         let r = p.parse(line).expect("parse");
         let msg = r.envelope.message.0.expect("message");
-        let sizes: Vec<u64> = msg.content.blocks().iter().map(|b| b.content.0).collect();
+        let sizes: Vec<u64> = msg
+            .content
+            .blocks()
+            .iter()
+            .map(|b| b.content.text)
+            .collect();
         assert_eq!(sizes, vec![6, 3]);
+    }
+
+    #[test]
+    fn tool_result_size_keeps_media_and_names_apart() {
+        let mut p = Parser::new();
+        // An image result with 5 bytes of text, and a ToolSearch result naming two tools; the
+        // `type` tag after the fields and a `source` before it are both handled.
+        let line = br#"{"message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"text":"shot:","type":"text"},{"source":{"type":"base64","media_type":"image/png","data":"aGVsbG8gd29ybGQ="},"type":"image"},{"type":"document","source":{"type":"base64","data":"UERG"}}]},{"type":"tool_result","tool_use_id":"s","content":[{"type":"tool_reference","tool_name":"TaskCreate"},{"type":"tool_reference","tool_name":"Read"}]}]}}"#;
+        let r = p.parse(line).expect("parse");
+        let msg = r.envelope.message.0.expect("message");
+        let blocks = msg.content.blocks();
+        let img = blocks[0].content;
+        assert_eq!((img.text, img.media, img.images, img.other), (5, 20, 1, 9));
+        assert_eq!(img.total(), 5 + 20 + 9, "every string byte, as before");
+        let names = blocks[1].content;
+        assert_eq!(
+            (names.text, names.media, names.images, names.other),
+            (0, 0, 0, 14)
+        );
     }
 }

@@ -9,3 +9,4 @@ mod corpus;
 mod memory;
 mod pairing;
 mod robustness;
+mod tasks;

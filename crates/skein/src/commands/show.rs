@@ -36,10 +36,15 @@ pub(crate) struct Args {
     /// instead of the active branch.
     #[arg(long, value_name = "UUID")]
     pub(crate) leaf: Option<String>,
-    /// Start at the last compaction boundary instead of following compactions back to the
-    /// start of the session.
+    /// Start at the last compaction boundary (Claude Code's own walk) instead of following
+    /// the whole history back to the start of the file, across compactions and broken
+    /// chains.
     #[arg(long)]
     pub(crate) since_compaction: bool,
+    /// Also render rewound branches (abandoned by a rewind or an edited prompt), folded
+    /// where they fork off the rendered branch.
+    #[arg(long)]
+    pub(crate) all_branches: bool,
 }
 
 pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
@@ -67,7 +72,9 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         max_result: args.max_result,
         leaf: args.leaf.clone(),
         bridge: !args.since_compaction,
+        all_branches: args.all_branches,
         mmap: args.session.mmap,
+        teams: args.session.teams(env),
     };
     let markdown = render_session(&loaded, &links, &options)?;
     if let Some(path) = &args.output {

@@ -11,6 +11,8 @@ mod archive_safety;
 mod check;
 mod cli;
 mod common;
+mod history;
+mod history_corpus;
 mod hook;
 mod line_cap;
 mod live_files;

@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use skein_app::ingest::SYMLINK_SKIPPED;
+use skein_app::teams::archive_teams;
 use skein_app::{ArchiveJob, Transforms};
 use skein_archive::{Archive, ArchiveOptions, CodecOptions, DictMode};
 use skein_layout::Env;
+use skein_layout::teams::teams_dirs_of;
 use skein_passes::{Preset, PruneOptions, RedactLevel, RedactOptions};
 use skein_redact::Redactor;
 
@@ -123,6 +125,17 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
             Ok(())
         },
     )?;
+    let teams = teams_dirs_of(env, &args.paths);
+    for row in archive_teams(&archive, &teams, redactor.as_ref()) {
+        if let Some(e) = &row.error
+            && !args.quiet
+        {
+            error_line(&format!("{}: {e}", row.source));
+        }
+        *totals.counts.entry(row.status).or_default() += 1;
+        serde_json::to_writer(&mut out, &row)?;
+        out.write_all(b"\n")?;
+    }
     out.flush()?;
     if !args.quiet && std::io::stderr().is_terminal() {
         let files: u64 = totals.counts.values().sum();

@@ -82,6 +82,17 @@ pub(crate) fn jsonl(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// `needles` appear in `hay` in this order.
+pub(crate) fn in_order(hay: &str, needles: &[&str]) {
+    let mut at = 0;
+    for n in needles {
+        match hay[at..].find(n) {
+            Some(i) => at += i + n.len(),
+            None => panic!("{n:?} missing (or out of order) in:\n{hay}"),
+        }
+    }
+}
+
 /// A note in the test output (shown with `--nocapture`).
 pub(crate) fn note(msg: &str) {
     let _ = writeln!(std::io::stdout(), "{msg}");
