@@ -29,7 +29,8 @@ pub use append::{Break, Consumed, FileId};
 pub use atomic::{AtomicFile, Durability, install, write_atomic, write_atomic_with};
 pub use identity::same_file;
 pub use input::{
-    Input, InputError, InputMode, expand_paths, is_transcript_name, is_zstd, open_input,
+    Input, InputError, InputMode, ZstdOpener, expand_paths, is_transcript_name, is_zstd,
+    open_input, zstd_stream,
 };
 pub use lock::{FileLock, LockError};
 pub use names::{NameError, safe_component, sanitize_file_name};

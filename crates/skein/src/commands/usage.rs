@@ -79,7 +79,7 @@ fn split_kind(report: &ReportArgs) -> (UsageKind, ReportArgs) {
     (UsageKind::Daily, rest)
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let (named, report) = split_kind(&args.report);
     let kind = match (args.by, named) {
         (None, k) => k,
@@ -104,11 +104,11 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             .context("cannot use --pricing")?;
         pricing = pricing.overridden_by(user);
     }
-    let (sessions, found_ok) = report.sessions()?;
+    let (sessions, found_ok) = report.sessions(env)?;
     let mmap = report.mmap;
     let mut builder = UsageBuilder::new();
     let teams = if kind == UsageKind::Agent {
-        super::tree::team_configs(report.quiet)
+        super::tree::team_configs(env, report.quiet)
     } else {
         Vec::new()
     };

@@ -337,7 +337,12 @@ fn every_event_runs_from_real_hook_json() {
     let md = fs::read_to_string(req.join("session-log.md")).expect("session-log.md");
     assert!(md.contains(PROMPT), "{md}");
     assert!(md.contains("Done. Tests pass."), "{md}");
-    assert!(md.contains("`Bash` export GITHUB_TOKEN=[REDACTED"), "{md}");
+    // The request's facts, then the transcript as `skein show` renders it (redacted).
+    assert!(md.starts_with("# Request "), "{md}");
+    assert!(
+        md.contains("<summary><b>Bash</b> export GITHUB_TOKEN=[REDACTED"),
+        "{md}"
+    );
     assert!(!md.contains(SECRET));
     let request = read_json(&req.join("request.json"));
     assert_eq!(request["start_uuid"], "u1");
@@ -370,6 +375,32 @@ fn every_event_runs_from_real_hook_json() {
     assert_eq!(meta["tool_use_id"], "toolu_spawn1");
     assert_eq!(meta["agent_type"], "Explore");
     assert_eq!(meta["meta"]["parent_session"], SID);
+    // Where it came from, so that restore and the reports read it as the file it was.
+    assert_eq!(
+        meta["meta"]["origin"]["path"],
+        format!("{SID}/subagents/agent-{AGENT}.jsonl")
+    );
+    assert_eq!(
+        meta["meta"]["origin"]["sidecar"],
+        r#"{"agentType":"Explore","description":"find bug","toolUseId":"toolu_spawn1"}"#
+    );
+    let main = env.archived("main-session");
+    assert_eq!(
+        meta_of(&main[0])["meta"]["origin"]["path"],
+        format!("{SID}.jsonl")
+    );
+    // The hook's archive reads as the session it holds: its id, project and subagent.
+    let archived_tree = env
+        .cmd()
+        .args(["tree", "--format", "jsonl"])
+        .arg(&main[0])
+        .output()
+        .expect("tree");
+    let nodes = String::from_utf8_lossy(&archived_tree.stdout);
+    assert!(
+        nodes.contains(&format!("\"agent_id\":\"{AGENT}\"")),
+        "{nodes}"
+    );
     // The runtime's own bookkeeping: the agent is linked to the request.
     let request = read_json(&req.join("request.json"));
     assert_eq!(request["agents"][0]["agent_id"], AGENT);

@@ -6,6 +6,7 @@
 )]
 
 mod archive;
+mod archive_input;
 mod archive_safety;
 mod check;
 mod cli;

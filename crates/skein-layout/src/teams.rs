@@ -1,7 +1,7 @@
 //! Agent-team configs: Claude Code keeps one per team in `<config dir>/teams/<team>/config.json`
 //! (`name` or `team_name`, `description`, `members[]` with `name`, `agentId`, `agentType`).
 //! [`read_team_configs`] reads every one under a `teams` directory; the caller says where that
-//! is (no environment is read here).
+//! is ([`crate::Env::teams_dir`], [`teams_dirs_of`]); no environment is read here.
 
 use std::path::{Path, PathBuf};
 
@@ -90,6 +90,38 @@ pub fn read_team_configs(dir: &Path) -> (Vec<TeamConfig>, Vec<TeamError>) {
     }
     (teams, errors)
 }
+
+/// The `teams` directories that belong with some inputs: `env`'s (`<claude dir>/teams`) when
+/// no path is given; else, for each path, the `teams` beside the nearest `projects` directory
+/// at or above it. Only existing directories, each once.
+pub fn teams_dirs_of(env: &crate::Env, paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut push = |d: PathBuf| {
+        if d.is_dir() && !out.contains(&d) {
+            out.push(d);
+        }
+    };
+    if paths.is_empty() {
+        if let Some(dir) = env.teams_dir() {
+            push(dir);
+        }
+        return out;
+    }
+    for p in paths {
+        let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        if let Some(projects) = abs
+            .ancestors()
+            .find(|a| a.file_name().is_some_and(|n| n == "projects"))
+            && let Some(config) = projects.parent()
+        {
+            push(config.join(TEAMS_DIR));
+        }
+    }
+    out
+}
+
+/// The directory of team configs inside a Claude config directory.
+pub const TEAMS_DIR: &str = "teams";
 
 /// One team config file.
 pub fn read_team_config(path: &Path) -> Result<TeamConfig, TeamError> {

@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 
 use serde::de::IgnoredAny;
-use skein_analysis::RecordVisitor;
 use skein_core::record::is_spawn_tool;
 use skein_core::{Block, Envelope, Line};
 use skein_graph::NodeId;
+
+use crate::RecordVisitor;
 
 /// A spawning call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The agent-team configs `skein archive` keeps next to the sessions: for each Claude config
-//! dir whose `projects` it archives, every `teams/<team>/config.json`, stored as the latest
-//! version (`teams/<team>/config.json` in the archive; see `docs/archive.md`).
+//! dir whose `projects` it archives (`skein_layout::teams::teams_dirs_of`), every
+//! `teams/<team>/config.json`, stored as the latest version (`teams/<team>/config.json` in the
+//! archive; see `docs/archive.md`).
 
 use std::path::{Path, PathBuf};
 
@@ -8,49 +9,18 @@ use serde::Serialize;
 use skein_archive::{Archive, TeamConfigStatus};
 use skein_redact::Redactor;
 
-use crate::commands::hook::env::HookEnv;
-
 /// One line of output for a team config.
 #[derive(Debug, Serialize)]
-pub(super) struct TeamRow {
-    pub(super) source: String,
+pub struct TeamRow {
+    pub source: String,
     /// Always `team-config`.
-    pub(super) kind: &'static str,
-    pub(super) team: String,
+    pub kind: &'static str,
+    pub team: String,
     /// The archived file, relative to DIR.
-    pub(super) file: Option<String>,
+    pub file: Option<String>,
     /// `created`, `updated`, `unchanged`, `error`.
-    pub(super) status: &'static str,
-    pub(super) error: Option<String>,
-}
-
-/// The `teams` directories that belong with the inputs: `<claude dir>/teams` when no path is
-/// given; else, for each path, the `teams` beside the nearest `projects` directory at or above
-/// it. Only existing directories, each once.
-pub(super) fn teams_dirs(paths: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    let mut push = |d: PathBuf| {
-        if d.is_dir() && !out.contains(&d) {
-            out.push(d);
-        }
-    };
-    if paths.is_empty() {
-        if let Some(dir) = HookEnv::from_process().claude_dir() {
-            push(dir.join("teams"));
-        }
-        return out;
-    }
-    for p in paths {
-        let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
-        if let Some(projects) = abs
-            .ancestors()
-            .find(|a| a.file_name().is_some_and(|n| n == "projects"))
-            && let Some(config) = projects.parent()
-        {
-            push(config.join("teams"));
-        }
-    }
-    out
+    pub status: &'static str,
+    pub error: Option<String>,
 }
 
 /// The bytes to store: the file as it is, or with `--redact`, its JSON on one line with
@@ -74,7 +44,7 @@ fn stored_bytes(raw: &[u8], redactor: Option<&Redactor>) -> Vec<u8> {
 }
 
 /// Archives every team config under `dirs`.
-pub(super) fn archive_teams(
+pub fn archive_teams(
     archive: &Archive,
     dirs: &[PathBuf],
     redactor: Option<&Redactor>,

@@ -1,5 +1,5 @@
-//! The `archive` pass: the event's transcript into the skein archive (`skein-archive`),
-//! redacted on the way in when `redact = true`.
+//! The `archive` pass: the event's transcript into the skein archive, redacted on the way in
+//! when `redact = true`.
 //!
 //! * Main transcripts (Stop, SessionEnd, PreCompact, …) go under `main-session/`.
 //! * SubagentStop archives the agent's transcript under `subagent/<agent-type>/`, keyed by its
@@ -13,18 +13,18 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use skein_archive::{
     Archive, ArchiveOptions, CodecOptions, DictMode, IngestReport, IngestRequest, Kind, SessionMeta,
 };
 use skein_hook::{ChangeKind, EventKind, PassInput, PassReport};
+use skein_layout::claude::{first_timestamp, project_of};
 use skein_redact::RedactOptions;
 
-use super::runner::{Passes, pass_options};
-use crate::commands::archive::source::{
-    AgentIdentity, first_timestamp, project_of, read_sidecar, redact_line,
-};
+use super::{Passes, pass_options, summary};
+use crate::error::Error;
+use crate::identity::{AgentIdentity, read_sidecar};
+use crate::transform::{Transforms, redact_line};
 
 /// `[pass.archive]`.
 #[derive(Debug, Default, Deserialize)]
@@ -42,7 +42,7 @@ struct ArchivePassOptions {
     redact: RedactOptions,
 }
 
-pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport> {
+pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport, Error> {
     let Some(source) = input.transcript else {
         return Ok(summary("no transcript in the event"));
     };
@@ -75,43 +75,47 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
             lock_timeout: config.lock_timeout(),
             ..ArchiveOptions::default()
         },
-    )
-    .with_context(|| format!("archive {}", input.archive_dir.display()))?;
+    )?;
+    let redactor = if config.redact {
+        Some(passes.redactor(&opts.redact)?)
+    } else {
+        None
+    };
+    let transforms = Transforms {
+        redactor,
+        prune: None,
+    };
 
     let (kind, mut meta) = kind_and_meta(input, source)?;
-    // The metadata is stored on first sight and at SessionEnd (with the reason); `None` keeps
-    // what is stored. The file name needs the first timestamp only when a new archive file is
-    // started, which only happens when the runtime saw the transcript new or rewritten.
-    let store_meta = first_sight || *input.kind == EventKind::SessionEnd;
+    // The metadata is stored on first sight, at SessionEnd (with the reason) and whenever the
+    // archive has nothing of this source yet (e.g. a new archive directory); `None` keeps what
+    // is stored. The file name needs the first timestamp only when a new archive file is
+    // started, which only happens in those cases (or on a rewrite the runtime saw).
+    let store_meta = first_sight
+        || *input.kind == EventKind::SessionEnd
+        || archive
+            .checkpoint(&kind)?
+            .is_none_or(|c| c.current.is_none());
     let first_timestamp = if store_meta {
         first_timestamp(source)
     } else {
         None
     };
-    if let Some(m) = &mut meta {
-        m.first_timestamp.clone_from(&first_timestamp);
-    }
+    meta.first_timestamp.clone_from(&first_timestamp);
+    meta.origin = skein_layout::archive::origin(source, |b| transforms.text(b));
     let request = IngestRequest {
         source,
         kind,
         first_timestamp: first_timestamp.as_deref(),
-        meta: if store_meta { meta } else { None },
+        meta: store_meta.then_some(meta),
     };
-    let report = if config.redact {
-        let redactor = passes.redactor(&opts.redact)?;
+    let report = if let Some(redactor) = redactor {
         let mut transform = |line: &[u8], out: &mut Vec<u8>| redact_line(redactor, line, out);
         archive.ingest(&request, Some(&mut transform))
     } else {
         archive.ingest(&request, None)
-    }
-    .with_context(|| format!("archiving {}", source.display()))?;
+    }?;
     Ok(describe(&report, archive.root()))
-}
-
-fn summary(s: &str) -> PassReport {
-    PassReport {
-        summary: Some(s.to_owned()),
-    }
 }
 
 fn describe(r: &IngestReport, root: &Path) -> PassReport {
@@ -138,24 +142,21 @@ fn describe(r: &IngestReport, root: &Path) -> PassReport {
 }
 
 /// The archive key and the metadata stored with a new file.
-fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, Option<SessionMeta>)> {
+fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, SessionMeta), Error> {
     let mut meta = SessionMeta {
         cwd: input.event.cwd.clone(),
         ..SessionMeta::default()
     };
     if *input.kind != EventKind::SubagentStop {
         meta.session_id = Some(input.session.to_owned());
-        meta.project = project_of(source, 1);
+        meta.project = project_of(source);
         meta.outcome = (*input.kind == EventKind::SessionEnd)
             .then(|| input.event.reason.clone())
             .flatten();
-        let kind = Kind::MainSession {
-            session_id: input.session.to_owned(),
-        };
-        return Ok((kind, Some(meta)));
+        return Ok((skein_layout::archive::main_key(input.session), meta));
     }
     let Some(agent_id) = input.agent_id else {
-        bail!("SubagentStop without agent_id");
+        return Err(Error::Pass("SubagentStop without agent_id".into()));
     };
     let sidecar = read_sidecar(source);
     let agent = AgentIdentity::new(
@@ -171,7 +172,7 @@ fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, Option<S
     agent.annotate(&mut meta);
     meta.project = input
         .parent_transcript
-        .and_then(|p| project_of(p, 1))
-        .or_else(|| project_of(source, 3));
-    Ok((agent.kind(), Some(meta)))
+        .and_then(project_of)
+        .or_else(|| project_of(source));
+    Ok((agent.kind(), meta))
 }

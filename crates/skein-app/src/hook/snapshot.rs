@@ -3,7 +3,8 @@
 //! to the request directory as
 //!
 //! * `snapshot.jsonl`: the self-contained request transcript (redacted when `redact = true`);
-//! * `session-log.md`: the same as a readable log (prompts, answers, one line per tool call).
+//! * `session-log.md`: the request's facts (id, prompt, records, todos) over the same transcript
+//!   rendered by `skein show`'s renderer (the one Markdown renderer).
 //!
 //! Only the request's bytes are read: from the transcript size recorded when the request
 //! opened (`start_offset`) to the end of the last complete line, at most `max_bytes` (the
@@ -15,24 +16,29 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use serde::Deserialize;
-use serde_json::Value;
+use serde::de::IgnoredAny;
+use skein_analysis::AnalysisOptions;
+use skein_core::Parser;
 use skein_hook::{ChangeKind, PassInput, PassReport, RequestRecord};
+use skein_layout::SessionFiles;
 use skein_passes::{Error as SnapshotError, SnapshotOptions, SnapshotReport, Start};
 use skein_redact::RedactOptions;
+use skein_reports::load_session;
+use skein_reports::show::{ShowOptions, ShowVisitor, render_session};
+use skein_reports::tree::link_session;
 use skein_store::Durability;
 
-use super::runner::{Passes, pass_options, redact_line};
+use super::{Passes, pass_options, summary};
+use crate::error::Error;
+use crate::transform::redact_line;
 
 /// The request transcript written next to `session-log.md`.
-pub(crate) const SNAPSHOT_JSONL: &str = "snapshot.jsonl";
+pub const SNAPSHOT_JSONL: &str = "snapshot.jsonl";
 /// Default cap on the request bytes read per Stop.
 const DEFAULT_MAX_BYTES: u64 = 64 << 20;
 /// How far before an implicit request's opening offset its prompt is looked for.
 const IMPLICIT_LOOK_BACK: u64 = 4 << 20;
-/// Longest tool-call summary in the Markdown log.
-const TOOL_SUMMARY_CHARS: usize = 160;
 
 /// `[pass.snapshot]`.
 #[derive(Debug, Default, Deserialize)]
@@ -44,7 +50,7 @@ struct SnapshotPassOptions {
     redact: RedactOptions,
 }
 
-pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport> {
+pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport, Error> {
     let (Some(request), Some(dir)) = (input.request, input.request_dir) else {
         return Ok(summary("no request to snapshot"));
     };
@@ -62,8 +68,10 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     let opts: SnapshotPassOptions = pass_options(input)?;
     let max = opts.max_bytes.unwrap_or(DEFAULT_MAX_BYTES).max(1);
     let (start, truncated) = region_start(request, input.end, max);
-    let bytes = read_region(transcript, start, input.end)
-        .with_context(|| format!("reading {}", transcript.display()))?;
+    let bytes = read_region(transcript, start, input.end).map_err(|error| Error::Io {
+        path: transcript.to_path_buf(),
+        error,
+    })?;
     let Some((out, report)) = cut(&bytes, request)? else {
         return Ok(summary("no prompt on the active branch yet"));
     };
@@ -77,8 +85,9 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     } else {
         out
     };
-    let md = render_markdown(request, &report, truncated, &out);
-    replace(&dir.join(SNAPSHOT_JSONL), &out)?;
+    let jsonl = dir.join(SNAPSHOT_JSONL);
+    replace(&jsonl, &out)?;
+    let md = render_markdown(request, &report, truncated, &jsonl)?;
     replace(&log_path, md.as_bytes())?;
     Ok(summary(&format!(
         "{} record(s) from {} ({} bytes read{})",
@@ -87,12 +96,6 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
         bytes.len(),
         if truncated { ", truncated" } else { "" }
     )))
-}
-
-fn summary(s: &str) -> PassReport {
-    PassReport {
-        summary: Some(s.to_owned()),
-    }
 }
 
 /// Where the request's bytes start, and whether the `max` cap cut them.
@@ -128,7 +131,7 @@ fn read_region(path: &Path, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
 
 /// Runs the snapshot from the request's prompt record (or the last prompt when it is not known
 /// or not on the active branch). `None` when the bytes hold no prompt or no branch yet.
-fn cut(bytes: &[u8], request: &RequestRecord) -> Result<Option<(Vec<u8>, SnapshotReport)>> {
+fn cut(bytes: &[u8], request: &RequestRecord) -> Result<Option<(Vec<u8>, SnapshotReport)>, Error> {
     let mut starts = Vec::new();
     if let Some(u) = &request.start_uuid {
         starts.push(Start::Uuid(u.clone()));
@@ -139,25 +142,28 @@ fn cut(bytes: &[u8], request: &RequestRecord) -> Result<Option<(Vec<u8>, Snapsho
             Ok(r) => return Ok(Some(r)),
             Err(SnapshotError::StartNotOnBranch(_)) => {}
             Err(SnapshotError::NoPrompt | SnapshotError::NoActiveBranch) => return Ok(None),
-            Err(e) => return Err(e).context("snapshot"),
+            Err(e) => return Err(Error::Pass(format!("snapshot: {e}"))),
         }
     }
     Ok(None)
 }
 
 /// Replaces `path` by rename, without fsync (derived data, see the module docs).
-fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
-    skein_store::write_atomic_with(path, bytes, Durability::RenameOnly)
-        .with_context(|| format!("replacing {}", path.display()))
+fn replace(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    skein_store::write_atomic_with(path, bytes, Durability::RenameOnly).map_err(|error| Error::Io {
+        path: path.to_path_buf(),
+        error,
+    })
 }
 
-/// The request as Markdown: prompts and answers in full, tool calls as one line each.
+/// The request as Markdown: its facts and todos, then the request transcript at `jsonl`
+/// rendered by `skein show`'s renderer.
 fn render_markdown(
     request: &RequestRecord,
     report: &SnapshotReport,
     truncated: bool,
-    jsonl: &[u8],
-) -> String {
+    jsonl: &Path,
+) -> Result<String, Error> {
     let mut md = format!("# Request {}\n\n", request.id);
     let _ = writeln!(md, "- session: `{}`", request.session);
     if let Some(p) = &request.prompt_id {
@@ -182,90 +188,31 @@ fn render_markdown(
             let _ = writeln!(md, "- [{mark}] {}", one_line(&t.content, 200));
         }
     }
-    let mut last_header = String::new();
-    for line in jsonl.split(|&b| b == b'\n') {
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
-            continue;
-        };
-        if v["isSidechain"] == true || v["isMeta"] == true {
-            continue;
-        }
-        let Some(role @ ("user" | "assistant")) = v["type"].as_str() else {
-            continue;
-        };
-        let time = v["timestamp"].as_str().and_then(|t| t.get(11..19));
-        let content = &v["message"]["content"];
-        let blocks: Vec<&Value> = match content {
-            Value::Array(b) => b.iter().collect(),
-            Value::String(_) => vec![content],
-            _ => continue,
-        };
-        let mut body = String::new();
-        for b in blocks {
-            match (b, b["type"].as_str()) {
-                (Value::String(s), _) => push_text(&mut body, s),
-                (_, Some("text")) => push_text(&mut body, b["text"].as_str().unwrap_or("")),
-                (_, Some("tool_use")) => {
-                    let name = b["name"].as_str().unwrap_or("tool");
-                    let what = tool_summary(&b["input"]);
-                    let _ = writeln!(body, "- `{}` {}", one_line(name, 60), what);
-                }
-                (_, Some("tool_result")) if b["is_error"] == true => {
-                    body.push_str("- (tool error)\n");
-                }
-                _ => {}
-            }
-        }
-        if body.trim().is_empty() {
-            continue;
-        }
-        // Claude Code writes one line per content block; keep one heading per message.
-        let key = match v["message"]["id"].as_str() {
-            Some(id) => format!("{role}:{id}"),
-            None => format!("{role}:{}", v["uuid"].as_str().unwrap_or("")),
-        };
-        if key != last_header {
-            let title = if role == "user" { "User" } else { "Assistant" };
-            match time {
-                Some(t) => {
-                    let _ = write!(md, "\n## {title} · {t}\n\n");
-                }
-                None => {
-                    let _ = write!(md, "\n## {title}\n\n");
-                }
-            }
-            last_header = key;
-        }
-        md.push_str(&body);
-    }
-    md
+    md.push_str("\n---\n\n");
+    md.push_str(&shown(&request.session, jsonl)?);
+    Ok(md)
 }
 
-fn push_text(body: &mut String, text: &str) {
-    let text = text.trim();
-    if text.is_empty() {
-        return;
-    }
-    body.push_str(text);
-    body.push_str("\n\n");
-}
-
-/// The most telling field of a tool input, on one line.
-fn tool_summary(input: &Value) -> String {
-    const KEYS: &[&str] = &[
-        "command",
-        "file_path",
-        "path",
-        "pattern",
-        "url",
-        "query",
-        "description",
-        "prompt",
-    ];
-    KEYS.iter()
-        .find_map(|k| input[*k].as_str())
-        .map(|s| one_line(s, TOOL_SUMMARY_CHARS))
-        .unwrap_or_default()
+/// The transcript at `jsonl` as `skein show` renders it (no subagent files: a request
+/// snapshot has none beside it).
+fn shown(session_id: &str, jsonl: &Path) -> Result<String, Error> {
+    let files = SessionFiles {
+        session_id: session_id.to_owned(),
+        main: Some(jsonl.to_path_buf()),
+        ..SessionFiles::default()
+    };
+    let options = AnalysisOptions {
+        node_tools: true,
+        ..AnalysisOptions::default()
+    };
+    let loaded =
+        load_session::<IgnoredAny, ShowVisitor>(&files, &options, &mut Parser::new(), false)?;
+    let links = link_session(&loaded, |v| &v.links);
+    let show = ShowOptions {
+        agents: false,
+        ..ShowOptions::default()
+    };
+    render_session(&loaded, &links, &show).map_err(|e| Error::Pass(e.to_string()))
 }
 
 /// `s` on one line (control characters as spaces), at most `max` characters.
@@ -328,31 +275,35 @@ mod tests {
     }
 
     #[test]
-    fn markdown_log() {
+    fn markdown_log_uses_the_show_renderer() {
         let jsonl = concat!(
-            r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-05-01T10:00:00.000Z","message":{"role":"user","content":"Fix it."}}"#,
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-05-01T10:00:00.000Z","message":{"role":"user","content":"Fix it."}}"#,
             "\n",
-            r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"Looking."}]}}"#,
+            r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2026-05-01T10:00:01.000Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"Looking."}]}}"#,
             "\n",
-            r#"{"type":"assistant","uuid":"a2","parentUuid":"a1","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cargo test\n-q"}}]}}"#,
-            "\n",
-            r#"{"type":"user","uuid":"r1","parentUuid":"a2","isMeta":true,"message":{"role":"user","content":"meta"}}"#,
+            r#"{"type":"assistant","uuid":"a2","parentUuid":"a1","timestamp":"2026-05-01T10:00:02.000Z","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cargo test -q"}}]}}"#,
             "\n",
         );
         let report = skein_passes::snapshot(jsonl.as_bytes(), &SnapshotOptions::default())
             .expect("snapshot")
             .1;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(SNAPSHOT_JSONL);
+        std::fs::write(&path, jsonl).expect("write");
         let req = RequestRecord {
             id: "r-1".into(),
             session: "s".into(),
             ..RequestRecord::default()
         };
-        let md = render_markdown(&req, &report, false, jsonl.as_bytes());
-        assert!(md.starts_with("# Request r-1\n"), "{md}");
-        assert!(md.contains("\n## User · 10:00:00\n\nFix it.\n"), "{md}");
-        // One heading for the two lines of message m1; the tool call on one line.
-        assert_eq!(md.matches("## Assistant").count(), 1, "{md}");
-        assert!(md.contains("Looking.\n\n- `Bash` cargo test -q\n"), "{md}");
-        assert!(!md.contains("meta"), "{md}");
+        let md = render_markdown(&req, &report, false, &path).expect("render");
+        assert!(md.starts_with("# Request r-1\n\n- session: `s`\n"), "{md}");
+        // The same Markdown `skein show` writes for the transcript, after the request's facts.
+        let shown = shown("s", &path).expect("show");
+        assert!(md.ends_with(&shown), "{md}");
+        assert!(
+            shown.contains("Fix it.") && shown.contains("Looking."),
+            "{shown}"
+        );
+        assert!(shown.contains("cargo test -q"), "{shown}");
     }
 }
