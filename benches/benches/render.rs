@@ -50,7 +50,7 @@ fn bench_session(
             let loaded = load_session::<IgnoredAny, TreeVisitor>(s, &plain, &mut parser, false)
                 .expect("load");
             let links = link_session(&loaded, |v| &v.links);
-            black_box(draw_tree(&loaded, &links, TreeOptions::default()).len())
+            black_box(draw_tree(&loaded, &links, &TreeOptions::default()).len())
         });
     });
     group.bench_function(format!("show_{name}"), |b| {

@@ -7,7 +7,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use skein_core::{Envelope, Event, Line, LineSource, Parser, Reader, ReaderOptions};
 use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeTools, RecordType};
 
-use crate::stats::{ChainStats, FileStats, InvalidSample};
+use crate::stats::{ChainStats, FileStats, InvalidSample, SeamStats};
 use crate::tools::{ToolInput, ToolPairing, ToolResult, ToolUse};
 use crate::usage::UsageAccumulator;
 
@@ -289,7 +289,9 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
                     tools.add_result(ToolResult {
                         tool_use_id: id.to_owned(),
                         is_error: block.is_error.0,
-                        bytes: block.content.0,
+                        bytes: block.content.text,
+                        media_bytes: block.content.media,
+                        images: block.content.images,
                         timestamp: env.timestamp.get().map(str::to_owned),
                         line: line.number,
                         uuid: env.uuid.get().map(str::to_owned),
@@ -304,6 +306,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
     let dag = graph.finish();
     let summary = dag.summary();
     let active = dag.active_leaf();
+    let history = active.map(|l| dag.history(l)).unwrap_or_default();
     stats.chain = ChainStats {
         nodes: summary.nodes,
         duplicate_uuids: summary.duplicate_uuids,
@@ -316,6 +319,17 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
         cycles: summary.cycles,
         active_leaf: active.map(|l| dag.uuid(l).to_owned()),
         active_path_len: active.map_or(0, |l| dag.path_to_root(l).len() as u64),
+        bridged_path_len: history.path.len() as u64,
+        seams: history
+            .seams
+            .iter()
+            .map(|s| SeamStats {
+                uuid: dag.uuid(s.node).to_owned(),
+                line: dag.line(s.node),
+                kind: s.kind.name(),
+                continues: dag.uuid(s.continues).to_owned(),
+            })
+            .collect(),
     };
     stats.records = types.into_iter().map(|(k, v)| (k.into(), v)).collect();
     stats.tools = tools.stats();

@@ -45,8 +45,13 @@ impl ToolInput for serde_json::Value {
 pub struct ToolResult {
     pub tool_use_id: String,
     pub is_error: bool,
-    /// UTF-8 bytes of the text in the result's content.
+    /// UTF-8 bytes of the text in the result's content (string content, or the `text` of
+    /// its `text` blocks).
     pub bytes: u64,
+    /// Bytes of base64 image and document data in the result's content, as stored.
+    pub media_bytes: u64,
+    /// Image blocks in the result's content.
+    pub images: u64,
     pub timestamp: Option<String>,
     pub line: u64,
     pub uuid: Option<String>,
@@ -211,6 +216,8 @@ mod tests {
             tool_use_id: "t".into(),
             is_error: false,
             bytes: 0,
+            media_bytes: 0,
+            images: 0,
             timestamp: Some("2026-05-01T10:00:02.300Z".into()),
             line: 2,
             uuid: None,

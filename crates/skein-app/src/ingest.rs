@@ -66,6 +66,7 @@ fn reason_name(r: VersionReason) -> &'static str {
         VersionReason::HeadChanged => "head-changed",
         VersionReason::TailChanged => "tail-changed",
         VersionReason::ArchiveDamaged => "archive-damaged",
+        VersionReason::CheckpointRebuilt => "checkpoint-rebuilt",
     }
 }
 
@@ -180,9 +181,18 @@ fn unchanged(ck: Option<&Checkpoint>, md: Option<&std::fs::Metadata>) -> bool {
     let (Some(cur), Some(md)) = (ck.and_then(|c| c.current.as_ref()), md) else {
         return false;
     };
-    skein_store::FileId::of(md).same_file(&cur.source.file_id())
+    !cur.source.unknown
+        && skein_store::FileId::of(md).same_file(&cur.source.file_id())
         && md.len() == cur.source.size
         && cur.meta.extra.get(SOURCE_BYTES).and_then(Value::as_u64) == Some(md.len())
+}
+
+/// Why a symlinked transcript file is not archived (symlinked directories are not followed
+/// either): the link could point at any file, `/etc/passwd` included.
+pub const SYMLINK_SKIPPED: &str = "a symbolic link: not followed (archive the file it points to)";
+
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 /// Archives sessions into one archive: the refusals are settled over all sessions first, then
@@ -196,8 +206,8 @@ pub struct ArchiveJob<'a> {
 }
 
 impl<'a> ArchiveJob<'a> {
-    /// A job over `sessions`: compressed files, files inside the archive, and a second source
-    /// with the archive key of an earlier one (the same session id in two projects would
+    /// A job over `sessions`: symlinks, compressed files, files inside the archive, and a
+    /// second source with the archive key of an earlier one (the same session id in two projects would
     /// otherwise replace each other's archive on every run; the first in order wins) are
     /// refused.
     pub fn new(
@@ -212,7 +222,9 @@ impl<'a> ArchiveJob<'a> {
         for s in sessions {
             for p in plan(s) {
                 let abs = std::path::absolute(&p.path).unwrap_or_else(|_| p.path.clone());
-                let why = if abs.starts_with(&abs_root) {
+                let why = if is_symlink(&p.path) {
+                    Some(SYMLINK_SKIPPED.to_owned())
+                } else if abs.starts_with(&abs_root) {
                     Some("inside the archive directory".to_owned())
                 } else if skein_store::is_zstd(&p.path) {
                     Some("a compressed transcript is not archived (decompress it first)".to_owned())
@@ -235,6 +247,18 @@ impl<'a> ArchiveJob<'a> {
             transforms,
             refused,
         }
+    }
+
+    /// The symlinked sources skipped, sorted (the command warns about each).
+    pub fn skipped_symlinks(&self) -> Vec<&Path> {
+        let mut links: Vec<&Path> = self
+            .refused
+            .iter()
+            .filter(|(_, why)| *why == SYMLINK_SKIPPED)
+            .map(|(p, _)| p.as_path())
+            .collect();
+        links.sort();
+        links
     }
 
     fn ingest_one(

@@ -1,8 +1,9 @@
 //! Compositions of skein's libraries, for the binary (which only parses flags, wires these up
 //! and prints): archiving a tree with metadata ([`ingest`], with the incremental metadata
 //! collector in [`meta`]), restoring sessions ([`restore`]), and the passes the hook runs
-//! ([`hook`]: `archive`, `snapshot`, `index`), and the catalog's sources and refresh
-//! ([`catalog`]). `skein archive` and the hook's `archive` pass share one
+//! ([`hook`]: `archive`, `snapshot`, `index`), the agent-team configs kept beside the
+//! sessions ([`teams`]), and the catalog's scope and refresh ([`catalog`]). `skein archive`
+//! and the hook's `archive` pass share one
 //! metadata and identity code path ([`meta`], [`identity`], [`transform`]).
 
 #![allow(
@@ -21,6 +22,7 @@ pub mod meta;
 pub mod restore;
 mod session_meta;
 pub mod snapshot_dir;
+pub mod teams;
 pub mod transform;
 
 pub use error::{Error, chain};

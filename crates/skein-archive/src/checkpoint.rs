@@ -41,6 +41,10 @@ pub struct SourceState {
     /// Hash of the `tail_len` bytes just before `offset`.
     pub tail_len: u64,
     pub tail_hash: String,
+    /// The archive file's checkpoint was rebuilt from its frames and no longer tells how far
+    /// the source was consumed: the next ingest starts a new version from offset 0.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unknown: bool,
 }
 
 /// A trained dictionary used by a file.
@@ -130,7 +134,12 @@ impl Checkpoint {
         let Some(bytes) = read_optional(path)? else {
             return Ok(None);
         };
-        let ck: Self = serde_json::from_slice(&bytes).map_err(|source| ArchiveError::Json {
+        Self::parse(path, &bytes).map(Some)
+    }
+
+    /// Parses the bytes of the checkpoint file `path`.
+    pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Self> {
+        let ck: Self = serde_json::from_slice(bytes).map_err(|source| ArchiveError::Json {
             path: path.to_path_buf(),
             source,
         })?;
@@ -141,7 +150,7 @@ impl Checkpoint {
                 supported: FORMAT,
             });
         }
-        Ok(Some(ck))
+        Ok(ck)
     }
 
     /// Commits the checkpoint: temp file, fsync, rename, directory fsync.

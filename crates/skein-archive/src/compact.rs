@@ -75,7 +75,7 @@ impl Archive {
         let mut report = CompactReport::default();
         for (ck_path, ck) in crate::verify::load_all_checkpoints(&self.root)? {
             ck?;
-            self.with_key(&ck_path, |ck| {
+            self.with_key(&ck_path, crate::settle::Depth::Tail, |ck| {
                 let files: Vec<String> = ck
                     .files()
                     .filter(|f| is_cold(f, ck, cutoff) && f.compacted_level != Some(opts.level))

@@ -18,6 +18,7 @@ use crate::error::{ArchiveError, IoContext, Result};
 use crate::layout::{Kind, archive_rel_path, create_new_file, ensure_dir, meta_rel_path, resolve};
 use crate::meta::SessionMeta;
 use crate::pump::pump;
+use crate::settle::Depth;
 use skein_core::time::{Civil, unix_ms};
 use skein_store::append::{Break, Consumed, FileId, last_line_end};
 
@@ -55,6 +56,9 @@ pub enum VersionReason {
     TailChanged,
     /// The archive file is missing or shorter than its checkpoint; it is kept for inspection.
     ArchiveDamaged,
+    /// The checkpoint was rebuilt from the archive file's frames, which no longer tells how far
+    /// the source was archived; the whole source goes into a new version.
+    CheckpointRebuilt,
 }
 
 /// What one ingest did.
@@ -76,8 +80,12 @@ pub struct IngestReport {
     pub appended_bytes: u64,
     /// An incomplete last line left for the next run.
     pub torn_tail_bytes: u64,
-    /// Bytes of a torn frame from an earlier crash that were truncated first.
+    /// Bytes past the committed length (from an earlier crash) that were cut first.
     pub recovered_bytes: u64,
+    /// Copies of cut bytes that held more than a torn frame, under `set-aside/`.
+    pub set_aside: Vec<PathBuf>,
+    /// Checkpoint entries rebuilt from their frames first (see `Archive::recover_all`).
+    pub rebuilt: Vec<crate::Rebuilt>,
     pub dict: Option<DictRef>,
 }
 
@@ -100,8 +108,11 @@ impl Archive {
         let _lock = self.lock_key(&req.kind)?;
         let mut ck =
             Checkpoint::load(&ck_path)?.unwrap_or_else(|| Checkpoint::new(req.kind.clone()));
+        let settled = self.recover(&ck_path, &mut ck, Depth::Tail)?;
         let mut report = IngestReport {
-            recovered_bytes: self.recover(&ck_path, &mut ck)?,
+            recovered_bytes: settled.truncated,
+            set_aside: settled.set_aside,
+            rebuilt: settled.rebuilt,
             ..IngestReport::default()
         };
 
@@ -213,6 +224,7 @@ impl Archive {
             head_hash: hash_text(consumed.head_hash),
             tail_len: consumed.tail_len,
             tail_hash: hash_text(consumed.tail_hash),
+            unknown: false,
         };
         match (reason, ck.current.as_mut()) {
             (None, Some(cur)) => {
@@ -312,6 +324,9 @@ impl Archive {
                 return Ok(Some(VersionReason::ArchiveDamaged));
             }
             Err(e) => return Err(e).ctx(&apath),
+        }
+        if cur.source.unknown {
+            return Ok(Some(VersionReason::CheckpointRebuilt));
         }
         // The shared append-only probe (device numbers are not compared: see FileId).
         let Some(consumed) = cur.source.consumed() else {

@@ -8,6 +8,7 @@
 //! DIR/checkpoints/subagent/<parent-session|no-parent>/<agent-id>.json
 //! DIR/locks/...            lock files mirroring checkpoints/, plus index.lock
 //! DIR/dict/vN.zdict        trained dictionaries (+ vN.json)
+//! DIR/set-aside/...       bytes recovery cut from archive files, kept for inspection
 //! DIR/archive-index.json
 //! ```
 
@@ -32,6 +33,9 @@ pub const CHECKPOINT_DIR: &str = "checkpoints";
 pub const LOCK_DIR: &str = "locks";
 /// Directory for trained dictionaries.
 pub const DICT_DIR: &str = "dict";
+/// Directory for bytes recovery removed from archive files without being able to account for
+/// them (never deleted by skein).
+pub const SET_ASIDE_DIR: &str = "set-aside";
 /// The whole-archive index.
 pub const INDEX_FILE: &str = "archive-index.json";
 /// Archive file suffix.

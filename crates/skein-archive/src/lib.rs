@@ -25,6 +25,7 @@ mod codec;
 mod compact;
 mod dict;
 mod error;
+mod frames;
 mod index;
 mod ingest;
 mod layout;
@@ -33,7 +34,10 @@ mod pump;
 mod reader;
 mod restore;
 mod retention;
+mod settle;
+mod teams;
 mod verify;
+mod verify_file;
 
 pub use archive::{Archive, ArchiveOptions, DictMode, RecoverReport, now_unix};
 pub use checkpoint::{
@@ -46,11 +50,13 @@ pub use codec::{
 pub use compact::{CompactOptions, CompactReport};
 pub use dict::{DICT_MAX_INPUT, DictInfo, TrainOptions, TrainReport};
 pub use error::{ArchiveError, Result};
+#[doc(hidden)]
+pub use frames::{FuzzFrame, fuzz_scan};
 pub use index::{Index, IndexEntry};
 pub use ingest::{IngestReport, IngestRequest, Transform, VersionReason};
 pub use layout::{
     ARCHIVE_SUFFIX, CHECKPOINT_DIR, DICT_DIR, INDEX_FILE, Kind, LOCK_DIR, MAIN_DIR, META_SUFFIX,
-    NO_PARENT, SUBAGENT_DIR, UNKNOWN_AGENT_TYPE, meta_rel_path,
+    NO_PARENT, SET_ASIDE_DIR, SUBAGENT_DIR, UNKNOWN_AGENT_TYPE, meta_rel_path,
 };
 pub use meta::{Origin, SessionMeta, SubagentRef, TokenUsage};
 pub use reader::{
@@ -59,4 +65,6 @@ pub use reader::{
 };
 pub use restore::{RestoreContent, RestoreItem, RestoreReport};
 pub use retention::{RetentionOptions, RetentionReport};
+pub use settle::Rebuilt;
+pub use teams::{TEAMS_DIR, TeamConfigStatus};
 pub use verify::{Issue, Problem, Severity, VerifyReport, verify};

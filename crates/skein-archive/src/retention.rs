@@ -47,7 +47,7 @@ impl Archive {
         let mut report = RetentionReport::default();
         for (ck_path, ck) in crate::verify::load_all_checkpoints(&self.root)? {
             ck?;
-            self.with_key(&ck_path, |ck| {
+            self.with_key(&ck_path, crate::settle::Depth::Tail, |ck| {
                 self.retain_key(&ck_path, ck, cutoff, opts, &mut report)
             })?;
         }

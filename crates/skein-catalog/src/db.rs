@@ -71,6 +71,7 @@ CREATE TABLE requests (
     cache_read INTEGER NOT NULL,
     ts_ms INTEGER NOT NULL,
     foreign_session INTEGER NOT NULL,
+    progress_agent TEXT,
     PRIMARY KEY (source_id, seq)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX requests_key ON requests(source_id, message_id, request_id, sidechain)

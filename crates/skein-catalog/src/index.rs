@@ -347,10 +347,11 @@ impl Indexer {
             lines_before,
             ..Batch::default()
         };
-        let _ = self.scanner.scan_lines(
+        let _ = self.scanner.scan_agent_lines(
             SliceLines::new(chunk),
             &source.session_id,
             origin(source),
+            source.agent().map(|a| a.agent_id.as_str()),
             &mut b.scan,
         );
         let mut names: HashMap<String, Option<String>> = HashMap::new();

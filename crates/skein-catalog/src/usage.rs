@@ -18,6 +18,7 @@ use crate::write::origin_of;
 
 struct Row {
     id: i64,
+    agent_id: Option<String>,
     /// The last refresh did not read the file to its end.
     unknown_size: bool,
     size: u64,
@@ -30,8 +31,8 @@ struct Row {
 
 fn source_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, Row>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, path, size, offset, archived, usage_lines, usage_invalid, usage_no_timestamp \
-         FROM sources",
+        "SELECT id, path, size, offset, archived, usage_lines, usage_invalid, usage_no_timestamp, \
+         agent_id FROM sources",
     )?;
     let rows = stmt.query_map([], |r| {
         let u = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
@@ -46,6 +47,7 @@ fn source_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, Row>> {
                 usage_lines: u(5)?,
                 usage_invalid: u(6)?,
                 usage_no_timestamp: u(7)?,
+                agent_id: r.get(8)?,
             },
         ))
     })?;
@@ -53,7 +55,8 @@ fn source_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, Row>> {
 }
 
 const COPY_COLUMNS: &str = "message_id, request_id, sidechain, origin, model, input, output, \
-                            cache_creation, cache_5m, cache_1h, cache_read, ts_ms, foreign_session";
+                            cache_creation, cache_5m, cache_1h, cache_read, ts_ms, foreign_session, \
+                            progress_agent";
 
 fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<RequestCopy> {
     let u = |i: usize| r.get::<_, i64>(at + i).map(|v| v as u64);
@@ -74,6 +77,8 @@ fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<RequestCopy> {
         },
         timestamp_ms: r.get(at + 11)?,
         foreign_session: r.get(at + 12)?,
+        // A progress copy's own agent; the file's agent for the others (set by the caller).
+        agent_id: r.get::<_, Option<String>>(at + 13)?.map(Into::into),
     })
 }
 
@@ -182,6 +187,11 @@ fn one(
             return Ok(None);
         }
         let mut file_copies = copies.remove(&row.id).unwrap_or_default();
+        for c in &mut file_copies {
+            if c.source != Origin::Progress {
+                c.agent_id = row.agent_id.as_deref().map(Into::into);
+            }
+        }
         scan.files += 1;
         scan.usage_lines += row.usage_lines;
         scan.invalid_lines += row.usage_invalid;
@@ -195,7 +205,13 @@ fn one(
                 .map_err(|e| Error::io(path, e))?;
             let mut t = SessionScan::default();
             scanner
-                .scan_lines(SliceLines::new(&tail), &files.session_id, origin, &mut t)
+                .scan_agent_lines(
+                    SliceLines::new(&tail),
+                    &files.session_id,
+                    origin,
+                    row.agent_id.as_deref(),
+                    &mut t,
+                )
                 .map_err(|e| Error::io(path, e))?;
             scan.usage_lines += t.usage_lines;
             scan.invalid_lines += t.invalid_lines;

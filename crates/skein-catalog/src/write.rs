@@ -273,8 +273,8 @@ impl<'c> Writer<'c> {
         let mut keyed = self.conn.prepare_cached(
             "INSERT INTO requests (source_id, seq, message_id, request_id, sidechain, origin, \
              model, input, output, cache_creation, cache_5m, cache_1h, cache_read, ts_ms, \
-             foreign_session) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
-             ?14, ?15) \
+             foreign_session, progress_agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+             ?11, ?12, ?13, ?14, ?15, ?16) \
              ON CONFLICT (source_id, message_id, request_id, sidechain) WHERE message_id IS NOT NULL \
              DO UPDATE SET input = max(input, excluded.input), \
              output = max(output, excluded.output), \
@@ -302,6 +302,12 @@ impl<'c> Writer<'c> {
                 i(t.cache_read),
                 c.timestamp_ms,
                 c.foreign_session,
+                // Other copies carry their file's agent id, known from the source.
+                if c.source == Origin::Progress {
+                    c.agent_id.as_deref()
+                } else {
+                    None
+                },
             ])?;
         }
         Ok(())

@@ -209,6 +209,10 @@ impl Dag {
         self.meta[id.ix()].line
     }
 
+    pub(crate) fn meta_of(&self, id: NodeId) -> NodeMeta {
+        self.meta[id.ix()]
+    }
+
     pub(crate) fn excluded_from_main(&self, id: NodeId) -> bool {
         let m = self.meta[id.ix()];
         m.sidechain || m.meta || m.team

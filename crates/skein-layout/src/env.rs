@@ -97,6 +97,11 @@ impl Env {
         dirs
     }
 
+    /// `<claude dir>/teams`: the agent-team configs.
+    pub fn teams_dir(&self) -> Option<PathBuf> {
+        self.claude_dir().map(|d| d.join(crate::teams::TEAMS_DIR))
+    }
+
     /// `<claude dir>/settings.json`.
     pub fn user_settings(&self) -> Option<PathBuf> {
         self.claude_dir().map(|d| d.join("settings.json"))

@@ -14,6 +14,7 @@
 //! * [`archive`]: the other way, a live source's archive key and recorded origin, and where an
 //!   archived source goes back in a projects tree (restore).
 //! * [`open`](mod@open): opening any source, archive files included.
+//! * [`teams`]: the agent-team configs under a Claude config directory.
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
@@ -27,6 +28,7 @@ pub mod discover;
 pub mod env;
 pub mod open;
 pub mod source;
+pub mod teams;
 
 pub use claude::{AgentMeta, is_internal_agent};
 pub use discover::{
@@ -35,3 +37,4 @@ pub use discover::{
 pub use env::Env;
 pub use open::open;
 pub use source::{AgentInfo, Identity, Role, Source};
+pub use teams::{TeamConfig, TeamError, TeamMember, read_team_configs};

@@ -1,7 +1,8 @@
 //! `snapshot`: the part of a session that belongs to one request, as a self-contained
 //! transcript. It runs from a start record (the last human prompt on the active branch by
 //! default, or a uuid, or the first record at or after a timestamp) to the end of the active
-//! branch, with the parallel tool calls and results Claude Code splices back, the progress,
+//! branch — its whole history ([`skein_graph::Dag::history`]), so a request that spans a
+//! compaction or a seam keeps the records on both sides — with the parallel tool calls and results Claude Code splices back, the progress,
 //! system and attachment records hanging from those, inline sidechain (subagent) records
 //! started inside it, and the metadata records written after the start. Abandoned branches
 //! are left out. The start record becomes a root (`parentUuid: null`); every other record is
@@ -192,7 +193,16 @@ pub fn snapshot_transcript(
     }
     let selected = loop {
         let start = path[s];
-        let mut sel = structure::descendants(t, start);
+        // The start's subtree, and the subtree after every place the history was bridged
+        // after it (a compaction boundary under its logical parent, a seam over a broken
+        // chain): a request that spans one keeps the records on both sides.
+        let mut roots = vec![start];
+        roots.extend(
+            (s + 1..path.len())
+                .filter(|&j| dag.parent_node(path[j]) != Some(path[j - 1]))
+                .map(|j| path[j]),
+        );
+        let mut sel = structure::subtrees(t, roots);
         // Parallel calls and results spliced in after the start.
         for n in repair_parallel_tools(dag, &path[s..], t) {
             sel[n.0 as usize] = true;

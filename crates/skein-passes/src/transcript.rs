@@ -233,7 +233,7 @@ impl Record {
                         if let Some(id) = b.tool_use_id.get() {
                             rec.tool_results.push(ids.intern(id));
                         }
-                        rec.max_result_bytes = rec.max_result_bytes.max(b.content.0);
+                        rec.max_result_bytes = rec.max_result_bytes.max(b.content.total());
                     }
                     Some("text") => {
                         has_text = true;

@@ -18,6 +18,7 @@ mod zone;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    skein_core::lines::set_default_max_line(cli.max_line);
     // The one place the environment is read; everything below takes it as a value.
     let env = skein_layout::Env::from_vars(|k| std::env::var_os(k));
     match commands::run(cli, &env) {

@@ -6,5 +6,7 @@
 )]
 
 mod corpus;
+mod memory;
 mod pairing;
 mod robustness;
+mod tasks;

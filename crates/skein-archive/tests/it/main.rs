@@ -10,3 +10,4 @@ mod crash;
 mod ingest;
 mod maintenance;
 mod props;
+mod repair;

@@ -26,11 +26,12 @@ fn reports(root: &Path, c: &Catalog) -> Vec<(String, String)> {
             .usage_scans(&found.sessions, &mut scanner)
             .expect("catalog");
         for (s, c) in found.sessions.iter().zip(from_catalog) {
-            scan.add(s, scanner.scan_session(s, false).expect("scan"));
-            cat.add(
-                s,
-                c.unwrap_or_else(|| panic!("{} not covered", s.session_id)),
-            );
+            let scanned = scanner.scan_session(s, false).expect("scan");
+            let c = c.unwrap_or_else(|| panic!("{} not covered", s.session_id));
+            // The copies themselves are the scanner's: groups, order, counters, agents.
+            assert_eq!(scanned, c, "session {}", s.session_id);
+            scan.add(s, scanned);
+            cat.add(s, c);
         }
         let json = |b: UsageBuilder| {
             let r = b.finish(&options, &PricingTable::embedded());

@@ -5,7 +5,7 @@
 
 use skein_graph::{ChainSummary, Dag, GraphBuilder, NodeInput, RecordType};
 
-fn build(spec: &str) -> Dag {
+pub(crate) fn build(spec: &str) -> Dag {
     let mut g = GraphBuilder::new();
     for (line, item) in spec
         .split(';')

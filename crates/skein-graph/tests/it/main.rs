@@ -6,3 +6,4 @@
 )]
 
 mod graph;
+mod history;

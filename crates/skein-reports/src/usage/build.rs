@@ -20,6 +20,8 @@ pub enum UsageKind {
     Monthly,
     Session,
     Model,
+    /// Per agent (`--by agent`).
+    Agent,
 }
 
 impl UsageKind {
@@ -31,6 +33,7 @@ impl UsageKind {
             Self::Monthly => "monthly",
             Self::Session => "session",
             Self::Model => "model",
+            Self::Agent => "agent",
         }
     }
 
@@ -56,6 +59,9 @@ pub struct UsageOptions {
     /// The zone whose local days, weeks and months the rows are.
     pub zone: Zone,
 }
+
+/// The agent key of the main transcript's requests.
+const AGENT_MAIN: &str = crate::agents::MAIN;
 
 /// Model name used when `message.model` is missing.
 pub const NO_MODEL: &str = "<unknown>";
@@ -132,6 +138,34 @@ impl UsageBuilder {
     /// to be deterministic).
     pub fn add(&mut self, session: &SessionFiles, scan: SessionScan) {
         self.add_session(&session.session_id, &session.project(), scan);
+    }
+
+    /// Like [`UsageBuilder::add`], with each agent transcript's copies attributed to the
+    /// agent's key in `agents` (agent id → key, e.g. its name); copies of agents not in
+    /// `agents` are attributed to `(internal)` when read from an internal agent's transcript,
+    /// else to `(subagent)`.
+    pub fn add_with_agents(
+        &mut self,
+        session: &SessionFiles,
+        mut scan: SessionScan,
+        agents: &BTreeMap<String, String>,
+    ) {
+        for c in &mut scan.copies {
+            if let Some(id) = c.agent_id.take() {
+                let key = agents.get(&*id).map_or_else(
+                    || {
+                        if c.source == super::Source::InternalAgent {
+                            "(internal)"
+                        } else {
+                            "(subagent)"
+                        }
+                    },
+                    String::as_str,
+                );
+                c.agent_id = Some(key.into());
+            }
+        }
+        self.add(session, scan);
     }
 
     /// Like [`UsageBuilder::add`], naming the session by id and project.
@@ -257,6 +291,9 @@ impl UsageBuilder {
                 UsageKind::Monthly => RowKey::Text(day.month_key()),
                 UsageKind::Session => RowKey::Session(*session),
                 UsageKind::Model => RowKey::Text(model.to_owned()),
+                UsageKind::Agent => {
+                    RowKey::Text(copy.agent_id.as_deref().unwrap_or(AGENT_MAIN).to_owned())
+                }
             };
             rows.entry(key)
                 .or_default()
@@ -274,6 +311,7 @@ impl UsageBuilder {
                     session_id: None,
                     project: None,
                     model: None,
+                    agent: None,
                     first_timestamp: acc.first_ms.map(format_ms),
                     last_timestamp: acc.last_ms.map(format_ms),
                     figures: acc.figures(),
@@ -284,6 +322,7 @@ impl UsageBuilder {
                     (UsageKind::Weekly, RowKey::Text(k)) => row.week = Some(k),
                     (UsageKind::Monthly, RowKey::Text(k)) => row.month = Some(k),
                     (UsageKind::Model, RowKey::Text(k)) => row.model = Some(k),
+                    (UsageKind::Agent, RowKey::Text(k)) => row.agent = Some(k),
                     (_, RowKey::Session(s)) => {
                         let (id, project) = &self.sessions[s as usize];
                         row.session_id = Some(id.clone());
@@ -338,6 +377,7 @@ mod tests {
             timestamp_ms: 0,
             sidechain: side,
             foreign_session: false,
+            agent_id: None,
             source: if side {
                 Source::InternalAgent
             } else {

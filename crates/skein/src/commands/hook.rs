@@ -18,7 +18,7 @@ use anyhow::Result;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use skein_hook::{LogEntry, LogLevel, MAX_EVENT_BYTES};
 
-mod env;
+pub(crate) mod env;
 mod settings;
 
 use skein_layout::Env;

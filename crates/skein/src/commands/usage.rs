@@ -2,14 +2,20 @@
 //! deduplicated across the whole input. See `docs/reports/usage.md`.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
+use serde::de::IgnoredAny;
+use skein_analysis::AnalysisOptions;
 use skein_layout::SessionFiles;
+use skein_reports::agents::agent_groups;
+use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
+use skein_reports::tree::LinkVisitor;
 use skein_reports::usage::{
     Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner,
 };
@@ -37,6 +43,10 @@ pub(crate) struct Args {
     /// In the table, add one line per model under each row.
     #[arg(long)]
     pub(crate) breakdown: bool,
+    /// Group by agent instead of the report's period: `main`, an agent's name, `(type)` for
+    /// unnamed agents, `(internal)` (reads each session twice).
+    #[arg(long, value_enum)]
+    pub(crate) by: Option<By>,
     #[command(flatten)]
     pub(crate) catalog: CatalogArgs,
     /// Scan the transcripts instead of answering from the catalog.
@@ -44,8 +54,24 @@ pub(crate) struct Args {
     pub(crate) no_catalog: bool,
 }
 
+/// What `--by` groups on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum By {
+    /// One row per agent name.
+    Agent,
+}
+
 thread_local! {
     static SCANNER: RefCell<UsageScanner> = RefCell::new(UsageScanner::new());
+}
+
+/// No report name was given (the first path names none).
+fn named_default(report: &ReportArgs) -> bool {
+    report
+        .paths
+        .first()
+        .and_then(|p| p.to_str())
+        .is_none_or(|p| UsageKind::from_name(p).is_none())
 }
 
 /// The report kind named by the first path, and the paths that remain.
@@ -61,7 +87,15 @@ fn split_kind(report: &ReportArgs) -> (UsageKind, ReportArgs) {
 }
 
 pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
-    let (kind, report) = split_kind(&args.report);
+    let (named, report) = split_kind(&args.report);
+    let kind = match (args.by, named) {
+        (None, k) => k,
+        (Some(By::Agent), UsageKind::Daily) if named_default(&args.report) => UsageKind::Agent,
+        (Some(By::Agent), k) => anyhow::bail!(
+            "--by agent replaces the {} report: give no report name with it",
+            k.name()
+        ),
+    };
     let format = report.format();
     let options = UsageOptions {
         kind,
@@ -80,8 +114,14 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let (sessions, found_ok) = report.sessions(env)?;
     let mmap = report.mmap;
     let mut builder = UsageBuilder::new();
-    // From the catalog where it covers a session; the others are scanned (in parallel).
-    let mut from_catalog = if args.no_catalog {
+    let teams = if kind == UsageKind::Agent {
+        super::tree::team_configs(env, report.quiet)
+    } else {
+        Vec::new()
+    };
+    // From the catalog where it covers a session (not for --by agent, which reads the spawning
+    // calls); the other sessions are scanned, in parallel.
+    let mut from_catalog = if args.no_catalog || kind == UsageKind::Agent {
         None
     } else {
         super::catalog::for_report(&args.catalog, env, &report).and_then(|c| {
@@ -89,9 +129,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
                 .with(|sc| c.usage_scans(&sessions, &mut sc.borrow_mut()))
                 .map_err(|e| {
                     if !report.quiet {
-                        crate::output::error_line(&format!(
-                            "{e}; scanning the transcripts instead"
-                        ));
+                        error_line(&format!("{e}; scanning the transcripts instead"));
                     }
                 })
                 .ok()
@@ -107,25 +145,44 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let mut scanned = Vec::with_capacity(missing.len());
     let jobs_ok = report.for_each_session(
         &missing,
-        |s, _parser| {
-            SCANNER
+        |s, parser| {
+            let scan = SCANNER
                 .with(|sc| sc.borrow_mut().scan_session(s, mmap))
-                .map_err(anyhow::Error::from)
+                .map_err(anyhow::Error::from)?;
+            // Agent names come from the spawning calls: one more pass, only for --by agent.
+            let agents = if kind == UsageKind::Agent {
+                let loaded = load_session::<IgnoredAny, LinkVisitor>(
+                    s,
+                    &AnalysisOptions::default(),
+                    parser,
+                    mmap,
+                )?;
+                agent_groups(&loaded, |v| v, &teams)
+            } else {
+                BTreeMap::new()
+            };
+            Ok((scan, agents))
         },
-        |s, scan| {
-            scanned.push((s.clone(), scan));
+        |s, found| {
+            scanned.push((s.clone(), found));
             Ok(())
         },
     )?;
+    // Every session in discovery order, from the catalog or from its scan (a session whose
+    // scan failed was reported and is left out, as before).
     let mut scanned = scanned.into_iter().peekable();
     for (s, c) in sessions.iter().zip(from_catalog.iter_mut()) {
-        match c.take() {
-            Some(scan) => builder.add(s, scan),
-            None => {
-                if let Some((_, scan)) = scanned.next_if(|(f, _)| f == s) {
-                    builder.add(s, scan);
-                }
-            }
+        let (scan, agents) = match c.take() {
+            Some(scan) => (scan, BTreeMap::new()),
+            None => match scanned.next_if(|(f, _)| f == s) {
+                Some((_, found)) => found,
+                None => continue,
+            },
+        };
+        if kind == UsageKind::Agent {
+            builder.add_with_agents(s, scan, &agents);
+        } else {
+            builder.add(s, scan);
         }
     }
     let result = builder.finish(&options, &pricing);
@@ -198,6 +255,7 @@ fn key_of(kind: UsageKind, row: &UsageRow) -> String {
             .as_ref()
             .map(|s| format!("{}  {}", row.project.as_deref().unwrap_or(""), s)),
         UsageKind::Model => row.model.clone(),
+        UsageKind::Agent => row.agent.clone(),
     };
     k.unwrap_or_default()
 }
@@ -222,6 +280,7 @@ fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
         UsageKind::Monthly => "month",
         UsageKind::Session => "project  session",
         UsageKind::Model => "model",
+        UsageKind::Agent => "agent",
     };
     let headers = [
         first,

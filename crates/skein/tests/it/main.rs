@@ -7,11 +7,16 @@
 
 mod archive;
 mod archive_input;
+mod archive_safety;
 mod catalog;
 mod check;
 mod cli;
 mod common;
+mod history;
+mod history_corpus;
 mod hook;
+mod line_cap;
+mod live_files;
 mod passes;
 mod show;
 mod skills;

@@ -8,9 +8,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use skein_app::ingest::SYMLINK_SKIPPED;
+use skein_app::teams::archive_teams;
 use skein_app::{ArchiveJob, Transforms};
 use skein_archive::{Archive, ArchiveOptions, CodecOptions, DictMode};
 use skein_layout::Env;
+use skein_layout::teams::teams_dirs_of;
 use skein_passes::{Preset, PruneOptions, RedactLevel, RedactOptions};
 use skein_redact::Redactor;
 
@@ -89,6 +92,14 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
 
     let (sessions, found_ok) = report.sessions(env)?;
     let job = ArchiveJob::new(&archive, transforms, &sessions);
+    if !args.quiet {
+        for path in job.skipped_symlinks() {
+            error_line(&format!(
+                "warning: {}: skipped, {SYMLINK_SKIPPED}",
+                path.display()
+            ));
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut totals = Totals::default();
@@ -114,6 +125,17 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
             Ok(())
         },
     )?;
+    let teams = teams_dirs_of(env, &args.paths);
+    for row in archive_teams(&archive, &teams, redactor.as_ref()) {
+        if let Some(e) = &row.error
+            && !args.quiet
+        {
+            error_line(&format!("{}: {e}", row.source));
+        }
+        *totals.counts.entry(row.status).or_default() += 1;
+        serde_json::to_writer(&mut out, &row)?;
+        out.write_all(b"\n")?;
+    }
     out.flush()?;
     if !args.quiet && std::io::stderr().is_terminal() {
         let files: u64 = totals.counts.values().sum();

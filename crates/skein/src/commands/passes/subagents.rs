@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use skein_app::snapshot_dir::{output_session_id, snapshot_agents};
-use skein_layout::claude::{main_path, subagents_dir};
+use skein_layout::claude::{main_path, sidecar_path, subagents_dir};
 use skein_passes::{Pipeline, SnapshotReport};
 
 use super::{Reports, write_file};
@@ -25,7 +25,7 @@ pub(super) fn write_session(
     let sid = output_session_id(input_path, input);
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let main = dir.join(main_path(&sid));
-    write_file(&main, main_out)?;
+    write_file(&main, main_out, &[input_path])?;
     let mut written = vec![main];
     let Some(snap) = snap else {
         return Ok(written);
@@ -43,13 +43,15 @@ pub(super) fn write_session(
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
-        write_file(&target, &out.bytes)?;
+        write_file(&target, &out.bytes, &[input_path, &a.file.path])?;
         for r in &out.reports {
             reports.push(&a.file.path, r, None)?;
         }
         written.push(target.clone());
-        if let (Some(meta), Some(dst)) = (a.sidecar, skein_layout::claude::sidecar_path(&target)) {
-            write_file(&dst, &meta)?;
+        if let (Some(meta), Some(dst), Some(src)) =
+            (a.sidecar, sidecar_path(&target), sidecar_path(&a.file.path))
+        {
+            write_file(&dst, &meta, &[&src])?;
             written.push(dst);
         }
     }

@@ -26,6 +26,20 @@ pub(crate) fn skein(args: &[&str], cwd: &Path) -> Output {
     skein_env(args, cwd, &[])
 }
 
+/// A `skein ARGS` command in `cwd` with a private `HOME` (kept alive by the returned guard), to
+/// spawn and watch while it runs.
+pub(crate) fn skein_command(args: &[&str], cwd: &Path) -> (Command, tempfile::TempDir) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skein"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("HOME", home.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    (cmd, home)
+}
+
 /// [`skein`] with extra environment variables.
 pub(crate) fn skein_env(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Output {
     let home = tempfile::tempdir().expect("tempdir");
@@ -66,6 +80,17 @@ pub(crate) fn jsonl(out: &Output) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).expect("json line"))
         .collect()
+}
+
+/// `needles` appear in `hay` in this order.
+pub(crate) fn in_order(hay: &str, needles: &[&str]) {
+    let mut at = 0;
+    for n in needles {
+        match hay[at..].find(n) {
+            Some(i) => at += i + n.len(),
+            None => panic!("{n:?} missing (or out of order) in:\n{hay}"),
+        }
+    }
 }
 
 /// A note in the test output (shown with `--nocapture`).
