@@ -9,8 +9,8 @@ use crate::identity::{AgentIdentity, clean};
 use crate::meta::MetaCollector;
 
 /// A subagent file's identity: the sidecar first, then the spawning call.
-pub(crate) fn agent_identity(
-    s: &LoadedSession<MetaCollector>,
+pub fn agent_identity<V>(
+    s: &LoadedSession<V>,
     i: usize,
     parent_session: Option<&str>,
 ) -> AgentIdentity {

@@ -88,6 +88,9 @@ pub(crate) enum Command {
     Sessions(commands::sessions::Args),
     /// Full-text search over prompts, replies, thinking, tool inputs and results (BM25).
     Search(commands::search::Args),
+    /// Export sessions as a Hive-partitioned dataset (Parquet, or JSONL) of four tables:
+    /// sessions, messages, tool_calls, usage; for DuckDB, Spark, Polars (see docs/export.md).
+    Export(commands::export::Args),
 }
 
 /// Output format of a report.

@@ -11,6 +11,7 @@ use crate::cli::{Cli, Command};
 pub(crate) mod archive;
 pub(crate) mod catalog;
 pub(crate) mod check;
+pub(crate) mod export;
 pub(crate) mod hook;
 pub(crate) mod index;
 pub(crate) mod passes;
@@ -45,5 +46,6 @@ pub(crate) fn run(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Index(args) => index::run(&args, env),
         Command::Sessions(args) => sessions::run(&args, env),
         Command::Search(args) => search::run(&args, env),
+        Command::Export(args) => export::run(&args, env),
     }
 }
