@@ -2,20 +2,27 @@
 //! visitor: [`MetaCollector`] is fed records one by one and keeps only what the metadata needs,
 //! in a serializable state, so a caller that reads only new bytes (the hook) can keep the same
 //! metadata up to date by saving the collector between runs. `skein archive` and the hook's
-//! `archive` pass share it.
+//! `archive` pass share it: one code path.
+//!
+//! The state stays small however long the session: ids are kept as 64-bit hashes
+//! ([`crate::packed`]), tool results only for the calls that spawn subagents (their outcome)
+//! and for results seen before their call.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use skein_analysis::RecordVisitor;
+use skein_analysis::{RecordVisitor, SpawnLinks};
 use skein_archive::{SessionMeta, TokenUsage};
+use skein_core::record::is_spawn_tool;
 use skein_core::{Content, Envelope, Line, Usage};
 use skein_graph::NodeId;
 use skein_reports::skills::skill_name;
 use skein_reports::tools::normalized_input;
 
 use crate::identity::clean;
+use crate::packed::{self, hash};
 
 /// `extra` key: the source size the metadata was computed from. A later run that finds the
 /// source at that size with nothing new to archive skips reading it again.
@@ -24,32 +31,29 @@ pub const SOURCE_BYTES: &str = "source_bytes";
 /// Tools whose `file_path` (or `notebook_path`) input names a file they modify.
 const MODIFYING_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
 
-/// One usage group's counters: Claude Code writes one line per content block, each with a copy
-/// of the message's usage; per group each counter is the maximum over its lines (as
-/// `skein_analysis::UsageAccumulator` counts them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-struct Counters([u64; 4]);
+/// One usage group's counters (input, output, cache creation, cache read): Claude Code writes
+/// one line per content block, each with a copy of the message's usage; per group each counter
+/// is the maximum over its lines (as `skein_analysis::UsageAccumulator` counts them).
+type Counters = [u64; 4];
 
-impl Counters {
-    fn of(u: &Usage) -> Self {
-        Self([
-            u.input_tokens.0,
-            u.output_tokens.0,
-            u.cache_creation_input_tokens.0,
-            u.cache_read_input_tokens.0,
-        ])
+fn counters_of(u: &Usage) -> Counters {
+    [
+        u.input_tokens.0,
+        u.output_tokens.0,
+        u.cache_creation_input_tokens.0,
+        u.cache_read_input_tokens.0,
+    ]
+}
+
+fn max_with(a: &mut Counters, b: Counters) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x = (*x).max(y);
     }
+}
 
-    fn max_with(&mut self, o: Self) {
-        for (a, b) in self.0.iter_mut().zip(o.0) {
-            *a = (*a).max(b);
-        }
-    }
-
-    fn add(&mut self, o: Self) {
-        for (a, b) in self.0.iter_mut().zip(o.0) {
-            *a += b;
-        }
+fn add(a: &mut Counters, b: Counters) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
     }
 }
 
@@ -66,20 +70,26 @@ pub struct MetaCollector {
     last_timestamp: Option<String>,
     models: Vec<String>,
     prompts: u64,
-    message_ids: BTreeSet<String>,
+    #[serde(with = "packed::set")]
+    message_ids: FxHashSet<u64>,
     anonymous_messages: u64,
-    /// Usage groups by `message.id` + `\0` + `requestId`.
-    usage_groups: BTreeMap<String, Counters>,
+    /// Usage groups by hash of `message.id` + `\0` + `requestId`.
+    #[serde(with = "packed::counters")]
+    usage_groups: FxHashMap<u64, Counters>,
     /// Usage of lines without a `message.id` (each its own group).
     usage_loose: Counters,
-    /// Ids of the `tool_use` blocks counted (later copies are not counted again).
-    tool_ids: BTreeSet<String>,
+    /// Hashes of the `tool_use` ids counted (later copies are not counted again).
+    #[serde(with = "packed::set")]
+    tool_ids: FxHashSet<u64>,
     tool_counts: BTreeMap<String, u64>,
     tool_calls: u64,
     skills: Vec<String>,
     files: Vec<String>,
-    /// `tool_result` ids, with whether any copy was an error.
+    /// `tool_result` ids with whether any copy was an error: for spawning calls (how the
+    /// subagent ended), and for results read before their call.
     results: BTreeMap<String, bool>,
+    /// The spawning calls and the agent ids their results name.
+    links: SpawnLinks,
 }
 
 /// Pushes `v` unless present (first-appearance order).
@@ -96,10 +106,14 @@ impl MetaCollector {
     }
 
     fn tool_use(&mut self, id: &str, name: Option<&str>, input: Option<&Value>) {
-        if !self.tool_ids.insert(id.to_owned()) {
+        if !self.tool_ids.insert(hash(id.as_bytes())) {
             return;
         }
         let name = name.unwrap_or("<unknown>");
+        if !is_spawn_tool(name) {
+            // Only a spawn's result is asked for: a result read early is dropped now.
+            self.results.remove(id);
+        }
         *self.tool_counts.entry(name.to_owned()).or_default() += 1;
         self.tool_calls += 1;
         let Some(input) = input else { return };
@@ -132,18 +146,21 @@ impl MetaCollector {
             }
             match message.id.get() {
                 Some(id) => {
-                    self.message_ids.insert(id.to_owned());
+                    self.message_ids.insert(hash(id.as_bytes()));
                 }
                 None => self.anonymous_messages += 1,
             }
             if let Some(u) = message.usage.0.as_ref() {
-                let c = Counters::of(u);
+                let c = counters_of(u);
                 match message.id.get() {
                     Some(mid) => {
                         let key = format!("{mid}\0{}", env.request_id.get().unwrap_or(""));
-                        self.usage_groups.entry(key).or_default().max_with(c);
+                        max_with(
+                            self.usage_groups.entry(hash(key.as_bytes())).or_default(),
+                            c,
+                        );
                     }
-                    None => self.usage_loose.add(c),
+                    None => add(&mut self.usage_loose, c),
                 }
             }
         }
@@ -169,10 +186,33 @@ impl MetaCollector {
             self.prompts += u64::from(prompt);
         }
         for b in message.content.blocks() {
-            if let (Some("tool_result"), Some(id)) = (b.kind(), b.tool_use_id.get()) {
+            if let (Some("tool_result"), Some(id)) = (b.kind(), b.tool_use_id.get())
+                && (self.links.spawn(id).is_some() || !self.tool_ids.contains(&hash(id.as_bytes())))
+            {
                 *self.results.entry(id.to_owned()).or_default() |= b.is_error.0;
             }
         }
+    }
+
+    /// The spawning calls seen and the agents they name.
+    pub fn links(&self) -> &SpawnLinks {
+        &self.links
+    }
+
+    /// Rewrites every free text the collector keeps (working directory, branch, skills, file
+    /// paths, the spawning calls' descriptions), e.g. to redact it before the state is stored.
+    pub fn map_text(&mut self, f: &mut dyn FnMut(&str) -> String) {
+        for slot in [&mut self.cwd, &mut self.git_branch] {
+            if let Some(v) = slot {
+                *v = f(v);
+            }
+        }
+        for list in [&mut self.skills, &mut self.files] {
+            for v in list.iter_mut() {
+                *v = f(v);
+            }
+        }
+        self.links.map_text(f);
     }
 
     /// The first `sessionId` seen in the records.
@@ -212,9 +252,9 @@ impl MetaCollector {
         }
         let mut total = self.usage_loose;
         for c in self.usage_groups.values() {
-            total.add(*c);
+            add(&mut total, *c);
         }
-        let [input, output, cache_creation, cache_read] = total.0;
+        let [input, output, cache_creation, cache_read] = total;
         m.usage = TokenUsage {
             input_tokens: input,
             output_tokens: output,
@@ -226,7 +266,9 @@ impl MetaCollector {
 }
 
 impl RecordVisitor<Value> for MetaCollector {
-    fn record(&mut self, _: &Line<'_>, env: &Envelope<'_, Value>, _: Option<(NodeId, bool)>) {
+    fn record(&mut self, line: &Line<'_>, env: &Envelope<'_, Value>, node: Option<(NodeId, bool)>) {
+        // Before the blocks: a spawn's result needs its call known.
+        self.links.record(line, env, node);
         if self.session_id.is_none() {
             self.session_id = env.session_id.get().map(str::to_owned);
         }

@@ -9,7 +9,7 @@
 //! two hooks never process the same new bytes twice).
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -139,6 +139,10 @@ struct CheckpointFile {
     path: String,
     #[serde(default)]
     passes: BTreeMap<String, Checkpoint>,
+    /// What each pass carries from one run to the next, describing the bytes before its
+    /// checkpoint's offset (saved together, so the two always agree).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    states: BTreeMap<String, serde_json::Value>,
 }
 
 /// The checkpoints of one transcript, locked for as long as this value lives.
@@ -161,7 +165,7 @@ impl TranscriptCheckpoints {
         timeout: Duration,
     ) -> Result<Self, StateError> {
         let dir = state_root.join("checkpoints");
-        fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+        crate::state::create_dir_all(&dir)?;
         let key = format!("{:016x}", fnv1a(transcript.as_os_str().as_encoded_bytes()));
         let lock = FileLock::acquire(dir.join(format!("{key}.lock")), timeout)?;
         let file = dir.join(format!("{key}.json"));
@@ -188,6 +192,27 @@ impl TranscriptCheckpoints {
             self.data.passes.insert(pass.to_owned(), cp);
             self.dirty = true;
         }
+    }
+
+    /// The state `pass` stored with its checkpoint.
+    pub fn state(&self, pass: &str) -> Option<&serde_json::Value> {
+        self.data.states.get(pass)
+    }
+
+    /// Replaces (or with `None` removes) the state of `pass`; call it with the [`set`] of the
+    /// checkpoint it belongs to.
+    ///
+    /// [`set`]: TranscriptCheckpoints::set
+    pub fn set_state(&mut self, pass: &str, state: Option<serde_json::Value>) {
+        let old = self.data.states.get(pass);
+        if old == state.as_ref() {
+            return;
+        }
+        match state {
+            Some(v) => self.data.states.insert(pass.to_owned(), v),
+            None => self.data.states.remove(pass),
+        };
+        self.dirty = true;
     }
 
     /// Writes the checkpoints back if any changed: atomically but without fsync

@@ -138,7 +138,7 @@ pub fn write_work_files(work_dir: &Path, items: &[WorkItem]) -> io::Result<Vec<S
                 work_dir.display()
             )));
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(work_dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match skein_store::private::create_dir(work_dir) {
             Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
             _ => {}
         },
