@@ -108,6 +108,118 @@ const KEY_PREFIXES: &[&str] = &[
     "server",
 ];
 
+/// Services whose name makes `<service>…_key` a credential name even without `api`/`secret`
+/// before `key` (gitleaks' semi-generic rules name the same services).
+const PROVIDERS: &[&str] = &[
+    "adafruit",
+    "adobe",
+    "airtable",
+    "algolia",
+    "alibaba",
+    "aliyun",
+    "amplitude",
+    "anthropic",
+    "artifactory",
+    "asana",
+    "atlassian",
+    "azure",
+    "beamer",
+    "bintray",
+    "bitbucket",
+    "bittrex",
+    "braintree",
+    "clickhouse",
+    "cloudflare",
+    "codecov",
+    "cohere",
+    "coinbase",
+    "confluence",
+    "confluent",
+    "contentful",
+    "datadog",
+    "deepseek",
+    "discord",
+    "doppler",
+    "droneci",
+    "dropbox",
+    "dynatrace",
+    "easypost",
+    "etsy",
+    "facebook",
+    "fastly",
+    "finicity",
+    "finnhub",
+    "firebase",
+    "flickr",
+    "freshbooks",
+    "gemini",
+    "github",
+    "gitlab",
+    "gitter",
+    "gocardless",
+    "google",
+    "grafana",
+    "groq",
+    "heroku",
+    "hubspot",
+    "intercom",
+    "jfrog",
+    "jira",
+    "kraken",
+    "kucoin",
+    "launchdarkly",
+    "linear",
+    "linkedin",
+    "looker",
+    "mailchimp",
+    "mailgun",
+    "mapbox",
+    "mattermost",
+    "meraki",
+    "messagebird",
+    "message_bird",
+    "mistral",
+    "mixpanel",
+    "netlify",
+    "newrelic",
+    "new_relic",
+    "nytimes",
+    "okta",
+    "openai",
+    "openrouter",
+    "pinecone",
+    "plaid",
+    "planetscale",
+    "postmark",
+    "privateai",
+    "private_ai",
+    "pusher",
+    "rapidapi",
+    "replicate",
+    "segment",
+    "sendbird",
+    "sendgrid",
+    "sentry",
+    "shopify",
+    "slack",
+    "snyk",
+    "sonar",
+    "square",
+    "squarespace",
+    "stripe",
+    "sumologic",
+    "supabase",
+    "telegram",
+    "travis",
+    "twilio",
+    "twitch",
+    "twitter",
+    "typeform",
+    "vercel",
+    "yandex",
+    "zendesk",
+];
+
 /// What may follow the keyword inside the name (`GITHUB_TOKEN_PROD`, `secret_key_base`).
 fn tail_ok(tail: &[u8]) -> bool {
     tail.iter().all(|b| b.is_ascii_digit() || *b == b'_')
@@ -208,6 +320,8 @@ fn is_ident(b: u8) -> bool {
 /// `name <op> value` found around an anchor: the value span.
 pub(crate) struct Assign {
     pub(crate) value: (usize, usize),
+    /// The value was inside quotes (so punctuation is part of it, not code).
+    pub(crate) quoted: bool,
 }
 
 /// Widens the anchor at `astart..aend` to the identifier around it; stops at `\n`, `\t`,
@@ -271,7 +385,10 @@ pub(crate) fn parse(hay: &[u8], (i, j): (usize, usize)) -> Option<Assign> {
         }
         k += 1;
     }
-    Some(Assign { value: (start, k) })
+    Some(Assign {
+        value: (start, k),
+        quoted,
+    })
 }
 
 /// Generic rule: finds `name <op> value` around the anchor and pushes the value span.
@@ -292,6 +409,9 @@ pub(crate) fn assignment(class: Class, site: &mut Site<'_>, out: &mut Vec<(usize
         class == Class::Password && value.len() >= min_len && !filters::mostly_one_byte(value)
     } else {
         filters::looks_secret(value, min_len, min_entropy)
+            // `SECRET_KEY = 'django-insecure-k#9x!2@v^m(q)…'`: quoted random text with
+            // punctuation, which the code filters would take for an expression.
+            || (a.quoted && filters::random_punct(value))
     };
     if ok {
         out.push(a.value);
@@ -345,6 +465,13 @@ fn name_ok(class: Class, name: &[u8]) -> bool {
                 .iter()
                 .find(|p| head.ends_with(p.as_bytes()))
                 .map(|p| (head.len() - p.len(), k + 3 - (head.len() - p.len())))
+                // `ALGOLIA_SEARCH_KEY`, `ADAFRUIT_IO_KEY`: a provider's name anywhere before.
+                .or_else(|| {
+                    PROVIDERS
+                        .iter()
+                        .any(|p| memmem::find(head, p.as_bytes()).is_some())
+                        .then_some((k, 3))
+                })
         }),
     };
     let Some((pos, kw)) = found else { return false };
@@ -415,6 +542,21 @@ mod tests {
             find(p, "DB_PASSWORD=hunter22", "ASSW").as_deref(),
             Some("hunter22")
         );
+        let django = "k#9x!2@v^m(q)z8w&l%0t+e*r=u-y3n7b5c$h1j4g6f";
+        let line = format!("SECRET_KEY = 'django-insecure-{django}'");
+        assert_eq!(
+            find(Class::Secret, &line, "ECRET").as_deref(),
+            Some(format!("django-insecure-{django}").as_str())
+        );
+        assert_eq!(
+            find(
+                Class::ApiKey,
+                "ALGOLIA_SEARCH_KEY=Zx81kQp0Lm2vB7aa9",
+                "_KEY"
+            )
+            .as_deref(),
+            Some("Zx81kQp0Lm2vB7aa9")
+        );
     }
 
     #[test]
@@ -432,6 +574,9 @@ mod tests {
             "token_type: Bearer",
             "csrf_token = Zx81kQp0Lm2vB7",
             "token = \"the token is stored elsewhere\"",
+            "api_token = '[a-z0-9!@#$%^&*(-_=+)]{50}'",
+            "token = '${{ secrets.DEPLOY_TOKEN }}-x1!@#'",
+            "token: '<%= ENV[\"TOKEN_1a\"] %>!@#$%^&'",
         ] {
             let a = s.find("oken").expect("anchor");
             let mut out = Vec::new();
