@@ -32,6 +32,41 @@ pub(crate) fn odd_escape(hay: &[u8], s: usize) -> bool {
     before % 2 == 0 && matches!(hay.get(s + 4), Some(b'2'..=b'7'))
 }
 
+/// Pushes the group `group` of every match of `re` that starts in the `within` bytes after `e`
+/// on the same line (a real line break ends the window; an escaped `\n` does not, as in the
+/// raw line it is two ordinary bytes).
+pub(crate) fn regex_near(
+    re: &Regex,
+    group: usize,
+    within: usize,
+    hay: &[u8],
+    e: usize,
+    out: &mut Vec<(usize, usize)>,
+) {
+    let mut end = hay.len().min(e + within);
+    if let Some(nl) = memchr::memchr(b'\n', &hay[e..end]) {
+        end = e + nl;
+    }
+    // The match may run past the window's end (a token that starts inside it).
+    let line_end = memchr::memchr(b'\n', &hay[end..]).map_or(hay.len(), |n| end + n);
+    let hay = &hay[..line_end];
+    let mut locs = re.capture_locations();
+    let mut pos = e;
+    while pos < end {
+        let Some(m) = re.captures_read_at(&mut locs, hay, pos) else {
+            return;
+        };
+        if m.start() >= end {
+            return;
+        }
+        let (a, b) = locs.get(group).unwrap_or((m.start(), m.end()));
+        out.push((a, b));
+        // From the secret's end, not the match's: the boundary after one token is the
+        // boundary before the next.
+        pos = b.max(pos + 1);
+    }
+}
+
 /// Runs `re` in a window around the anchor `s..e` and pushes the secret span of the first
 /// match that overlaps the anchor. A match touching the window's end is retried without it.
 #[allow(clippy::too_many_arguments)]

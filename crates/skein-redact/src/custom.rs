@@ -19,12 +19,14 @@ fn line_break(hay: &[u8], k: usize) -> usize {
     }
 }
 
-/// Skips blanks and line breaks (also escaped tabs).
+/// Skips blanks and line breaks (also escaped tabs: `\t`, and `\\t`, a literal `\t` in the
+/// text as the raw line writes it).
 fn skip_seps(hay: &[u8], mut k: usize) -> usize {
     loop {
+        let slashes = hay[k..].iter().take_while(|&&b| b == b'\\').count();
         match hay.get(k) {
             Some(b' ' | b'\t') => k += 1,
-            Some(b'\\') if matches!(hay.get(k + 1), Some(b't')) => k += 2,
+            Some(b'\\') if hay.get(k + slashes) == Some(&b't') => k += slashes + 1,
             _ => match line_break(hay, k) {
                 0 => return k,
                 n => k += n,

@@ -156,10 +156,9 @@ fn local_start(hay: &[u8], at: usize) -> Option<usize> {
             .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
         k += if hay[k] == b'u' && hex4 { 5 } else { 1 };
     }
-    while k < at && hay[k] == b'.' {
-        k += 1;
-    }
-    (k < at && hay[at - 1] != b'.').then_some(k)
+    // A local part neither starts nor ends with a dot (`q.gi._@…` is the tail of something
+    // else, and would be found differently once that something is redacted).
+    (k < at && hay[k] != b'.' && hay[at - 1] != b'.').then_some(k)
 }
 
 /// End of the domain starting at `d`, and the start of its last label.

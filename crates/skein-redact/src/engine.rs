@@ -10,7 +10,7 @@ use aho_corasick::{AhoCorasick, MatchKind, packed};
 use memchr::memmem;
 use regex::bytes::Regex;
 
-use crate::confirm::{lead_ok, odd_escape, regex_at};
+use crate::confirm::{lead_ok, odd_escape, regex_at, regex_near};
 use crate::generic::Site;
 use crate::table::{CheckFn, CustomFn, Guard};
 
@@ -67,6 +67,12 @@ pub(crate) enum Matcher {
         ahead: usize,
     },
     Custom(CustomFn),
+    /// Every match of the regex's group `s` in the window after the anchor (see
+    /// [`crate::table::Pattern::Near`]).
+    Near {
+        re: LazyRegex,
+        within: usize,
+    },
     /// User rule: regex over the whole text once one of its keywords occurs.
     User {
         re: Regex,
@@ -300,6 +306,7 @@ impl Engine {
             anchored = true;
             let lead = lead_ok(hay, s);
             let mut own = Site::new(hay, s, e);
+            own.raw = raw;
             for entry in &self.anchor_rules[a] {
                 let (r, rule) = (entry.rule, &self.rules[entry.rule]);
                 let (s, e, lead) = match &entry.hidden {
@@ -318,6 +325,7 @@ impl Engine {
                 let mut other;
                 let site = if entry.hidden.is_some() {
                     other = Site::new(hay, s, e);
+                    other.raw = raw;
                     &mut other
                 } else {
                     &mut own
@@ -329,6 +337,10 @@ impl Engine {
                         regex_at(re, group, *back, *ahead, hay, s, e, &mut spans);
                     }
                     Matcher::Custom(f) => f(site, &mut spans),
+                    Matcher::Near { re, within } => {
+                        let (re, group) = re.get();
+                        regex_near(re, group, *within, hay, e, &mut spans);
+                    }
                     Matcher::User { .. } => {}
                 }
                 for &(a, b) in &spans {
@@ -425,7 +437,10 @@ impl Engine {
                 .iter()
                 .position(|&b| b == b']')
                 .map_or(text.len(), |e| p + e + 1);
-            hits.retain(|h| h.end <= p || h.start >= end);
+            // A hit that touches a placeholder may owe its boundary to the placeholder's `[`
+            // or `]` (`Bearer x_SECRET=[REDACTED:…]`: the secret that stood there gave none),
+            // so it is dropped: redacting the output again must change nothing.
+            hits.retain(|h| h.end < p || h.start > end);
         }
         hits.retain(|h| {
             let v = &text[h.start..h.end];
@@ -487,7 +502,9 @@ mod tests {
     fn every_builtin_regex_compiles() {
         let mut n = 0;
         for d in crate::table::builtin() {
-            if let crate::table::Pattern::Regex { re, .. } = d.pattern {
+            if let crate::table::Pattern::Regex { re, .. }
+            | crate::table::Pattern::Near { re, .. } = d.pattern
+            {
                 let (re, group) = LazyRegex::compile(&crate::table::expand(re))
                     .unwrap_or_else(|e| panic!("{}: {e}", d.id));
                 assert!(group < re.captures_len(), "{}", d.id);

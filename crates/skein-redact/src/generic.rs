@@ -23,6 +23,9 @@ pub(crate) struct Site<'h> {
     pub(crate) hay: &'h [u8],
     pub(crate) s: usize,
     pub(crate) e: usize,
+    /// `hay` is a raw (escaped) line: matches there only guide the slow path, which scans the
+    /// decoded strings again.
+    pub(crate) raw: bool,
     /// The identifier around the anchor, once `ident_done`.
     ident: Option<(usize, usize)>,
     ident_done: bool,
@@ -37,6 +40,7 @@ impl<'h> Site<'h> {
             hay,
             s,
             e,
+            raw: false,
             ident: None,
             ident_done: false,
             squashed: None,
@@ -399,6 +403,12 @@ pub(crate) fn assignment(class: Class, site: &mut Site<'_>, out: &mut Vec<(usize
         return;
     }
     let Some(a) = parse(hay, name) else { return };
+    // In a raw line a `\uXXXX` escape (a non-ASCII character some writers escape) cuts the
+    // value short; whether it is a secret is decided on the decoded string.
+    if site.raw && hay[a.value.1..].starts_with(b"\\u") {
+        out.push((a.value.0, a.value.1 + 2));
+        return;
+    }
     let value = &hay[a.value.0..a.value.1];
     let (min_len, min_entropy) = match class {
         Class::Password => (6, 2.3),

@@ -234,6 +234,10 @@ impl Redactor {
                     ahead,
                 },
                 Pattern::Custom(f) => Matcher::Custom(f),
+                Pattern::Near { re, within } => Matcher::Near {
+                    re: LazyRegex::new(table::expand(re)),
+                    within,
+                },
             };
             let priority = match d.tier {
                 Tier::A => 3,

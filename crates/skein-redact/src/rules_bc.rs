@@ -7,7 +7,7 @@ use crate::filters;
 use crate::generic::{self, Class, Site};
 use crate::named;
 use crate::table::Tier::{B, C};
-use crate::table::{Def, Guard, PW, TOK, TOKD, cu, rx};
+use crate::table::{Def, Guard, PW, TOK, TOKD, cu, nr, rx};
 
 fn gen_password(site: &mut Site<'_>, o: &mut Vec<(usize, usize)>) {
     generic::assignment(Class::Password, site, o);
@@ -39,6 +39,7 @@ fn nuget_anchor(hay: &[u8], s: usize, _e: usize) -> bool {
     s >= 1 && hay[s - 1] == b'P'
 }
 
+#[rustfmt::skip]
 pub(crate) static TIER_B: &[Def] = &[
     rx("xai-api-key", B, &["^xai-"], r"%L%(?P<s>xai-[A-Za-z0-9]{70,})%R%", 16, 120, TOKD, "xAI API key"),
     rx("perplexity-api-key", B, &["^pplx-"], r"%L%(?P<s>pplx-[A-Za-z0-9]{40,})%R%", 16, 80, TOKD, "Perplexity API key"),
@@ -60,7 +61,7 @@ pub(crate) static TIER_B: &[Def] = &[
     rx("cli-basic-auth", B, &[" -u ", "--user"], r#"(?:-u|--user)(?:[ \t]+|=)\\*["']?[^\s:"'\\@]{1,100}:(?P<s>[^\s"'\\]{3,200})"#, 2, 256, PW, "`curl -u` / `--user user:password`"),
     rx("telegram-bot-token", B, &[":AA"], r"(?:%L%|/bot)(?P<s>[0-9]{8,10}:AA[A-Za-z0-9_-]{33})%RD%", 28, 40, TOK, "Telegram bot token"),
     rx("sendgrid-api-key", B, &["^SG."], r"%L%(?P<s>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})%RD%", 16, 80, TOK, "SendGrid API key"),
-    rx("mailgun-api-key", B, &["key-"], r"(?i:mailgun)[^\n]{0,200}?(?P<s>key-[a-f0-9]{32})%R%", 220, 40, TOK, "Mailgun API key near the word mailgun").g(Guard::HexAfter),
+    nr("mailgun-api-key", B, &["ailgun", "AILGUN"], r"(?:^|[^A-Za-z0-9])(?P<s>key-[a-f0-9]{32})%R%", 200, TOK, Guard::Before("m"), "Mailgun API keys after the word mailgun"),
     cu("mailchimp-api-key", B, &["_key", "_KEY", "Key"], named::mailchimp, "Mailchimp API key (`<32 hex>-usN`) assigned to a mailchimp name"),
     cu("resend-api-key", B, &["_key", "_KEY", "Key"], named::resend, "Resend API key assigned to a resend name"),
     rx("databricks-token", B, &["^dapi"], r"%L%(?P<s>dapi[a-f0-9]{32}(?:-[0-9])?)%R%", 16, 40, TOK, "Databricks personal access token"),
@@ -78,118 +79,19 @@ pub(crate) static TIER_B: &[Def] = &[
     rx("sidekiq-secret", B, &["ontribsys", "ONTRIBSYS"], r"(?i:contribsys)(?:__COM|\.com)\\*['\x22]?[ \t]*[=: \t][ \t]*\\*['\x22]?(?P<s>[a-f0-9]{8}:[a-f0-9]{8})%R%", 4, 60, None, "Sidekiq Enterprise / Pro gem-server credentials"),
 ];
 
+#[rustfmt::skip]
 pub(crate) static TIER_C: &[Def] = &[
-    cu(
-        "netrc-password",
-        C,
-        &["assw"],
-        custom::netrc,
-        "`.netrc` machine / login / password",
-    ),
-    rx(
-        "xml-password",
-        C,
-        &["assw", "ASSW"],
-        r"<(?i:password|passwd)>(?P<s>[^<\s]{3,})</",
-        12,
-        256,
-        PW,
-        "`<password>` elements (Maven settings.xml and friends)",
-    )
-    .g(Guard::Before("<p")),
-    rx(
-        "docker-config-auth",
-        C,
-        &["auths"],
-        r#"auths\\*"?[ \t]*:(?s:.){0,300}?\\*"auth\\*"[ \t]*:[ \t]*\\*"(?P<s>[A-Za-z0-9+/=]{12,})"#,
-        2,
-        600,
-        TOK,
-        "`auth` (base64 user:password) in a Docker `config.json`",
-    ),
-    cu(
-        "kubernetes-secret",
-        C,
-        &["ecret"],
-        custom::k8s_secret,
-        "`data` / `stringData` values of a `kind: Secret` manifest",
-    ),
-    rx(
-        "kubeconfig-client-key",
-        C,
-        &["key-"],
-        r"client-key-data:[ \t]*\\*\x22?(?P<s>[A-Za-z0-9+/=]{20,})",
-        16,
-        256,
-        TOK,
-        "`client-key-data` in a kubeconfig",
-    )
-    .g(Guard::Before("client-")),
-    rx(
-        "discord-bot-token",
-        C,
-        &["iscord"],
-        r"(?i:discord)[^\n]{0,200}?(?:^|[^A-Za-z0-9_.-])(?P<s>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})%RD%",
-        4,
-        320,
-        TOK,
-        "Discord bot token near the word discord",
-    ),
-    rx(
-        "twilio-api-key",
-        C,
-        &["wilio"],
-        r"(?i:twilio)[^\n]{0,200}?(?:^|[^A-Za-z0-9])(?P<s>SK[0-9a-fA-F]{32})%R%",
-        4,
-        320,
-        TOK,
-        "Twilio API key SID near the word twilio",
-    ),
-    cu(
-        "generic-password",
-        C,
-        &["assw", "ASSW"],
-        gen_password,
-        "NAME=value where NAME contains password/passwd",
-    ),
-    cu(
-        "generic-secret",
-        C,
-        &["ecret", "ECRET", "redentia"],
-        gen_secret,
-        "NAME=value where NAME contains secret/credential",
-    ),
-    cu(
-        "generic-token",
-        C,
-        &["oken", "OKEN"],
-        gen_token,
-        "NAME=value where NAME contains token",
-    )
-    .g(Guard::Fn(not_plural)),
-    cu(
-        "generic-api-key",
-        C,
-        &["_key", "_KEY", "Key", "-key", "apikey"],
-        gen_api_key,
-        "NAME=value where NAME is an api/access/private/secret/app key, or a provider's key",
-    ),
-    rx(
-        "nuget-config-password",
-        C,
-        &["assw"],
-        r#"<add[ \t]+key=\\*"(?:ClearText)?Password\\*"[ \t]+value=\\*"(?P<s>[^"\\]{3,})\\*""#,
-        40,
-        256,
-        PW,
-        "`ClearTextPassword` in a NuGet.config",
-    )
-    .g(Guard::Fn(nuget_anchor)),
-    cu(
-        "email",
-        C,
-        &["@"],
-        email::email,
-        "E-mail address (placeholder and `noreply` addresses excepted)",
-    ),
+    cu("netrc-password", C, &["assw"], custom::netrc, "`.netrc` machine / login / password"),
+    rx("xml-password", C, &["assw", "ASSW"], r"<(?i:password|passwd)>(?P<s>[^<\s]{3,})</", 12, 256, PW, "`<password>` elements (Maven settings.xml and friends)").g(Guard::Before("<p")),
+    cu("docker-config-auth", C, &["\"auth"], named::docker_auth, "`auth` (base64 user:password) entries of a Docker `config.json` `auths` map"),
+    cu("kubernetes-secret", C, &["ecret"], custom::k8s_secret, "`data` / `stringData` values of a `kind: Secret` manifest"),
+    rx("kubeconfig-client-key", C, &["key-"], r"client-key-data:[ \t]*\\*\x22?(?P<s>[A-Za-z0-9+/=]{20,})", 16, 256, TOK, "`client-key-data` in a kubeconfig").g(Guard::Before("client-")),
+    nr("discord-bot-token", C, &["iscord"], r"(?:^|[^A-Za-z0-9_.-])(?P<s>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})%RD%", 200, TOK, Guard::Before("d"), "Discord bot tokens after the word discord"),
+    nr("twilio-api-key", C, &["wilio"], r"(?:^|[^A-Za-z0-9])(?P<s>SK[0-9a-fA-F]{32})%R%", 200, TOK, Guard::Before("t"), "Twilio API key SIDs after the word twilio"),
+    cu("generic-password", C, &["assw", "ASSW"], gen_password, "NAME=value where NAME contains password/passwd"),
+    cu("generic-secret", C, &["ecret", "ECRET", "redentia"], gen_secret, "NAME=value where NAME contains secret/credential"),
+    cu("generic-token", C, &["oken", "OKEN"], gen_token, "NAME=value where NAME contains token").g(Guard::Fn(not_plural)),
+    cu("generic-api-key", C, &["_key", "_KEY", "Key", "-key", "apikey"], gen_api_key, "NAME=value where NAME is an api/access/private/secret/app key, or a provider's key"),
+    rx("nuget-config-password", C, &["assw"], r#"<add[ \t]+key=\\*"(?:ClearText)?Password\\*"[ \t]+value=\\*"(?P<s>[^"\\]{3,})\\*""#, 40, 256, PW, "`ClearTextPassword` in a NuGet.config").g(Guard::Fn(nuget_anchor)),
+    cu("email", C, &["@"], email::email, "E-mail address (placeholder and `noreply` addresses excepted)"),
 ];

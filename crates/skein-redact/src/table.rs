@@ -38,6 +38,12 @@ pub(crate) enum Pattern {
         ahead: usize,
     },
     Custom(CustomFn),
+    /// A provider's word as the anchor, then every match of `re` (a secret with its own
+    /// boundaries) in the `within` bytes after it on the same line.
+    Near {
+        re: &'static str,
+        within: usize,
+    },
 }
 
 /// A cheap test around the anchor `s..e`, run before the pattern (literals compare ASCII
@@ -144,6 +150,28 @@ pub(crate) const fn cu(
         pattern: Pattern::Custom(f),
         check: None,
         guard: Guard::None,
+        about,
+    }
+}
+
+#[expect(clippy::too_many_arguments, reason = "one row of the rule table")]
+pub(crate) const fn nr(
+    id: &'static str,
+    tier: Tier,
+    anchors: &'static [&'static str],
+    re: &'static str,
+    within: usize,
+    check: Option<CheckFn>,
+    guard: Guard,
+    about: &'static str,
+) -> Def {
+    Def {
+        id,
+        tier,
+        anchors,
+        pattern: Pattern::Near { re, within },
+        check,
+        guard,
         about,
     }
 }
