@@ -224,6 +224,12 @@ const PROVIDERS: &[&str] = &[
     "zendesk",
 ];
 
+/// [`PROVIDERS`] as one automaton: a name is searched once, not once per provider.
+static PROVIDER_NAMES: std::sync::LazyLock<aho_corasick::AhoCorasick> =
+    std::sync::LazyLock::new(|| {
+        aho_corasick::AhoCorasick::new(PROVIDERS).expect("a few literals always build")
+    });
+
 /// What may follow the keyword inside the name (`GITHUB_TOKEN_PROD`, `secret_key_base`).
 fn tail_ok(tail: &[u8]) -> bool {
     tail.iter().all(|b| b.is_ascii_digit() || *b == b'_')
@@ -476,12 +482,7 @@ fn name_ok(class: Class, name: &[u8]) -> bool {
                 .find(|p| head.ends_with(p.as_bytes()))
                 .map(|p| (head.len() - p.len(), k + 3 - (head.len() - p.len())))
                 // `ALGOLIA_SEARCH_KEY`, `ADAFRUIT_IO_KEY`: a provider's name anywhere before.
-                .or_else(|| {
-                    PROVIDERS
-                        .iter()
-                        .any(|p| memmem::find(head, p.as_bytes()).is_some())
-                        .then_some((k, 3))
-                })
+                .or_else(|| PROVIDER_NAMES.is_match(head).then_some((k, 3)))
         }),
     };
     let Some((pos, kw)) = found else { return false };
