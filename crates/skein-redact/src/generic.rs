@@ -357,16 +357,20 @@ pub(crate) fn ident(hay: &[u8], astart: usize, aend: usize) -> Option<(usize, us
 /// Reads the operator and the value after the identifier `i..j`.
 pub(crate) fn parse(hay: &[u8], (i, j): (usize, usize)) -> Option<Assign> {
     let flag = hay[i..j].starts_with(b"--");
+    let key_quoted = quote_at(hay, j).is_some();
     // 2. Closing quote of a key, operator, opening quote.
     let mut k = skip_quote(hay, j);
-    if !(flag && hay.get(k) == Some(&b' ')) {
-        k = skip_blank(hay, k);
-        k += match &hay[k..hay.len().min(k + 2)] {
-            [b':', b'='] | [b'=', b'>'] => 2,
-            [b'=', b'=' | b'~'] | [b':', b':'] => return None,
-            [b'=' | b':', ..] => 1,
-            _ => return None,
-        };
+    if i > 0 && hay[i - 1] == b'<' && hay.get(j) == Some(&b'>') {
+        // `<apiToken>\n    value\n</apiToken>`: an XML element is the assignment.
+        k = skip_breaks(hay, j + 1);
+    } else if !(flag && hay.get(k) == Some(&b' ')) {
+        k = skip_type(hay, skip_blank(hay, k));
+        let comma = hay.get(k) == Some(&b',');
+        k += operator(&hay[k..hay.len().min(k + 4)], key_quoted)?;
+        // `("API_TOKEN", "…")` only: a comma before an unquoted word is a list.
+        if comma && quote_at(hay, skip_blank(hay, k)).is_none() {
+            return None;
+        }
     }
     k = skip_blank(hay, k);
     let quoted = k < hay.len() && quote_at(hay, k).is_some();
@@ -432,6 +436,53 @@ pub(crate) fn assignment(class: Class, site: &mut Site<'_>, out: &mut Vec<(usize
     if ok {
         out.push(a.value);
     }
+}
+
+/// Length of the assignment operator at the start of `w`: `=`, `:`, `:=`, `=>`, Make's `::=`,
+/// `:::=`, `?=`, PHP's `.=`, `??=`, `||=`, and `,` between a quoted name and its value
+/// (`setProperty("API_TOKEN", "…")`); `None` for comparisons (`==`, `=~`) and paths (`::`).
+fn operator(w: &[u8], key_quoted: bool) -> Option<usize> {
+    match w {
+        [b':', b':', b':', b'=', ..] => Some(4),
+        [b':', b':', b'=', ..] | [b'?', b'?', b'=', ..] | [b'|', b'|', b'=', ..] => Some(3),
+        [b':', b'=', ..] | [b'=', b'>', ..] | [b'?', b'=', ..] | [b'.', b'=', ..] => Some(2),
+        [b'=', b'=' | b'~', ..] | [b':', b':', ..] => None,
+        [b'=' | b':', ..] => Some(1),
+        [b',', ..] if key_quoted => Some(1),
+        _ => None,
+    }
+}
+
+/// Skips a string type between a name and its `=` (`var apiToken string = …`, TypeScript's
+/// `apiToken: string = …`); otherwise returns `k`.
+fn skip_type(hay: &[u8], k: usize) -> usize {
+    let m = if hay.get(k) == Some(&b':') {
+        skip_blank(hay, k + 1)
+    } else {
+        k
+    };
+    for t in [&b"string"[..], b"String", b"str", b"&str"] {
+        if hay[m..].starts_with(t) {
+            let n = skip_blank(hay, m + t.len());
+            if hay.get(n) == Some(&b'=') && hay.get(n + 1) != Some(&b'=') {
+                return n;
+            }
+        }
+    }
+    k
+}
+
+/// Skips blanks and line breaks, real or escaped (`\n`, `\r`, `\t` in a raw line).
+fn skip_breaks(hay: &[u8], mut k: usize) -> usize {
+    let start = k;
+    while k < hay.len() && k - start < 256 {
+        match hay[k] {
+            b' ' | b'\t' | b'\n' | b'\r' => k += 1,
+            b'\\' if matches!(hay.get(k + 1), Some(b'n' | b'r' | b't')) => k += 2,
+            _ => break,
+        }
+    }
+    k
 }
 
 fn quote_at(hay: &[u8], k: usize) -> Option<usize> {
@@ -568,6 +619,23 @@ mod tests {
             .as_deref(),
             Some("Zx81kQp0Lm2vB7aa9")
         );
+        // The syntaxes gitleaks' rule tests embed a secret in, beyond `=` and `:`.
+        for s in [
+            r#"var algoliaToken string = "Zx81kQp0Lm2vB7aa""#,
+            r#"const algoliaToken: string = "Zx81kQp0Lm2vB7aa";"#,
+            r#"$algoliaToken .= "Zx81kQp0Lm2vB7aa""#,
+            r#"algolia_token ::= "Zx81kQp0Lm2vB7aa""#,
+            r#"algolia_token :::= "Zx81kQp0Lm2vB7aa""#,
+            r#"algolia_token ?= "Zx81kQp0Lm2vB7aa""#,
+            r#"System.setProperty("algolia_token", "Zx81kQp0Lm2vB7aa")"#,
+            r"<algoliaToken>\n    Zx81kQp0Lm2vB7aa\n</algoliaToken>",
+        ] {
+            assert_eq!(
+                find(t, s, "oken").as_deref(),
+                Some("Zx81kQp0Lm2vB7aa"),
+                "{s}"
+            );
+        }
     }
 
     #[test]
@@ -588,6 +656,8 @@ mod tests {
             "api_token = '[a-z0-9!@#$%^&*(-_=+)]{50}'",
             "token = '${{ secrets.DEPLOY_TOKEN }}-x1!@#'",
             "token: '<%= ENV[\"TOKEN_1a\"] %>!@#$%^&'",
+            "Settings(bot=\"xoxb-token\", SLACK_APP_TOKEN=x9Zq81kQp0Lm2vB7)",
+            "lookup(\"token\", fallback_value_42x)",
         ] {
             let a = s.find("oken").expect("anchor");
             let mut out = Vec::new();
