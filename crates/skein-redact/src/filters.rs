@@ -124,6 +124,9 @@ fn ends_with_ci(s: &[u8], p: &str) -> bool {
 
 pub(crate) fn is_placeholder(v: &[u8]) -> bool {
     (v.contains(&b'[') && memchr::memmem::find(v, b"[REDACTED:").is_some())
+        || has_run(v, b'#', 4)
+        || has_run(v, b'*', 4)
+        || sequential(v)
         // An elided example (`sk-ant-api03-...`, `ghp_…`): no credential contains an ellipsis.
         || memchr::memmem::find(v, b"...").is_some()
         || memchr::memmem::find(v, "…".as_bytes()).is_some()
@@ -250,7 +253,57 @@ pub(crate) fn token(s: &[u8]) -> bool {
         && !mostly_one_byte(s)
         && !has_run(s, b'x', 6)
         && !has_run(s, b'X', 6)
+        && !has_run(s, b'#', 4)
+        && !has_run(s, b'*', 4)
+        && !sequential(s)
         && !worded(s)
+        && !placeholder_tail(s)
+}
+
+/// Mostly ascending runs (`1234567890`, `abcdef`): a typed example, not a random value.
+fn sequential(s: &[u8]) -> bool {
+    let alnum = s.iter().filter(|b| b.is_ascii_alphanumeric()).count();
+    let (mut inside, mut run) = (0, 1);
+    for w in s.windows(2) {
+        if w[0].is_ascii_alphanumeric() && w[1] == w[0].wrapping_add(1) {
+            run += 1;
+        } else {
+            if run >= 5 {
+                inside += run;
+            }
+            run = 1;
+        }
+    }
+    if run >= 5 {
+        inside += run;
+    }
+    alnum > 0 && inside * 2 >= alnum
+}
+
+/// A last part of twelve or more letters in one case or in capitalised words
+/// (`xoxe.xoxp-1-RANDOMSTRINGHERE`, `…-SlackAppConfigurationAccessTokenHere`).
+fn placeholder_tail(s: &[u8]) -> bool {
+    let last = s
+        .rsplit(|b| matches!(b, b'-' | b'_' | b'.'))
+        .next()
+        .unwrap_or(s);
+    if last.len() < 12 || !last.iter().all(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    let one_case =
+        last.iter().all(u8::is_ascii_lowercase) || last.iter().all(u8::is_ascii_uppercase);
+    // Capitalised words: every capital starts a run of at least three lower-case letters.
+    let words = last[0].is_ascii_uppercase()
+        && last
+            .split(u8::is_ascii_uppercase)
+            .skip(1)
+            .all(|w| w.len() >= 2 && w.iter().all(u8::is_ascii_lowercase));
+    one_case || words
+}
+
+/// Prefix token whose body mixes cases (`ico-…`: a lower-case hex body is a file hash).
+pub(crate) fn mixed_case_token(s: &[u8]) -> bool {
+    token_with_digit(s) && s.iter().any(u8::is_ascii_uppercase)
 }
 
 /// After its first part, only words of three or more letters in one case, at least two of
@@ -324,7 +377,7 @@ pub(crate) fn password(s: &[u8]) -> bool {
         || is_placeholder(s)
         || WORDS.iter().any(|w| s.eq_ignore_ascii_case(w.as_bytes()))
         || (s.len() <= 5 && s.iter().all(u8::is_ascii_digit))
-        || matches!(s.first(), Some(b'$' | b'{' | b'<' | b'%' | b'*')))
+        || matches!(s.first(), Some(b'$' | b'{' | b'<' | b'%' | b'*' | b'[')))
 }
 
 /// JWT: the header must decode to a JSON object naming an algorithm or a type.

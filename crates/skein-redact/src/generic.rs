@@ -230,49 +230,49 @@ static PROVIDER_NAMES: std::sync::LazyLock<aho_corasick::AhoCorasick> =
         aho_corasick::AhoCorasick::new(PROVIDERS).expect("a few literals always build")
     });
 
-/// What may follow the keyword inside the name (`GITHUB_TOKEN_PROD`, `secret_key_base`).
+/// What may follow the keyword inside the name (`GITHUB_TOKEN_PROD`, `secret_key_base`,
+/// camelCase `mySecretString`: the name is lower-cased, so the `_` is optional).
 fn tail_ok(tail: &[u8]) -> bool {
-    tail.iter().all(|b| b.is_ascii_digit() || *b == b'_')
-        || matches!(
-            tail,
-            b"key"
-                | b"_key"
-                | b"_value"
-                | b"_val"
-                | b"_str"
-                | b"_string"
-                | b"_b64"
-                | b"_base64"
-                | b"_hex"
-                | b"_raw"
-                | b"_plain"
-                | b"_plaintext"
-                | b"_base"
-                | b"_key_base"
-                | b"keybase"
-                | b"_secret"
-                | b"_token"
-                | b"_pass"
-                | b"_prod"
-                | b"_production"
-                | b"_dev"
-                | b"_development"
-                | b"_test"
-                | b"_staging"
-                | b"_stage"
-                | b"_live"
-                | b"_local"
-                | b"_old"
-                | b"_new"
-                | b"_current"
-                | b"_primary"
-                | b"_secondary"
-                | b"_master"
-                | b"_admin"
-                | b"_root"
-                | b"_encoded"
-                | b"_encrypted"
-        )
+    const TAILS: &[&str] = &[
+        "key",
+        "value",
+        "val",
+        "str",
+        "string",
+        "b64",
+        "base64",
+        "hex",
+        "raw",
+        "plain",
+        "plaintext",
+        "base",
+        "key_base",
+        "keybase",
+        "secret",
+        "token",
+        "pass",
+        "prod",
+        "production",
+        "dev",
+        "development",
+        "test",
+        "staging",
+        "stage",
+        "live",
+        "local",
+        "old",
+        "new",
+        "current",
+        "primary",
+        "secondary",
+        "master",
+        "admin",
+        "root",
+        "encoded",
+        "encrypted",
+    ];
+    let t = tail.strip_prefix(b"_").unwrap_or(tail);
+    tail.iter().all(|b| b.is_ascii_digit() || *b == b'_') || TAILS.iter().any(|w| w.as_bytes() == t)
 }
 
 /// A name whose last word before the keyword is one of these is not a credential
@@ -538,8 +538,14 @@ fn name_ok(class: Class, name: &[u8]) -> bool {
     };
     let Some((pos, kw)) = found else { return false };
     let tail = &norm[pos + kw..];
-    // Plural `credentials` / `passwords` name a secret too; plural `tokens` never does.
-    if !((tail == b"s" && class != Class::Token) || tail_ok(tail)) {
+    // Plural `credentials` / `passwords` name a secret too; plural `tokens` never does, nor
+    // `secrets` (a vault or a list of them: `keyVaultToStoreSecrets: cmp2-qat-1208358310`).
+    let plural_ok = match class {
+        Class::Password | Class::ApiKey => true,
+        Class::Secret => kw == "credential".len(),
+        Class::Token => false,
+    };
+    if !((tail == b"s" && plural_ok) || tail_ok(tail)) {
         return false;
     }
     // The last word before the keyword: it starts after `_`, at a camelCase hump, or at the
@@ -549,9 +555,12 @@ fn name_ok(class: Class, name: &[u8]) -> bool {
         end -= 1;
     }
     let mut start = end;
+    // (A hump at `end` itself is where the keyword starts, not the head word: `publicToken`.)
     while start > 0
         && norm[start - 1] != b'_'
-        && !(orig[start].is_ascii_uppercase() && orig[start - 1].is_ascii_lowercase())
+        && !(start < end
+            && orig[start].is_ascii_uppercase()
+            && orig[start - 1].is_ascii_lowercase())
     {
         start -= 1;
     }

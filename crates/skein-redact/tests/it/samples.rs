@@ -339,6 +339,10 @@ pub(crate) const TEMPLATES: &[(&str, &[&str])] = &[
         &["discord bot: client.run('«M{u:25}.{u:6}.{u:38}»')"],
     ),
     ("twilio-api-key", &["twilio key sid «SK{h:32}»"]),
+    (
+        "facebook-app-token",
+        &["facebook app token: «{d:16}|{u:27}»"],
+    ),
     // Added for gitleaks coverage.
     (
         "square-access-token",
