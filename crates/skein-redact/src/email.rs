@@ -217,24 +217,41 @@ fn kept(addr: &[u8], dom: &[u8]) -> bool {
         || RESERVED_TLD.iter().any(|t| sub_of(t))
 }
 
-/// The line (real or escaped line breaks) before `k` runs an SSH-style command.
+/// The command before `k` (up to eight words back, not past a line break, `;`, `|` or `&`)
+/// is `ssh`, `scp`, `sftp`, `rsync`, `mosh` or `ssh-copy-id`. Counted in words, not bytes, so
+/// that redacting a secret between the command and the address cannot change the answer.
 fn ssh_target(hay: &[u8], k: usize) -> bool {
-    let lo = k.saturating_sub(160);
-    let mut from = lo;
-    for i in (lo..k).rev() {
-        if hay[i] == b'\n' || (hay[i] == b'n' && i > 0 && hay[i - 1] == b'\\') {
-            from = i + 1;
-            break;
+    let is_cmd = |w: &[u8]| {
+        let w = w.rsplit(|&b| b == b'/').next().unwrap_or(w);
+        let w = w.strip_prefix(b"$(").unwrap_or(w);
+        let w = w.trim_ascii_start();
+        matches!(
+            w.strip_prefix(b"\"").unwrap_or(w),
+            b"ssh" | b"scp" | b"sftp" | b"rsync" | b"mosh" | b"ssh-copy-id"
+        )
+    };
+    let seg = &hay[k.saturating_sub(4096)..k];
+    for word in seg.rsplit(u8::is_ascii_whitespace).take(9) {
+        // A line or command break inside the word: only what follows it counts.
+        let brk = word
+            .windows(2)
+            .rposition(|w| w == b"\\n")
+            .map(|p| p + 2)
+            .into_iter()
+            .chain(
+                word.iter()
+                    .rposition(|b| matches!(b, b';' | b'|' | b'&'))
+                    .map(|p| p + 1),
+            )
+            .max();
+        if let Some(p) = brk {
+            return is_cmd(&word[p..]);
+        }
+        if is_cmd(word) {
+            return true;
         }
     }
-    hay[from..k]
-        .split(|b| !(b.is_ascii_alphanumeric() || *b == b'-'))
-        .any(|w| {
-            matches!(
-                w,
-                b"ssh" | b"scp" | b"sftp" | b"rsync" | b"mosh" | b"ssh-copy-id"
-            )
-        })
+    false
 }
 
 /// `local@domain.tld` around the `@` at `site.s`.
