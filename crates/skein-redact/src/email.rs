@@ -279,10 +279,9 @@ pub(crate) fn email(site: &mut Site<'_>, out: &mut Vec<(usize, usize)>) {
         return;
     }
     match k.checked_sub(1).map(|i| hay[i]) {
-        // Placeholders (`$USER@…`, `${name}@…`) and a second `@`.
-        Some(b'$' | b'{' | b'@') => return,
-        // The user of a URL: `scheme://user@host`, `scheme://user:pass@host`.
-        Some(b'/') => return,
+        // Placeholders (`$USER@…`, `${name}@…`), a second `@`, and the user of a URL
+        // (`scheme://user@host`, `scheme://user:pass@host`).
+        Some(b'$' | b'{' | b'@' | b'/') => return,
         Some(b':') if !hay[..k - 1].ends_with(b"mailto") => {
             let lo = k.saturating_sub(200);
             let token_start = hay[lo..k]

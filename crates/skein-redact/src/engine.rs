@@ -107,6 +107,10 @@ impl Finder {
     }
 }
 
+/// Anchors shorter than 3 bytes that end in the same byte: that byte, and per anchor the bytes
+/// before it and its id.
+type TinyGroup = (u8, Vec<(Vec<u8>, usize)>);
+
 /// Built by [`crate::Redactor::new`]; immutable and shareable across threads.
 pub(crate) struct Engine {
     pub(crate) rules: Vec<Rule>,
@@ -119,7 +123,7 @@ pub(crate) struct Engine {
     escapes: [usize; 2],
     /// Anchors shorter than 3 bytes, found by one memchr pass on their last bytes: per last
     /// byte, the bytes before it and the anchor id.
-    tiny: Vec<(u8, Vec<(Vec<u8>, usize)>)>,
+    tiny: Vec<TinyGroup>,
     /// User keywords (pattern i → rule indices) and keyword-less user rules.
     user_kw: Option<(AhoCorasick, Vec<Vec<usize>>)>,
     always: Vec<usize>,
@@ -204,7 +208,7 @@ impl Engine {
         // memchr pass on their (rare) last bytes instead.
         let (short, tiny): (Vec<usize>, Vec<usize>) =
             short.into_iter().partition(|&i| names[i].len() >= 3);
-        let mut tiny_groups: Vec<(u8, Vec<(Vec<u8>, usize)>)> = Vec::new();
+        let mut tiny_groups: Vec<TinyGroup> = Vec::new();
         for i in tiny {
             let (&last, head) = names[i].split_last().expect("anchors are not empty");
             match tiny_groups.iter_mut().find(|(b, _)| *b == last) {

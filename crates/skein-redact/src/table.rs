@@ -55,8 +55,6 @@ pub(crate) enum Guard {
     Before(&'static str),
     /// The text right after the anchor starts with this.
     After(&'static str),
-    /// The byte right after the anchor is a hex digit.
-    HexAfter,
     /// The byte `.0` bytes after the anchor's start is `.1` (`pat` + 14 + `.`).
     ByteAt(usize, u8),
     /// Any other cheap test on `(hay, s, e)`.
@@ -73,7 +71,6 @@ impl Guard {
             Guard::After(w) => {
                 hay.len() - e >= w.len() && hay[e..e + w.len()].eq_ignore_ascii_case(w.as_bytes())
             }
-            Guard::HexAfter => hay.get(e).is_some_and(u8::is_ascii_hexdigit),
             Guard::ByteAt(off, b) => hay.get(s + off) == Some(&b),
             Guard::Fn(f) => f(hay, s, e),
         }
