@@ -437,10 +437,17 @@ impl Engine {
             return;
         }
         for p in self.placeholder.find_iter(text) {
-            let end = text[p..]
+            // `[REDACTED:<rule id>]` exactly; a bare `[REDACTED:` is ordinary text.
+            let id = p + b"[REDACTED:".len();
+            let len = text[id..]
                 .iter()
-                .position(|&b| b == b']')
-                .map_or(text.len(), |e| p + e + 1);
+                .take(65)
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+                .count();
+            if len == 0 || text.get(id + len) != Some(&b']') {
+                continue;
+            }
+            let end = id + len + 1;
             // A hit that touches a placeholder may owe its boundary to the placeholder's `[`
             // or `]` (`Bearer x_SECRET=[REDACTED:…]`: the secret that stood there gave none),
             // so it is dropped: redacting the output again must change nothing.

@@ -327,7 +327,7 @@ fn counts_by_rule_for_an_audit_trail() {
     assert!(skein_redact::RuleCounts::new().is_empty());
 }
 
-/// Inputs the `redact` fuzz target found (minimised): redacting twice changes nothing more,
+/// Inputs the `redact` fuzz target found (minimised or simplified): redacting twice changes nothing more,
 /// the raw prefilter agrees with decoding every string, and every secret of a run of several
 /// after one keyword is found (each `[REDACTED:` count is the number expected).
 #[test]
@@ -364,6 +364,11 @@ fn fuzz_findings_stay_fixed() {
             1,
         ),
         (r#"{"":{"":[{"":"Token:\"s,ke-\u2024"}]}}"#, 1),
+        (r#""[REDACTED:":TOKEN=Qfq5GAz: "TOKEN=fshwao03"#, 3),
+        (
+            r#"{"c":"ssh -i k.pem ubuntu@ec2-3-8-1-2.eu.compute.io TOKEN=y@anthropic.ly x@y.co.uk"}"#,
+            1,
+        ),
     ];
     for &(line, n) in cases {
         let (out, _) = redact(&STRICT, line);
