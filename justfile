@@ -44,3 +44,21 @@ compare-compression:
 hook-latency:
     cargo build --release -p skein
     benches/hook_latency.sh target/release/skein
+
+# Every fuzz target (`cargo fuzz list`) for SECS seconds each, inputs up to MAX_LEN bytes, seeded
+# from fuzz/seeds/<target>; needs `cargo install cargo-fuzz` (nightly features on stable through
+# RUSTC_BOOTSTRAP=1). zstd may reserve the 2 GiB window a frame header asks for (skein reads
+# --long=31 archives), untouched until used: hence the 4 GiB malloc limit.
+fuzz secs="60" max_len="4096":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cd fuzz
+    export RUSTC_BOOTSTRAP=1
+    for t in $(cargo fuzz list); do
+        mkdir -p "corpus/$t"
+        seeds=()
+        if [ -d "seeds/$t" ]; then seeds=("seeds/$t"); fi
+        echo "== fuzz $t: {{secs}} s, max_len {{max_len}}"
+        cargo fuzz run "$t" "corpus/$t" ${seeds[@]+"${seeds[@]}"} -- \
+            -max_total_time={{secs}} -max_len={{max_len}} -malloc_limit_mb=4096 -print_final_stats=1
+    done

@@ -1,5 +1,10 @@
 //! Inputs shared by the benchmarks: a deterministic synthetic transcript and the shared corpus
 //! (found by `skein-testkit`, which notes on stderr when it is absent).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "benches write their synthetic inputs"
+)]
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -8,6 +8,11 @@
 //!
 //! The data generator is shared with `crates/skein-archive/examples/archive_bench.rs`, which
 //! `benches/compare_compression.sh` uses to compare against `gzip -6` and the `zstd` CLI.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 #[path = "../../crates/skein-archive/examples/common/synth.rs"]
 mod synth;

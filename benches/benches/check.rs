@@ -2,6 +2,11 @@
 //! visitor and produce its diagnostics. Throughput in bytes of transcript read, single thread:
 //! on a synthetic 32 MiB session written to a temp directory, and on every session of the
 //! shared corpus when present.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::hint::black_box;
 

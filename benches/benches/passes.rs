@@ -2,6 +2,11 @@
 //! transcript into the passes' model, `prune --preset lean`, `prune --preset safe`, the
 //! request snapshot, and the lean + redact pipeline, on a synthetic 64 MiB transcript
 //! (`skein_bench::synthetic_transcript`) and on the shared corpus when present.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::hint::black_box;
 

@@ -6,6 +6,11 @@
 //! density of the real corpus; a planted secret on about one record in 150; a few base64
 //! images), a keyword-dense stress variant (every code line trips the prefilter), and the
 //! shared corpus when present.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::fmt::Write as _;
 use std::hint::black_box;

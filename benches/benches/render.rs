@@ -2,6 +2,11 @@
 //! node list / drawing / Markdown), throughput in bytes of the session's files: on a
 //! synthetic 32 MiB transcript written to a temporary directory, and on the largest session
 //! of the shared corpus (main transcript plus subagents) when present.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::hint::black_box;
 use std::path::Path;
@@ -45,7 +50,7 @@ fn bench_session(
             let loaded = load_session::<IgnoredAny, TreeVisitor>(s, &plain, &mut parser, false)
                 .expect("load");
             let links = link_session(&loaded, |v| &v.links);
-            black_box(draw_tree(&loaded, &links, TreeOptions::default()).len())
+            black_box(draw_tree(&loaded, &links, &TreeOptions::default()).len())
         });
     });
     group.bench_function(format!("show_{name}"), |b| {

@@ -1,11 +1,17 @@
 //! Read + graph + pairing + usage (the work of `skein stats`), throughput in bytes: on a
 //! synthetic 64 MiB transcript (streamed in 2 MiB blocks and from a slice) and on the shared
-//! corpus when present.
+//! corpus when present. Also the task list over the same bytes (`TaskTracker::lines`, what the
+//! hook's goal reminder feeds new lines to).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use skein_analysis::{AnalysisOptions, analyze_with};
+use skein_analysis::{AnalysisOptions, TaskTracker, analyze_with};
 use skein_bench::{corpus_contents, synthetic_transcript};
 use skein_core::{Parser, ReadLines, SliceLines};
 
@@ -48,5 +54,35 @@ fn stats(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, stats);
+fn tasks(c: &mut Criterion) {
+    let data = synthetic_transcript(64 << 20, 42);
+    let mut group = c.benchmark_group("tasks");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(data.len() as u64));
+    group.bench_function("synthetic_64MiB_lines", |b| {
+        b.iter(|| {
+            let mut t = TaskTracker::new();
+            t.lines(&data);
+            black_box(t.current().map(|l| l.items.len()))
+        });
+    });
+    if let Some(files) = corpus_contents() {
+        let total: usize = files.iter().map(Vec::len).sum();
+        group.throughput(Throughput::Bytes(total as u64));
+        group.bench_function("corpus_all_files", |b| {
+            b.iter(|| {
+                let mut n = 0;
+                for f in &files {
+                    let mut t = TaskTracker::new();
+                    t.lines(f);
+                    n += t.current().map_or(0, |l| l.items.len());
+                }
+                black_box(n)
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, stats, tasks);
 criterion_main!(benches);

@@ -3,6 +3,11 @@
 //! 64 MiB transcript, on the shared corpus held in memory, and on the corpus read from disk
 //! (page cache) session by session as the command does. The end-to-end comparison with
 //! ccusage on ~1 GB is `benches/ccusage_compare.sh`.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::hint::black_box;
 

@@ -5,9 +5,9 @@ use std::io;
 use rustc_hash::FxHashMap;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use skein_core::{Envelope, Event, Line, LineSource, Parser, Reader, ReaderOptions};
-use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeKind, NodeTools};
+use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeTools, RecordType};
 
-use crate::stats::{ChainStats, FileStats, InvalidSample};
+use crate::stats::{ChainStats, FileStats, InvalidSample, SeamStats};
 use crate::tools::{ToolInput, ToolPairing, ToolResult, ToolUse};
 use crate::usage::UsageAccumulator;
 
@@ -220,14 +220,14 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
             keep_min(&mut stats.first_timestamp, ts);
             keep_max(&mut stats.last_timestamp, ts);
         }
-        let kind = NodeKind::from_type(kind_str);
+        let kind = RecordType::from_type(kind_str);
         let node = env.uuid.get().map(|uuid| {
             graph.add(&NodeInput {
                 uuid,
                 parent: env.parent_uuid.get(),
                 logical_parent: env.logical_parent_uuid.get(),
                 kind,
-                compact_boundary: kind == NodeKind::System
+                compact_boundary: kind == RecordType::System
                     && env.subtype.get() == Some("compact_boundary"),
                 sidechain: env.is_sidechain.0,
                 meta: env.is_meta.0,
@@ -240,7 +240,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
             continue;
         };
         let new_node = node.filter(|&(_, fresh)| fresh).map(|(id, _)| id);
-        if kind == NodeKind::Assistant {
+        if kind == RecordType::Assistant {
             if let Some(u) = message.usage.0.as_ref() {
                 usage.add(
                     message.id.get(),
@@ -257,7 +257,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
         }
         for block in message.content.blocks() {
             match (kind, block.kind()) {
-                (NodeKind::Assistant, Some("tool_use")) => {
+                (RecordType::Assistant, Some("tool_use")) => {
                     let Some(id) = block.id.get() else { continue };
                     if let (Some(t), Some(n)) = (table.as_mut(), new_node) {
                         let i = t.intern(id);
@@ -277,7 +277,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
                         sidechain: env.is_sidechain.0,
                     });
                 }
-                (NodeKind::User, Some("tool_result")) => {
+                (RecordType::User, Some("tool_result")) => {
                     let Some(id) = block.tool_use_id.get() else {
                         continue;
                     };
@@ -289,7 +289,9 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
                     tools.add_result(ToolResult {
                         tool_use_id: id.to_owned(),
                         is_error: block.is_error.0,
-                        bytes: block.content.0,
+                        bytes: block.content.text,
+                        media_bytes: block.content.media,
+                        images: block.content.images,
                         timestamp: env.timestamp.get().map(str::to_owned),
                         line: line.number,
                         uuid: env.uuid.get().map(str::to_owned),
@@ -304,6 +306,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
     let dag = graph.finish();
     let summary = dag.summary();
     let active = dag.active_leaf();
+    let history = active.map(|l| dag.history(l)).unwrap_or_default();
     stats.chain = ChainStats {
         nodes: summary.nodes,
         duplicate_uuids: summary.duplicate_uuids,
@@ -316,6 +319,17 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
         cycles: summary.cycles,
         active_leaf: active.map(|l| dag.uuid(l).to_owned()),
         active_path_len: active.map_or(0, |l| dag.path_to_root(l).len() as u64),
+        bridged_path_len: history.path.len() as u64,
+        seams: history
+            .seams
+            .iter()
+            .map(|s| SeamStats {
+                uuid: dag.uuid(s.node).to_owned(),
+                line: dag.line(s.node),
+                kind: s.kind.name(),
+                continues: dag.uuid(s.continues).to_owned(),
+            })
+            .collect(),
     };
     stats.records = types.into_iter().map(|(k, v)| (k.into(), v)).collect();
     stats.tools = tools.stats();

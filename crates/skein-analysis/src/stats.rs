@@ -23,6 +23,23 @@ pub struct ChainStats {
     pub cycles: u64,
     pub active_leaf: Option<String>,
     pub active_path_len: u64,
+    /// Nodes of the whole history from the active leaf ([`skein_graph::Dag::history`]: across
+    /// compactions and broken chains).
+    pub bridged_path_len: u64,
+    /// Where that walk bridged a broken chain, earliest first.
+    pub seams: Vec<SeamStats>,
+}
+
+/// One seam of the whole-history walk, as `skein stats` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SeamStats {
+    /// The record without a usable parent (the first after the seam).
+    pub uuid: String,
+    pub line: u64,
+    /// `dangling_parent`, `missing_logical_parent` or `new_root`.
+    pub kind: &'static str,
+    /// The record the walk continued from.
+    pub continues: String,
 }
 
 /// One invalid line, for the report (at most [`crate::collect::MAX_INVALID_SAMPLES`]).

@@ -45,8 +45,13 @@ impl ToolInput for serde_json::Value {
 pub struct ToolResult {
     pub tool_use_id: String,
     pub is_error: bool,
-    /// UTF-8 bytes of the text in the result's content.
+    /// UTF-8 bytes of the text in the result's content (string content, or the `text` of
+    /// its `text` blocks).
     pub bytes: u64,
+    /// Bytes of base64 image and document data in the result's content, as stored.
+    pub media_bytes: u64,
+    /// Image blocks in the result's content.
+    pub images: u64,
     pub timestamp: Option<String>,
     pub line: u64,
     pub uuid: Option<String>,
@@ -85,35 +90,10 @@ pub struct Pair<'a> {
 impl Pair<'_> {
     /// Milliseconds from the use's to the result's timestamp, when both parse.
     pub fn duration_ms(&self) -> Option<i64> {
-        let a = parse_ms(self.tool_use?.timestamp.as_deref()?)?;
-        let b = parse_ms(self.result?.timestamp.as_deref()?)?;
+        let a = skein_core::time::parse_ms(self.tool_use?.timestamp.as_deref()?)?;
+        let b = skein_core::time::parse_ms(self.result?.timestamp.as_deref()?)?;
         Some(b - a)
     }
-}
-
-/// Milliseconds since the epoch of an ISO-8601 UTC timestamp `YYYY-MM-DDTHH:MM:SS(.fff)Z`.
-pub fn parse_ms(ts: &str) -> Option<i64> {
-    let b = ts.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        std::str::from_utf8(b.get(r)?).ok()?.parse().ok()
-    };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut ms = 0;
-    if b.get(19) == Some(&b'.') {
-        let frac: String = ts[20..].chars().take_while(char::is_ascii_digit).collect();
-        let digits = frac.len().min(3);
-        ms = frac[..digits].parse::<i64>().unwrap_or(0) * 10_i64.pow(3 - digits as u32);
-    }
-    // days from civil (Howard Hinnant)
-    let y2 = if mo <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + ms)
 }
 
 impl ToolPairing {
@@ -222,16 +202,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timestamps_to_millis() {
-        assert_eq!(parse_ms("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(parse_ms("1970-01-01T00:00:01.5Z"), Some(1500));
-        assert_eq!(
-            parse_ms("2026-05-01T10:00:02.300Z")
-                .zip(parse_ms("2026-05-01T10:00:02.000Z"))
-                .map(|(a, b)| a - b),
-            Some(300)
-        );
-        assert_eq!(parse_ms("2000-03-01T00:00:00.000Z"), Some(951_868_800_000));
-        assert_eq!(parse_ms("garbage"), None);
+    fn durations_honour_offsets() {
+        let tool_use = ToolUse {
+            id: "t".into(),
+            name: None,
+            input: None,
+            timestamp: Some("2026-05-01T12:00:02.000+02:00".into()),
+            line: 1,
+            uuid: None,
+            sidechain: false,
+        };
+        let mut result = ToolResult {
+            tool_use_id: "t".into(),
+            is_error: false,
+            bytes: 0,
+            media_bytes: 0,
+            images: 0,
+            timestamp: Some("2026-05-01T10:00:02.300Z".into()),
+            line: 2,
+            uuid: None,
+        };
+        let pair = |r: &ToolResult| {
+            Pair {
+                tool_use: Some(&tool_use),
+                result: Some(r),
+            }
+            .duration_ms()
+        };
+        assert_eq!(pair(&result), Some(300));
+        result.timestamp = Some("soon".into());
+        assert_eq!(pair(&result), None);
     }
 }

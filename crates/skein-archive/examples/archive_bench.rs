@@ -9,6 +9,11 @@
 //! archive_bench dict DIR FILE...                 archive FILEs as subagents (no dictionary),
 //!                                                train one, print the held-out measurement
 //! ```
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 #[path = "common/synth.rs"]
 mod synth;

@@ -2,7 +2,6 @@
 //! locking, crash recovery and bringing `.meta.json` files and the index in line with the
 //! checkpoint.
 
-use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -10,19 +9,25 @@ use skein_store::FileLock;
 
 use crate::checkpoint::{Checkpoint, FileState, to_json};
 use crate::codec::CodecOptions;
-use crate::error::{IoContext, Result, corrupt};
+use crate::error::{Result, corrupt};
 use crate::index;
 use crate::layout::{
     CHECKPOINT_DIR, Kind, LOCK_DIR, ensure_dir, meta_rel_path, read_optional, remove_file_durable,
     resolve, to_rel,
 };
+use crate::settle::{Depth, Rebuilt, Settled, settle};
 
 /// What [`Archive::recover_all`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecoverReport {
     pub checkpoints: usize,
-    /// Torn-frame bytes cut from archive files.
+    /// Bytes cut from archive files past what their checkpoint commits (torn frames; anything
+    /// else among them was set aside first).
     pub truncated_bytes: u64,
+    /// Checkpoint entries that disagreed with their file's frames and were rebuilt from them.
+    pub rebuilt: Vec<Rebuilt>,
+    /// Copies of cut bytes, under `set-aside/`.
+    pub set_aside: Vec<PathBuf>,
     /// Checkpoints that could not be processed.
     pub errors: Vec<(PathBuf, String)>,
 }
@@ -57,9 +62,24 @@ impl Default for ArchiveOptions {
             codec: CodecOptions::default(),
             dict: DictMode::Auto,
             lock_timeout: Duration::from_secs(30),
-            clock: crate::time::now_unix,
+            clock: now_unix,
         }
     }
+}
+
+/// The system clock in Unix seconds: the default [`ArchiveOptions::clock`].
+pub fn now_unix() -> i64 {
+    skein_core::time::unix_ms(std::time::SystemTime::now()).div_euclid(1000)
+}
+
+/// Unix seconds of an ISO-8601 timestamp (see [`skein_core::time::parse_ms`]).
+pub(crate) fn timestamp_secs(ts: &str) -> Option<i64> {
+    skein_core::time::parse_ms(ts).map(|ms| ms.div_euclid(1000))
+}
+
+/// `days` in seconds, saturating.
+pub(crate) fn days_to_secs(days: u64) -> i64 {
+    i64::try_from(days.saturating_mul(86_400)).unwrap_or(i64::MAX)
 }
 
 /// An archive directory. Cheap to open (no scan); every operation locks what it touches, so
@@ -110,9 +130,15 @@ impl Archive {
         crate::layout::lock(&path, self.opts.lock_timeout)
     }
 
-    /// Finishes or rolls back what a crash interrupted, under the key's lock. Returns the bytes
-    /// of torn frames truncated from archive files. Saves the checkpoint if it changed.
-    pub(crate) fn recover(&self, ck_path: &Path, ck: &mut Checkpoint) -> Result<u64> {
+    /// Finishes or rolls back what a crash interrupted, under the key's lock, then settles each
+    /// archive file against its checkpoint (`settle`: proven before anything is cut; with
+    /// [`Depth::Full`] every file is decoded). Saves the checkpoint if it changed.
+    pub(crate) fn recover(
+        &self,
+        ck_path: &Path,
+        ck: &mut Checkpoint,
+        depth: Depth,
+    ) -> Result<Settled> {
         let mut changed = false;
         if let Some(rel) = ck.pending_new.take() {
             changed = true;
@@ -137,28 +163,17 @@ impl Archive {
         if changed {
             ck.save(ck_path)?;
         }
-        let mut truncated = 0;
-        for f in ck.files() {
-            truncated += self.truncate_torn_tail(f)?;
+        let mut total = Settled::default();
+        for f in ck.files_mut() {
+            let s = settle(&self.root, f, depth)?;
+            total.truncated += s.truncated;
+            total.set_aside.extend(s.set_aside);
+            total.rebuilt.extend(s.rebuilt);
         }
-        Ok(truncated)
-    }
-
-    /// Cuts an archive file back to its committed length (bytes past it are a torn frame).
-    fn truncate_torn_tail(&self, f: &FileState) -> Result<u64> {
-        let path = resolve(&self.root, &f.file)?;
-        let len = match fs::metadata(&path) {
-            Ok(m) => m.len(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(e).ctx(&path),
-        };
-        if len <= f.committed_len {
-            return Ok(0);
+        if !total.rebuilt.is_empty() {
+            ck.save(ck_path)?;
         }
-        let file = OpenOptions::new().write(true).open(&path).ctx(&path)?;
-        file.set_len(f.committed_len).ctx(&path)?;
-        file.sync_all().ctx(&path)?;
-        Ok(len - f.committed_len)
+        Ok(total)
     }
 
     /// Rewrites `.meta.json` files that disagree with the checkpoint and, if needed, the
@@ -188,30 +203,35 @@ impl Archive {
     pub(crate) fn with_key<T>(
         &self,
         ck_path: &Path,
+        depth: Depth,
         f: impl FnOnce(&mut Checkpoint) -> Result<T>,
-    ) -> Result<(T, u64)> {
+    ) -> Result<(T, Settled)> {
         let ck0 =
             Checkpoint::load(ck_path)?.ok_or_else(|| corrupt(ck_path, "checkpoint disappeared"))?;
         ck0.key.validate()?;
         let _lock = self.lock_key(&ck0.key)?;
         let mut ck =
             Checkpoint::load(ck_path)?.ok_or_else(|| corrupt(ck_path, "checkpoint disappeared"))?;
-        let truncated = self.recover(ck_path, &mut ck)?;
+        let settled = self.recover(ck_path, &mut ck, depth)?;
         self.reconcile(ck_path, &mut ck)?;
         let out = f(&mut ck)?;
-        Ok((out, truncated))
+        Ok((out, settled))
     }
 
-    /// Finishes interrupted operations everywhere: truncates torn frames, removes uncommitted
-    /// files, rewrites stale meta files and index entries. A checkpoint that cannot be
-    /// processed is reported and skipped.
+    /// Finishes interrupted operations everywhere and checks every archive file against its
+    /// checkpoint: decodes each file, cuts what no commit covers (copying anything but a torn
+    /// frame under `set-aside/` first), rebuilds checkpoint entries that disagree with their
+    /// frames, removes uncommitted files, rewrites stale meta files and index entries. A
+    /// checkpoint that cannot be processed is reported and skipped.
     pub fn recover_all(&self) -> Result<RecoverReport> {
         let mut r = RecoverReport::default();
         for (path, ck) in crate::verify::load_all_checkpoints(&self.root)? {
-            match ck.and_then(|_| self.with_key(&path, |_| Ok(()))) {
-                Ok(((), bytes)) => {
+            match ck.and_then(|_| self.with_key(&path, Depth::Full, |_| Ok(()))) {
+                Ok(((), s)) => {
                     r.checkpoints += 1;
-                    r.truncated_bytes += bytes;
+                    r.truncated_bytes += s.truncated;
+                    r.rebuilt.extend(s.rebuilt);
+                    r.set_aside.extend(s.set_aside);
                 }
                 Err(e) => r.errors.push((path, e.to_string())),
             }

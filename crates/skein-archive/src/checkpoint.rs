@@ -7,21 +7,20 @@
 //! crash and is truncated before the next append. `.meta.json` files and the index are derived
 //! from checkpoints and rewritten whenever they disagree.
 
-use std::fs::File;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ArchiveError, IoContext, Result};
+use crate::error::{ArchiveError, Result};
 use crate::layout::{Kind, read_optional, write_file, write_file_atomic};
 use crate::meta::SessionMeta;
-use skein_store::Durability;
+use skein_store::{Consumed, Durability, FileId};
 
 /// Format version of checkpoints, meta files and the index.
 pub const FORMAT: u32 = 1;
 
 /// How many bytes at the start and before the consumed offset are hashed to detect rewrites.
-pub const HASH_WINDOW: u64 = 4096;
+pub const HASH_WINDOW: u64 = skein_store::append::WINDOW;
 
 /// The source side of a committed state.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +41,10 @@ pub struct SourceState {
     /// Hash of the `tail_len` bytes just before `offset`.
     pub tail_len: u64,
     pub tail_hash: String,
+    /// The archive file's checkpoint was rebuilt from its frames and no longer tells how far
+    /// the source was consumed: the next ingest starts a new version from offset 0.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unknown: bool,
 }
 
 /// A trained dictionary used by a file.
@@ -131,7 +134,12 @@ impl Checkpoint {
         let Some(bytes) = read_optional(path)? else {
             return Ok(None);
         };
-        let ck: Self = serde_json::from_slice(&bytes).map_err(|source| ArchiveError::Json {
+        Self::parse(path, &bytes).map(Some)
+    }
+
+    /// Parses the bytes of the checkpoint file `path`.
+    pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Self> {
+        let ck: Self = serde_json::from_slice(bytes).map_err(|source| ArchiveError::Json {
             path: path.to_path_buf(),
             source,
         })?;
@@ -142,7 +150,7 @@ impl Checkpoint {
                 supported: FORMAT,
             });
         }
-        Ok(Some(ck))
+        Ok(ck)
     }
 
     /// Commits the checkpoint: temp file, fsync, rename, directory fsync.
@@ -184,42 +192,37 @@ pub(crate) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     out
 }
 
-/// `xxh3-64:<16 hex digits>` of `bytes`.
-pub(crate) fn hash_bytes(bytes: &[u8]) -> String {
-    format!("xxh3-64:{:016x}", twox_hash::XxHash3_64::oneshot(bytes))
+/// `xxh3-64:<16 hex digits>`: how a [`skein_store::append::hash`] value is stored.
+pub(crate) fn hash_text(hash: u64) -> String {
+    format!("xxh3-64:{hash:016x}")
 }
 
-/// Reads `len` bytes at `offset` of `file` (positional read, the file offset is unchanged).
-pub(crate) fn read_range(file: &File, path: &Path, offset: u64, len: u64) -> Result<Vec<u8>> {
-    let mut buf = vec![0; len as usize];
-    read_exact_at(file, &mut buf, offset).ctx(path)?;
-    Ok(buf)
+/// The value of a stored [`hash_text`] (`None` for anything else).
+pub(crate) fn parse_hash(text: &str) -> Option<u64> {
+    let hex = text.strip_prefix("xxh3-64:")?;
+    (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok())?
 }
 
-#[cfg(unix)]
-pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
+impl SourceState {
+    /// The file the source was when this state was committed.
+    pub fn file_id(&self) -> FileId {
+        FileId {
+            dev: self.dev,
+            ino: self.ino,
+            size: self.size,
+        }
+    }
 
-#[cfg(not(unix))]
-pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = file;
-    f.seek(SeekFrom::Start(offset))?;
-    f.read_exact(buf)
-}
-
-/// The head and tail hashes of a source consumed up to `offset`.
-pub(crate) fn source_hashes(
-    file: &File,
-    path: &Path,
-    offset: u64,
-) -> Result<(u64, String, u64, String)> {
-    let head_len = offset.min(HASH_WINDOW);
-    let head = hash_bytes(&read_range(file, path, 0, head_len)?);
-    let tail_len = offset.min(HASH_WINDOW);
-    let tail = hash_bytes(&read_range(file, path, offset - tail_len, tail_len)?);
-    Ok((head_len, head, tail_len, tail))
+    /// What was consumed (`None` when a stored hash is unreadable).
+    pub(crate) fn consumed(&self) -> Option<Consumed> {
+        Some(Consumed {
+            offset: self.offset,
+            head_len: self.head_len,
+            head_hash: parse_hash(&self.head_hash)?,
+            tail_len: self.tail_len,
+            tail_hash: parse_hash(&self.tail_hash)?,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -259,7 +262,16 @@ mod tests {
         let back = Checkpoint::load(&p).expect("load").expect("exists");
         assert_eq!(back, ck);
         assert_eq!(to_json(&back), std::fs::read(&p).expect("read"));
-        assert_eq!(hash_bytes(b"abc"), hash_bytes(b"abc"));
-        assert_ne!(hash_bytes(b"abc"), hash_bytes(b"abd"));
+        let h = skein_store::append::hash(b"abc");
+        assert_eq!(parse_hash(&hash_text(h)), Some(h));
+        assert_eq!(hash_text(0x1f), "xxh3-64:000000000000001f");
+        for bad in [
+            "",
+            "xxh3-64:",
+            "xxh3-64:00000000000000zz",
+            "fnv:0000000000000001",
+        ] {
+            assert_eq!(parse_hash(bad), None, "{bad}");
+        }
     }
 }

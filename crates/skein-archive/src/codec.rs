@@ -159,8 +159,10 @@ pub fn decompress_stream<R: Read, W: Write>(input: R, mut output: W) -> io::Resu
 }
 
 /// Compresses one file into `output` (replaced atomically, mode 0600).
+/// An `output` that is `input` (by identity) is refused.
 pub fn compress_file(input: &Path, output: &Path, opts: &CodecOptions) -> Result<CodecReport> {
     opts.validate()?;
+    skein_store::ensure_not_input(output, &[input])?;
     let src = File::open(input).ctx(input)?;
     let len = src.metadata().ctx(input)?.len();
     let mut dst = skein_store::AtomicFile::create(output).ctx(output)?;
@@ -180,8 +182,10 @@ pub fn compress_file(input: &Path, output: &Path, opts: &CodecOptions) -> Result
 }
 
 /// Decompresses one `.zst` file (an archive file's trained dictionary and committed length are
-/// honoured, see [`crate::open_archived`]) into `output` (replaced atomically, mode 0600).
+/// honoured, see [`crate::open_archived`]) into `output` (replaced atomically, mode 0600). An
+/// `output` that is `input` (by identity) is refused.
 pub fn decompress_file(input: &Path, output: &Path) -> Result<CodecReport> {
+    skein_store::ensure_not_input(output, &[input])?;
     let mut reader = crate::reader::open_archived(input)?;
     let mut dst = skein_store::AtomicFile::create(output).ctx(output)?;
     dst.set_mode(0o600).ctx(output)?;

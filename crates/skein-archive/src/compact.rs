@@ -15,12 +15,12 @@ use std::path::Path;
 use twox_hash::XxHash3_64;
 
 use crate::archive::Archive;
+use crate::archive::{days_to_secs, timestamp_secs};
 use crate::checkpoint::{Checkpoint, FileState, PendingCompaction};
 use crate::codec::{CodecOptions, CountingWriter, encoder};
 use crate::error::{IoContext, Result, corrupt};
 use crate::layout::{create_new_file, remove_file_durable, resolve};
 use crate::reader::decode_stats;
-use crate::time::parse_timestamp;
 
 /// What to compact and how ([`CompactOptions::at`] gives the defaults).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,11 +71,11 @@ impl Archive {
         codec.validate()?;
         let cutoff = opts
             .now_unix
-            .saturating_sub(crate::time::days_to_secs(opts.cold_after_days));
+            .saturating_sub(days_to_secs(opts.cold_after_days));
         let mut report = CompactReport::default();
         for (ck_path, ck) in crate::verify::load_all_checkpoints(&self.root)? {
             ck?;
-            self.with_key(&ck_path, |ck| {
+            self.with_key(&ck_path, crate::settle::Depth::Tail, |ck| {
                 let files: Vec<String> = ck
                     .files()
                     .filter(|f| is_cold(f, ck, cutoff) && f.compacted_level != Some(opts.level))
@@ -167,10 +167,8 @@ impl Archive {
             level: codec.level,
         });
         ck.save(ck_path)?;
-        std::fs::rename(&temp, &path).ctx(&path)?;
-        if let Some(dir) = path.parent() {
-            skein_store::atomic::sync_dir(dir).ctx(dir)?;
-        }
+        // The temp file is fsynced above and named in the checkpoint (recovery finds it).
+        skein_store::install(&temp, &path, skein_store::Durability::Full).ctx(&path)?;
         ck.pending_compaction = None;
         if let Some(f) = ck.files_mut().find(|f| f.file == file) {
             f.committed_len = new_len;
@@ -198,7 +196,7 @@ pub(crate) fn last_activity(f: &FileState) -> i64 {
         .meta
         .last_timestamp
         .as_deref()
-        .and_then(parse_timestamp)
+        .and_then(timestamp_secs)
         .unwrap_or(i64::MIN);
     f.updated_unix.max(ts)
 }

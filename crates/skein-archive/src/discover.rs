@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::error::{IoContext, Result};
 use crate::layout::{Kind, UNKNOWN_AGENT_TYPE};
-use crate::time::parse_timestamp;
+use skein_core::time::parse_ms;
 
 /// A transcript path classified for [`crate::Archive::ingest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +94,7 @@ pub fn first_timestamp(path: &Path) -> Result<Option<String>> {
             continue;
         };
         if let Ok(ts) = std::str::from_utf8(&rest[..end])
-            && parse_timestamp(ts).is_some()
+            && parse_ms(ts).is_some()
         {
             return Ok(Some(ts.to_owned()));
         }

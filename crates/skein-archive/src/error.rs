@@ -3,7 +3,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use skein_store::{LockError, NameError};
+use skein_store::{LockError, NameError, ReplaceError};
 
 /// Everything that can go wrong in the archive. Every variant names the file involved.
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +18,8 @@ pub enum ArchiveError {
     },
     #[error(transparent)]
     Lock(#[from] LockError),
+    #[error(transparent)]
+    Replace(#[from] ReplaceError),
     #[error("{path}: unreadable JSON state: {source}")]
     Json {
         path: PathBuf,
@@ -41,6 +43,8 @@ pub enum ArchiveError {
     Conflict { path: PathBuf },
     #[error("dictionary: {0}")]
     Dict(String),
+    #[error("{path}: not a skein archive ({reason})")]
+    NotAnArchive { path: PathBuf, reason: &'static str },
 }
 
 /// Result with [`ArchiveError`].

@@ -71,16 +71,21 @@ impl IndexEntry {
 /// Reads the index (empty if it does not exist yet).
 pub(crate) fn load(root: &Path) -> Result<Index> {
     let path = root.join(INDEX_FILE);
-    let Some(bytes) = read_optional(&path)? else {
+    parse(&path, read_optional(&path)?.as_deref())
+}
+
+/// Parses the bytes of the index file `path` (`None`: it does not exist, an empty index).
+pub(crate) fn parse(path: &Path, bytes: Option<&[u8]>) -> Result<Index> {
+    let Some(bytes) = bytes else {
         return Ok(Index::default());
     };
-    let idx: Index = serde_json::from_slice(&bytes).map_err(|source| ArchiveError::Json {
-        path: path.clone(),
+    let idx: Index = serde_json::from_slice(bytes).map_err(|source| ArchiveError::Json {
+        path: path.to_path_buf(),
         source,
     })?;
     if idx.format != FORMAT {
         return Err(ArchiveError::Format {
-            path,
+            path: path.to_path_buf(),
             found: idx.format,
             supported: FORMAT,
         });

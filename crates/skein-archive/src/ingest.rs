@@ -1,7 +1,7 @@
 //! Incremental, idempotent, crash-safe ingestion of one source transcript.
 //!
 //! Under the source's lock: recover (truncate a torn frame, drop an uncommitted new file), check
-//! the source is still the file the checkpoint describes (same device and inode, not shorter,
+//! the source is still the file the checkpoint describes (`skein_store::append`: same inode, not shorter,
 //! same first and last 4 KiB before the consumed offset), then compress the complete lines past
 //! the offset into ONE new zstd frame appended to the archive file, fsync it, and commit the
 //! checkpoint (atomic replace). Only then are `.meta.json` and the index brought up to date. A
@@ -12,15 +12,17 @@ use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::archive::{Archive, DictMode};
-use crate::checkpoint::{
-    Checkpoint, DictRef, FORMAT, FileState, SourceState, read_range, source_hashes,
-};
+use crate::checkpoint::{Checkpoint, DictRef, FORMAT, FileState, SourceState, hash_text};
 use crate::dict;
 use crate::error::{ArchiveError, IoContext, Result};
 use crate::layout::{Kind, archive_rel_path, create_new_file, ensure_dir, meta_rel_path, resolve};
 use crate::meta::SessionMeta;
-use crate::pump::{last_line_end, pump};
-use crate::time::{Civil, parse_timestamp, unix_of};
+use crate::pump::pump;
+use crate::settle::Depth;
+use skein_core::time::{Civil, unix_ms};
+use skein_store::append::{Break, Consumed, FileId, last_line_end};
+
+use crate::archive::timestamp_secs;
 
 /// A per-line rewrite applied on the way in (prune, redact). It gets one complete source line
 /// including its `\n` and appends the replacement to the buffer (nothing to drop the line). A
@@ -54,6 +56,9 @@ pub enum VersionReason {
     TailChanged,
     /// The archive file is missing or shorter than its checkpoint; it is kept for inspection.
     ArchiveDamaged,
+    /// The checkpoint was rebuilt from the archive file's frames, which no longer tells how far
+    /// the source was archived; the whole source goes into a new version.
+    CheckpointRebuilt,
 }
 
 /// What one ingest did.
@@ -75,8 +80,12 @@ pub struct IngestReport {
     pub appended_bytes: u64,
     /// An incomplete last line left for the next run.
     pub torn_tail_bytes: u64,
-    /// Bytes of a torn frame from an earlier crash that were truncated first.
+    /// Bytes past the committed length (from an earlier crash) that were cut first.
     pub recovered_bytes: u64,
+    /// Copies of cut bytes that held more than a torn frame, under `set-aside/`.
+    pub set_aside: Vec<PathBuf>,
+    /// Checkpoint entries rebuilt from their frames first (see `Archive::recover_all`).
+    pub rebuilt: Vec<crate::Rebuilt>,
     pub dict: Option<DictRef>,
 }
 
@@ -99,26 +108,29 @@ impl Archive {
         let _lock = self.lock_key(&req.kind)?;
         let mut ck =
             Checkpoint::load(&ck_path)?.unwrap_or_else(|| Checkpoint::new(req.kind.clone()));
+        let settled = self.recover(&ck_path, &mut ck, Depth::Tail)?;
         let mut report = IngestReport {
-            recovered_bytes: self.recover(&ck_path, &mut ck)?,
+            recovered_bytes: settled.truncated,
+            set_aside: settled.set_aside,
+            rebuilt: settled.rebuilt,
             ..IngestReport::default()
         };
 
         let src_path = req.source;
         let source = File::open(src_path).ctx(src_path)?;
         let md = source.metadata().ctx(src_path)?;
-        let (dev, ino) = dev_ino(&md);
-        let size = md.len();
+        let id = FileId::of(&md);
+        let size = id.size;
 
         let reason = match &ck.current {
             None => Some(VersionReason::First),
-            Some(cur) => self.check_current(cur, &source, src_path, ino, size)?,
+            Some(cur) => self.check_current(cur, &source, src_path, &id)?,
         };
         let start = match (&reason, &ck.current) {
             (None, Some(cur)) => cur.source.offset,
             _ => 0,
         };
-        let end = last_line_end(&source, src_path, start, size)?;
+        let end = last_line_end(&source, start, size).ctx(src_path)?;
         report.torn_tail_bytes = size - end;
         if let Some(cur) = &ck.current {
             report.archive_path = Some(resolve(&self.root, &cur.file)?);
@@ -194,7 +206,7 @@ impl Archive {
         }
 
         // Commit.
-        let (head_len, head_hash, tail_len, tail_hash) = source_hashes(&source, src_path, end)?;
+        let consumed = Consumed::of(&source, end).ctx(src_path)?;
         let now = (self.opts.clock)();
         let prev_lines = if reason.is_none() {
             ck.current.as_ref().map_or(0, |c| c.source.lines)
@@ -203,15 +215,16 @@ impl Archive {
         };
         let src_state = SourceState {
             path: display_path(src_path),
-            dev,
-            ino,
+            dev: id.dev,
+            ino: id.ino,
             size,
             offset: end,
             lines: prev_lines + stats.src_lines,
-            head_len,
-            head_hash,
-            tail_len,
-            tail_hash,
+            head_len: consumed.head_len,
+            head_hash: hash_text(consumed.head_hash),
+            tail_len: consumed.tail_len,
+            tail_hash: hash_text(consumed.tail_hash),
+            unknown: false,
         };
         match (reason, ck.current.as_mut()) {
             (None, Some(cur)) => {
@@ -302,8 +315,7 @@ impl Archive {
         cur: &FileState,
         source: &File,
         src_path: &Path,
-        ino: u64,
-        size: u64,
+        now: &FileId,
     ) -> Result<Option<VersionReason>> {
         let apath = resolve(&self.root, &cur.file)?;
         match std::fs::metadata(&apath) {
@@ -314,25 +326,22 @@ impl Archive {
             }
             Err(e) => return Err(e).ctx(&apath),
         }
-        let s = &cur.source;
-        // A device number alone may change across reboots or remounts (btrfs, NFS); the inode
-        // plus the content hashes below still identify the file.
-        if s.ino != ino {
-            return Ok(Some(VersionReason::InodeChanged));
+        if cur.source.unknown {
+            return Ok(Some(VersionReason::CheckpointRebuilt));
         }
-        if size < s.offset {
-            return Ok(Some(VersionReason::Shrunk));
-        }
-        let hash = |off, len| {
-            read_range(source, src_path, off, len).map(|b| crate::checkpoint::hash_bytes(&b))
-        };
-        if hash(0, s.head_len)? != s.head_hash {
+        // The shared append-only probe (device numbers are not compared: see FileId).
+        let Some(consumed) = cur.source.consumed() else {
             return Ok(Some(VersionReason::HeadChanged));
-        }
-        if hash(s.offset - s.tail_len, s.tail_len)? != s.tail_hash {
-            return Ok(Some(VersionReason::TailChanged));
-        }
-        Ok(None)
+        };
+        let broken = consumed
+            .check(source, &cur.source.file_id(), now)
+            .ctx(src_path)?;
+        Ok(broken.map(|b| match b {
+            Break::OtherFile => VersionReason::InodeChanged,
+            Break::Shrunk => VersionReason::Shrunk,
+            Break::HeadChanged => VersionReason::HeadChanged,
+            Break::TailChanged => VersionReason::TailChanged,
+        }))
     }
 
     /// A free archive path for a new file of `kind`.
@@ -344,10 +353,10 @@ impl Archive {
         md: &std::fs::Metadata,
     ) -> Result<(String, u32)> {
         let secs = first_timestamp
-            .and_then(parse_timestamp)
-            .or_else(|| md.modified().ok().map(unix_of))
+            .and_then(timestamp_secs)
+            .or_else(|| md.modified().ok().map(|t| unix_ms(t).div_euclid(1000)))
             .unwrap_or_else(self.opts.clock);
-        let civil = Civil::from_unix(secs);
+        let civil = Civil::from_ms(secs.saturating_mul(1000));
         let mut version = ck.max_version() + 1;
         loop {
             let rel = archive_rel_path(kind, civil, version);
@@ -379,17 +388,6 @@ impl Archive {
         }
         Ok(dict::latest(&self.root)?.map(|(r, _)| r))
     }
-}
-
-#[cfg(unix)]
-fn dev_ino(md: &std::fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (md.dev(), md.ino())
-}
-
-#[cfg(not(unix))]
-fn dev_ino(_md: &std::fs::Metadata) -> (u64, u64) {
-    (0, 0)
 }
 
 /// The source path as recorded: absolute (so relative and absolute spellings of the same path

@@ -8,6 +8,7 @@
 //! DIR/checkpoints/subagent/<parent-session|no-parent>/<agent-id>.json
 //! DIR/locks/...            lock files mirroring checkpoints/, plus index.lock
 //! DIR/dict/vN.zdict        trained dictionaries (+ vN.json)
+//! DIR/set-aside/...       bytes recovery cut from archive files, kept for inspection
 //! DIR/archive-index.json
 //! ```
 
@@ -20,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use skein_store::{safe_component, sanitize_file_name};
 
 use crate::error::{ArchiveError, IoContext, Result};
-use crate::time::Civil;
+use skein_core::time::Civil;
 
 /// Directory for main session archives.
 pub const MAIN_DIR: &str = "main-session";
@@ -32,6 +33,9 @@ pub const CHECKPOINT_DIR: &str = "checkpoints";
 pub const LOCK_DIR: &str = "locks";
 /// Directory for trained dictionaries.
 pub const DICT_DIR: &str = "dict";
+/// Directory for bytes recovery removed from archive files without being able to account for
+/// them (never deleted by skein).
+pub const SET_ASIDE_DIR: &str = "set-aside";
 /// The whole-archive index.
 pub const INDEX_FILE: &str = "archive-index.json";
 /// Archive file suffix.
@@ -131,15 +135,18 @@ fn check(what: &'static str, id: &str) -> Result<()> {
 /// The archive file path (relative, `/`-separated) for `kind`, version `version`, starting at
 /// `start` (UTC).
 pub(crate) fn archive_rel_path(kind: &Kind, start: Civil, version: u32) -> String {
-    let dir = kind.type_dir().join(start.month_dir());
+    let dir = kind.type_dir().join(start.date().month_key());
     let suffix = if version <= 1 {
         String::new()
     } else {
         format!(".v{version}")
     };
     let name = format!(
-        "{}_{}{suffix}{ARCHIVE_SUFFIX}",
-        start.date_time(),
+        "{}_{:02}{:02}{:02}_{}{suffix}{ARCHIVE_SUFFIX}",
+        start.date().key(),
+        start.hour,
+        start.minute,
+        start.second,
         kind.id()
     );
     to_rel(&dir.join(name))
@@ -288,10 +295,9 @@ pub(crate) fn remove_file_durable(path: &Path) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::parse_timestamp;
 
     fn civil(ts: &str) -> Civil {
-        Civil::from_unix(parse_timestamp(ts).expect("ts"))
+        Civil::from_ms(skein_core::time::parse_ms(ts).expect("ts"))
     }
 
     #[test]

@@ -12,6 +12,11 @@
 //! * [`discover`]: what a transcript path is (main session or subagent, ids, first timestamp).
 //!
 //! The on-disk format and the crash-safety argument are described in `docs/archive.md`.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "skein-archive owns the archive directory on disk"
+)]
 
 mod archive;
 mod checkpoint;
@@ -20,6 +25,7 @@ mod compact;
 mod dict;
 mod discover;
 mod error;
+mod frames;
 mod index;
 mod ingest;
 mod layout;
@@ -28,10 +34,12 @@ mod pump;
 mod reader;
 mod restore;
 mod retention;
-mod time;
+mod settle;
+mod teams;
 mod verify;
+mod verify_file;
 
-pub use archive::{Archive, ArchiveOptions, DictMode, RecoverReport};
+pub use archive::{Archive, ArchiveOptions, DictMode, RecoverReport, now_unix};
 pub use checkpoint::{
     Checkpoint, DictRef, FORMAT, FileState, HASH_WINDOW, PendingCompaction, SourceState,
 };
@@ -43,15 +51,18 @@ pub use compact::{CompactOptions, CompactReport};
 pub use dict::{DICT_MAX_INPUT, DictInfo, TrainOptions, TrainReport};
 pub use discover::{Discovered, discover, first_timestamp};
 pub use error::{ArchiveError, Result};
+#[doc(hidden)]
+pub use frames::{FuzzFrame, fuzz_scan};
 pub use index::{Index, IndexEntry};
 pub use ingest::{IngestReport, IngestRequest, Transform, VersionReason};
 pub use layout::{
     ARCHIVE_SUFFIX, CHECKPOINT_DIR, DICT_DIR, INDEX_FILE, Kind, LOCK_DIR, MAIN_DIR, META_SUFFIX,
-    NO_PARENT, SUBAGENT_DIR, UNKNOWN_AGENT_TYPE, meta_rel_path,
+    NO_PARENT, SET_ASIDE_DIR, SUBAGENT_DIR, UNKNOWN_AGENT_TYPE, meta_rel_path,
 };
 pub use meta::{SessionMeta, SubagentRef, TokenUsage};
 pub use reader::{open_archived, read_archived};
 pub use restore::{RestoreReport, RestoreRequest};
 pub use retention::{RetentionOptions, RetentionReport};
-pub use time::{now_unix, parse_timestamp};
+pub use settle::Rebuilt;
+pub use teams::{TEAMS_DIR, TeamConfigStatus};
 pub use verify::{Issue, Problem, Severity, VerifyReport, verify};

@@ -5,7 +5,8 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-use crate::checkpoint::read_exact_at;
+use skein_store::append::read_exact_at;
+
 use crate::codec::{CodecOptions, CountingWriter, encoder};
 use crate::error::{IoContext, Result, corrupt};
 use crate::ingest::Transform;
@@ -14,23 +15,6 @@ use crate::ingest::Transform;
 const CHUNK: usize = 4 << 20;
 /// Transformed bytes buffered before they are handed to the encoder.
 const FLUSH: usize = 1 << 20;
-
-/// The position just past the last `\n` in `start..size` of the source (`start` if none).
-pub(crate) fn last_line_end(file: &File, path: &Path, start: u64, size: u64) -> Result<u64> {
-    const BLOCK: u64 = 64 << 10;
-    let mut hi = size;
-    let mut buf = vec![0u8; BLOCK as usize];
-    while hi > start {
-        let lo = hi.saturating_sub(BLOCK).max(start);
-        let block = &mut buf[..(hi - lo) as usize];
-        read_exact_at(file, block, lo).ctx(path)?;
-        if let Some(i) = memchr::memrchr(b'\n', block) {
-            return Ok(lo + i as u64 + 1);
-        }
-        hi = lo;
-    }
-    Ok(start)
-}
 
 #[derive(Debug, Default)]
 pub(crate) struct PumpStats {

@@ -43,11 +43,11 @@ impl Archive {
     pub fn apply_retention(&self, opts: &RetentionOptions) -> Result<RetentionReport> {
         let cutoff = opts
             .now_unix
-            .saturating_sub(crate::time::days_to_secs(opts.keep_days));
+            .saturating_sub(crate::archive::days_to_secs(opts.keep_days));
         let mut report = RetentionReport::default();
         for (ck_path, ck) in crate::verify::load_all_checkpoints(&self.root)? {
             ck?;
-            self.with_key(&ck_path, |ck| {
+            self.with_key(&ck_path, crate::settle::Depth::Tail, |ck| {
                 self.retain_key(&ck_path, ck, cutoff, opts, &mut report)
             })?;
         }

@@ -1,20 +1,21 @@
 //! `verify`: every archive file decodes up to its committed length with the checksums intact,
 //! holds the line and byte counts its checkpoint records, ends with a newline, and agrees with
-//! its `.meta.json` and its index entry; nothing referenced is missing and nothing on disk is
-//! unaccounted for. Read-only: it takes no locks and changes nothing.
+//! its `.meta.json` and its index entry (`verify_file`); nothing referenced is missing and
+//! nothing on disk is unaccounted for. Read-only: it takes no locks and changes nothing, and
+//! reads one committed state of each checkpoint even while another process commits.
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::checkpoint::{Checkpoint, FileState};
-use crate::error::{IoContext, Result};
-use crate::index::{self, IndexEntry};
+use crate::error::{ArchiveError, IoContext, Result};
+use crate::index::{self, Index};
 use crate::layout::{
-    ARCHIVE_SUFFIX, CHECKPOINT_DIR, MAIN_DIR, META_SUFFIX, SUBAGENT_DIR, meta_rel_path,
-    read_optional, resolve, to_rel,
+    ARCHIVE_SUFFIX, CHECKPOINT_DIR, INDEX_FILE, MAIN_DIR, META_SUFFIX, SET_ASIDE_DIR, SUBAGENT_DIR,
+    meta_rel_path, read_optional, resolve, to_rel,
 };
-use crate::reader::decode_stats;
+use crate::verify_file::{KeyFindings, check_key};
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -38,8 +39,23 @@ pub enum Problem {
     MissingArchive,
     #[error("archive file is {actual} bytes, shorter than the committed {committed}")]
     Truncated { committed: u64, actual: u64 },
-    #[error("{0} bytes past the committed length (torn frame from a crash)")]
+    #[error(
+        "{0} bytes past the committed length, left by a crash (the next ingest or repair cuts them; their lines are archived again from the source)"
+    )]
     UncommittedTail(u64),
+    #[error(
+        "the checkpoint's committed length {recorded} is wrong: the frames hold its lines and bytes at byte {found} (repair corrects it)"
+    )]
+    CommittedLengthWrong { recorded: u64, found: u64 },
+    #[error(
+        "the checkpoint disagrees with the frames: the complete checksummed frames hold {lines} lines / {bytes} bytes in {len} bytes, {rest} bytes follow (repair rebuilds the checkpoint from the frames and sets the rest aside)"
+    )]
+    FramesDisagree {
+        lines: u64,
+        bytes: u64,
+        len: u64,
+        rest: u64,
+    },
     #[error("does not decode: {0}")]
     Undecodable(String),
     #[error("dictionary: {0}")]
@@ -69,6 +85,12 @@ pub enum Problem {
     IndexWithoutFile,
     #[error("file not referenced by any checkpoint")]
     Orphan,
+    #[error(
+        "bytes repair removed from an archive file without being able to account for them, kept for inspection"
+    )]
+    SetAside,
+    #[error("the checkpoint kept changing while it was verified; run verify again")]
+    Busy,
 }
 
 /// A finding about one path.
@@ -115,59 +137,88 @@ impl VerifyReport {
     }
 }
 
-/// Checks the whole archive at `dir`.
-pub fn verify(dir: &Path) -> Result<VerifyReport> {
-    use Severity::{Error, Warning};
-    let root = dir;
-    let mut r = VerifyReport::default();
-    let idx = match index::load(root) {
-        Ok(i) => Some(i),
-        Err(e) => {
-            r.push(
-                Error,
-                &root.join(crate::layout::INDEX_FILE),
-                Problem::IndexUnreadable(e.to_string()),
-            );
-            None
-        }
-    };
-    let mut referenced = BTreeSet::new();
-    for (ck_path, ck) in load_all_checkpoints(root)? {
-        let ck = match ck {
-            Ok(c) => c,
+/// How often one checkpoint is checked again when it changed while it was checked.
+const TRIES: u32 = 20;
+
+/// The index as last read, with its bytes to notice a newer one.
+struct IndexView {
+    bytes: Option<Vec<u8>>,
+    index: Option<Index>,
+}
+
+impl IndexView {
+    fn load(root: &Path, r: &mut VerifyReport) -> Result<Self> {
+        let path = root.join(INDEX_FILE);
+        let bytes = read_optional(&path)?;
+        let index = match index::parse(&path, bytes.as_deref()) {
+            Ok(i) => Some(i),
             Err(e) => {
                 r.push(
-                    Error,
-                    &ck_path,
-                    Problem::CheckpointUnreadable(e.to_string()),
+                    Severity::Error,
+                    &path,
+                    Problem::IndexUnreadable(e.to_string()),
                 );
-                continue;
+                None
             }
         };
-        r.checkpoints += 1;
-        if let Some(p) = &ck.pending_new {
-            referenced.insert(p.clone());
-            referenced.insert(meta_rel_path(p));
-            r.push(Warning, &ck_path, Problem::Pending(format!("new file {p}")));
-        }
-        if let Some(p) = &ck.pending_compaction {
-            referenced.insert(p.temp.clone());
-            r.push(
-                Warning,
-                &ck_path,
-                Problem::Pending(format!("compaction of {}", p.file)),
-            );
-        }
-        for f in ck.files() {
-            referenced.insert(f.file.clone());
-            referenced.insert(meta_rel_path(&f.file));
-            verify_file(root, f, (idx.as_ref(), ck.indexed), &mut r)?;
-        }
+        Ok(Self { bytes, index })
     }
-    if let Some(idx) = &idx {
-        for path in idx.entries.keys() {
-            if !referenced.contains(path) {
-                r.push(Error, &root.join(path), Problem::IndexWithoutFile);
+
+    /// Reads the index again; `true` if it changed (and parses).
+    fn refresh(&mut self, root: &Path) -> Result<bool> {
+        let path = root.join(INDEX_FILE);
+        let bytes = read_optional(&path)?;
+        if bytes == self.bytes {
+            return Ok(false);
+        }
+        let Ok(index) = index::parse(&path, bytes.as_deref()) else {
+            return Ok(false);
+        };
+        self.bytes = bytes;
+        self.index = Some(index);
+        Ok(true)
+    }
+}
+
+/// Checks the whole archive at `dir` (read-only, no locks). It may run while `skein archive`
+/// or the hook commits: each checkpoint is checked against the files it names and read again
+/// afterwards; if it changed meanwhile (a commit) it is checked again, so every finding is
+/// about one committed state. An index entry or an orphan that looks wrong is looked at again
+/// against the newest index and checkpoint before it is reported.
+///
+/// `dir` must be an archive: empty, or holding part of the archive layout
+/// ([`ArchiveError::NotAnArchive`] otherwise).
+pub fn verify(dir: &Path) -> Result<VerifyReport> {
+    let root = dir;
+    ensure_archive(root)?;
+    let mut r = VerifyReport::default();
+    let mut idx = IndexView::load(root, &mut r)?;
+    let mut referenced = BTreeSet::new();
+    let mut paths = Vec::new();
+    walk(&root.join(CHECKPOINT_DIR), &mut paths)?;
+    paths.retain(|p| crate::layout::is_json_state(p));
+    paths.sort();
+    for ck_path in paths {
+        let Some(found) = check_stable(root, &ck_path, &mut idx)? else {
+            continue;
+        };
+        r.checkpoints += usize::from(found.parsed);
+        r.files += found.files;
+        r.lines += found.lines;
+        r.raw_bytes += found.raw_bytes;
+        r.compressed_bytes += found.compressed_bytes;
+        r.issues.extend(found.issues);
+        referenced.extend(found.referenced);
+    }
+    if let Some(index) = &idx.index {
+        for (path, entry) in index.entries.clone() {
+            if !referenced.contains(&path) && !owned_now(root, &path, &entry.checkpoint, &mut idx)?
+            {
+                r.push(
+                    Severity::Error,
+                    &root.join(&path),
+                    Problem::IndexWithoutFile,
+                );
             }
         }
     }
@@ -184,108 +235,134 @@ pub fn verify(dir: &Path) -> Result<VerifyReport> {
         if name.starts_with(".skein-tmp-") || referenced.contains(&rel) {
             continue;
         }
-        if name.ends_with(ARCHIVE_SUFFIX) || name.ends_with(META_SUFFIX) {
-            r.push(Warning, &path, Problem::Orphan);
+        if (name.ends_with(ARCHIVE_SUFFIX) || name.ends_with(META_SUFFIX))
+            && path.exists()
+            && !claimed_now(root, &rel)?
+        {
+            r.push(Severity::Warning, &path, Problem::Orphan);
         }
+    }
+    let mut aside = Vec::new();
+    walk(&root.join(SET_ASIDE_DIR), &mut aside)?;
+    for path in aside {
+        r.push(Severity::Warning, &path, Problem::SetAside);
     }
     Ok(r)
 }
 
-fn verify_file(
-    root: &Path,
-    f: &FileState,
-    (idx, indexed): (Option<&index::Index>, bool),
-    r: &mut VerifyReport,
-) -> Result<()> {
-    use Severity::{Error, Warning};
-    r.files += 1;
-    let path = resolve(root, &f.file)?;
-    let Ok(len) = fs::metadata(&path).map(|m| m.len()) else {
-        r.push(Error, &path, Problem::MissingArchive);
+/// An empty directory (an archive nothing was archived into yet) or one holding something of an
+/// archive's layout.
+fn ensure_archive(root: &Path) -> Result<()> {
+    let not = |reason| {
+        Err(ArchiveError::NotAnArchive {
+            path: root.to_path_buf(),
+            reason,
+        })
+    };
+    let mut entries = match fs::read_dir(root) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return not("not a directory");
+        }
+        Err(e) => return Err(e).ctx(root),
+    };
+    if entries.next().is_none() {
         return Ok(());
+    }
+    let layout = [
+        CHECKPOINT_DIR,
+        INDEX_FILE,
+        MAIN_DIR,
+        SUBAGENT_DIR,
+        crate::layout::LOCK_DIR,
+        crate::layout::DICT_DIR,
+        SET_ASIDE_DIR,
+    ];
+    if layout.iter().any(|name| root.join(name).exists()) {
+        return Ok(());
+    }
+    not("none of checkpoints/, archive-index.json, main-session/, subagent/ is there")
+}
+
+/// Checks one checkpoint until two reads of it around the checks agree (`None`: it is gone).
+fn check_stable(root: &Path, ck_path: &Path, idx: &mut IndexView) -> Result<Option<KeyFindings>> {
+    let mut pause = std::time::Duration::from_millis(2);
+    for attempt in 1..=TRIES {
+        let Some(before) = read_optional(ck_path)? else {
+            return Ok(None);
+        };
+        let found = match Checkpoint::parse(ck_path, &before) {
+            Ok(ck) => check_key(root, ck_path, &ck, idx.index.as_ref())?,
+            Err(e) => {
+                let mut k = KeyFindings::default();
+                k.issues.push(Issue {
+                    severity: Severity::Error,
+                    path: ck_path.to_path_buf(),
+                    problem: Problem::CheckpointUnreadable(e.to_string()),
+                });
+                k
+            }
+        };
+        let stable = read_optional(ck_path)?.as_deref() == Some(before.as_slice());
+        if stable && !(found.index_trouble() && idx.refresh(root)?) {
+            return Ok(Some(found));
+        }
+        if attempt == TRIES {
+            let mut found = found;
+            found.issues.retain(|i| i.severity == Severity::Warning);
+            found.issues.push(Issue {
+                severity: Severity::Warning,
+                path: ck_path.to_path_buf(),
+                problem: Problem::Busy,
+            });
+            return Ok(Some(found));
+        }
+        if !stable {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(100));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether the index entry `path` is gone from the newest index or its checkpoint refers to it
+/// now (it was created or dropped while the archive was checked).
+fn owned_now(root: &Path, path: &str, ck_rel: &str, idx: &mut IndexView) -> Result<bool> {
+    idx.refresh(root)?;
+    if idx
+        .index
+        .as_ref()
+        .is_some_and(|i| !i.entries.contains_key(path))
+    {
+        return Ok(true);
+    }
+    refers(&resolve(root, ck_rel)?, path)
+}
+
+/// Whether the checkpoint named by the meta file of `rel` (an archive or meta file) refers to
+/// it now.
+fn claimed_now(root: &Path, rel: &str) -> Result<bool> {
+    let meta_rel = if rel.ends_with(META_SUFFIX) {
+        rel.to_owned()
+    } else {
+        meta_rel_path(rel)
     };
-    if len < f.committed_len {
-        r.push(
-            Error,
-            &path,
-            Problem::Truncated {
-                committed: f.committed_len,
-                actual: len,
-            },
-        );
-    } else if len > f.committed_len {
-        r.push(
-            Warning,
-            &path,
-            Problem::UncommittedTail(len - f.committed_len),
-        );
-    }
-    r.compressed_bytes += f.committed_len.min(len);
-    let dict = match f.dict.map(|d| crate::dict::load(root, d)).transpose() {
-        Ok(d) => d,
-        Err(e) => {
-            r.push(Error, &path, Problem::MissingDictionary(e.to_string()));
-            return Ok(());
-        }
+    let Some(bytes) = read_optional(&resolve(root, &meta_rel)?)? else {
+        return Ok(false);
     };
-    match decode_stats(&path, f.committed_len, dict.as_deref(), |_| ()) {
-        Err(e) => r.push(Error, &path, Problem::Undecodable(e)),
-        Ok(st) => {
-            r.lines += st.lines;
-            r.raw_bytes += st.raw_bytes;
-            if st.lines != f.lines || st.raw_bytes != f.raw_bytes {
-                let p = Problem::ContentMismatch {
-                    lines: st.lines,
-                    bytes: st.raw_bytes,
-                    want_lines: f.lines,
-                    want_bytes: f.raw_bytes,
-                };
-                r.push(Error, &path, p);
-            }
-            if !st.ends_with_newline {
-                r.push(Error, &path, Problem::NotNewlineTerminated);
-            }
-        }
-    }
-    let meta_path = resolve(root, &meta_rel_path(&f.file))?;
-    match read_optional(&meta_path)? {
-        None => r.push(Error, &meta_path, Problem::MissingMeta),
-        Some(bytes) => match serde_json::from_slice::<FileState>(&bytes) {
-            Err(e) => r.push(Error, &meta_path, Problem::MetaMismatch(e.to_string())),
-            Ok(m)
-                if m.file == f.file
-                    && m.version == f.version
-                    && m.kind == f.kind
-                    && m.lines <= f.lines
-                    && m.source.offset <= f.source.offset
-                    && m != *f =>
-            {
-                r.push(Warning, &meta_path, Problem::MetaStale);
-            }
-            Ok(m) if m != *f => {
-                let what = if m.committed_len != f.committed_len || m.lines != f.lines {
-                    format!(
-                        "lines {} vs {}, length {} vs {}",
-                        m.lines, f.lines, m.committed_len, f.committed_len
-                    )
-                } else {
-                    "metadata differs".to_owned()
-                };
-                r.push(Error, &meta_path, Problem::MetaMismatch(what));
-            }
-            Ok(_) => {}
-        },
-    }
-    if let Some(idx) = idx {
-        // An index update the checkpoint still records as pending is a warning, not an error.
-        let sev = if indexed { Error } else { Warning };
-        match idx.entries.get(&f.file) {
-            None => r.push(sev, &path, Problem::NotInIndex),
-            Some(e) if *e != IndexEntry::of(f) => r.push(sev, &path, Problem::IndexMismatch),
-            Some(_) => {}
-        }
-    }
-    Ok(())
+    let Ok(state) = serde_json::from_slice::<FileState>(&bytes) else {
+        return Ok(false);
+    };
+    refers(&root.join(state.kind.key_path(CHECKPOINT_DIR, "json")), rel)
+}
+
+/// Whether the checkpoint at `ck_path` refers to `rel` now.
+fn refers(ck_path: &Path, rel: &str) -> Result<bool> {
+    Ok(match read_optional(ck_path)? {
+        Some(bytes) => Checkpoint::parse(ck_path, &bytes)
+            .is_ok_and(|ck| crate::verify_file::referenced(&ck).iter().any(|r| r == rel)),
+        None => false,
+    })
 }
 
 /// Every checkpoint file below `root/checkpoints`, sorted, each loaded or with its error.

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use crate::lenient::{Count, Flag, Obj, Str, TextSize};
+use crate::lenient::{Count, Flag, Obj, ResultSize, Str};
 
 /// The top-level fields of one record. `I` is the type tool inputs are read into:
 /// [`IgnoredAny`] (skipped, the default and the fast path) or e.g. `serde_json::Value`.
@@ -181,8 +181,8 @@ pub struct Block<'a, I = IgnoredAny> {
     #[serde(borrow)]
     pub tool_use_id: Str<'a>,
     pub is_error: Flag,
-    /// Text bytes of a `tool_result`'s content.
-    pub content: TextSize,
+    /// Sizes of a `tool_result`'s content (text, media, other).
+    pub content: ResultSize,
     /// Text of a `text` block.
     #[serde(borrow)]
     pub text: Str<'a>,
@@ -204,7 +204,7 @@ impl<I> Block<'_, I> {
             input: None,
             tool_use_id: Str::default(),
             is_error: Flag::default(),
-            content: TextSize::default(),
+            content: ResultSize::default(),
             text: Str::default(),
         }
     }

@@ -214,3 +214,175 @@ impl<'de> Deserialize<'de> for TextSize {
         d.deserialize_any(V)
     }
 }
+
+/// The size of a `tool_result`'s `content`, split the way reports count it:
+///
+/// * `text`: UTF-8 bytes of the text the model reads: string content, or the `text` of
+///   `text` blocks;
+/// * `media`: bytes of base64 `source.data` of `image` and `document` blocks, as stored;
+/// * `images`: `image` blocks;
+/// * `other`: every other string inside (names of `tool_reference` blocks, media types,
+///   unknown blocks), object keys and `"type"` tags excluded.
+///
+/// [`ResultSize::total`] is every string byte, the size a size limit on stored output sees.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResultSize {
+    pub text: u64,
+    pub media: u64,
+    pub images: u64,
+    pub other: u64,
+}
+
+impl ResultSize {
+    /// Every string byte: text, media and other.
+    pub fn total(&self) -> u64 {
+        self.text + self.media + self.other
+    }
+
+    fn add(&mut self, o: Self) {
+        self.text += o.text;
+        self.media += o.media;
+        self.images += o.images;
+        self.other += o.other;
+    }
+}
+
+impl<'de> Deserialize<'de> for ResultSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ResultSize;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ResultSize {
+                    text: v.len() as u64,
+                    ..ResultSize::default()
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut n = ResultSize::default();
+                while let Some(BlockSize(b)) = seq.next_element()? {
+                    n.add(b);
+                }
+                Ok(n)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                BlockSize::deserialize(MapAccessDeserializer::new(map)).map(|b| b.0)
+            }
+            ignore_other_shapes!(ResultSize::default(), bool, i64, u64, f64, unit);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One element of a `tool_result` content array.
+struct BlockSize(ResultSize);
+
+impl<'de> Deserialize<'de> for BlockSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = BlockSize;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(BlockSize(ResultSize {
+                    other: v.len() as u64,
+                    ..ResultSize::default()
+                }))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut n = 0;
+                while let Some(TextSize(s)) = seq.next_element()? {
+                    n += s;
+                }
+                Ok(BlockSize(ResultSize {
+                    other: n,
+                    ..ResultSize::default()
+                }))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                // The `type` tag may come after the fields it qualifies: sizes are kept apart
+                // until the end of the object.
+                let mut kind: Option<String> = None;
+                let (mut text, mut data, mut rest) = (0, 0, 0);
+                while let Some(key) = map.next_key::<Str<'_>>()? {
+                    match key.get() {
+                        Some("type") => kind = map.next_value::<Str<'_>>()?.get().map(Into::into),
+                        Some("text") => text += map.next_value::<TextSize>()?.0,
+                        Some("source") => {
+                            let s = map.next_value::<SourceSize>()?;
+                            data += s.data;
+                            rest += s.rest;
+                        }
+                        _ => rest += map.next_value::<TextSize>()?.0,
+                    }
+                }
+                let mut n = ResultSize::default();
+                match kind.as_deref() {
+                    Some("text") => n.text = text,
+                    Some(k @ ("image" | "document")) => {
+                        n.media = data;
+                        n.images = u64::from(k == "image");
+                        n.other = text;
+                    }
+                    _ => n.other = text + data,
+                }
+                n.other += rest;
+                Ok(BlockSize(n))
+            }
+            ignore_other_shapes!(BlockSize(ResultSize::default()), bool, i64, u64, f64, unit);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A media block's `source`: the bytes of its `data` string and of every other string.
+#[derive(Default)]
+struct SourceSize {
+    data: u64,
+    rest: u64,
+}
+
+impl<'de> Deserialize<'de> for SourceSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SourceSize;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut s = SourceSize::default();
+                while let Some(key) = map.next_key::<Str<'_>>()? {
+                    match key.get() {
+                        Some("data") => s.data += map.next_value::<TextSize>()?.0,
+                        Some("type") => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                        _ => s.rest += map.next_value::<TextSize>()?.0,
+                    }
+                }
+                Ok(s)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(SourceSize {
+                    data: 0,
+                    rest: v.len() as u64,
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut rest = 0;
+                while let Some(TextSize(s)) = seq.next_element()? {
+                    rest += s;
+                }
+                Ok(SourceSize { data: 0, rest })
+            }
+            ignore_other_shapes!(SourceSize::default(), bool, i64, u64, f64, unit);
+        }
+        d.deserialize_any(V)
+    }
+}

@@ -7,13 +7,18 @@
 //! * [`parse`]: one line → one envelope with simd-json, with repair of invalid UTF-8 and lone
 //!   surrogate escapes ([`repair`]) and a serde_json fallback for what simd-json refuses.
 //! * [`reader`]: the two together: classified lines (record, blank, invalid, torn tail).
+//! * [`record`]: the record vocabulary: record types, what a human prompt is, the tools
+//!   that spawn subagents.
+//! * [`time`]: timestamps, the calendar, day / week / month keys, time zones as values.
 
 pub mod envelope;
 pub mod lenient;
 pub mod lines;
 pub mod parse;
 pub mod reader;
+pub mod record;
 pub mod repair;
+pub mod time;
 
 pub use envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
 pub use lines::{Line, LineSource, ReadLines, SliceLines};

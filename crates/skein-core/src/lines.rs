@@ -1,7 +1,28 @@
 //! Physical lines with their exact bytes and positions, from a `Read` stream (bounded memory:
-//! one buffer that grows only to the largest line) or from an in-memory slice (mmap).
+//! one buffer that grows only to the largest line, and never past the maximum line length:
+//! a longer line is skipped to its end in blocks and reported by its position and length, as
+//! ripgrep's line buffer does) or from an in-memory slice (mmap).
 
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The default maximum line length: 256 MiB. Claude Code's longest lines (a large file read,
+/// an image) are a few MiB; a line of hundreds of MiB is damage or not a transcript.
+pub const DEFAULT_MAX_LINE: usize = 256 << 20;
+
+static MAX_LINE: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_LINE);
+
+/// The maximum line length new readers start with ([`DEFAULT_MAX_LINE`] unless
+/// [`set_default_max_line`] changed it).
+pub fn default_max_line() -> usize {
+    MAX_LINE.load(Ordering::Relaxed)
+}
+
+/// Sets the maximum line length of readers created from now on in this process (the `skein`
+/// binary does it once, from `--max-line`, before reading anything). At least 1.
+pub fn set_default_max_line(max: usize) {
+    MAX_LINE.store(max.max(1), Ordering::Relaxed);
+}
 
 /// One physical line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,12 +37,26 @@ pub struct Line<'a> {
     pub raw: &'a [u8],
     /// Whether the line ended with `\n` (only the last line of an input may not).
     pub terminated: bool,
+    /// Set when the line was longer than the reader's maximum line length: its bytes were
+    /// skipped, not kept (`text` and `raw` are empty), and this is its length in bytes,
+    /// terminator included.
+    pub too_long: Option<u64>,
 }
 
 impl Line<'_> {
     /// True when the line holds only spaces, tabs and carriage returns.
     pub fn is_blank(&self) -> bool {
-        self.text.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+        self.too_long.is_none() && self.text.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+    }
+
+    /// The line's length in the input, terminator included.
+    pub fn len(&self) -> u64 {
+        self.too_long.unwrap_or(self.raw.len() as u64)
+    }
+
+    /// True for an empty last line (never returned by a line source).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -35,6 +70,12 @@ pub trait LineSource {
     fn had_bom(&self) -> bool;
     /// Bytes of input consumed so far (through the end of the current line, BOM included).
     fn consumed(&self) -> u64;
+    /// Lines longer than `max` bytes are skipped in bounded memory and returned with
+    /// [`Line::too_long`] set (sources that hold the whole input in memory keep them whole;
+    /// the [`crate::Reader`] reports them invalid either way).
+    fn set_max_line(&mut self, max: usize) {
+        let _ = max;
+    }
     /// The next line, or `None` at the end of input.
     fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
         if self.advance()? {
@@ -61,6 +102,9 @@ impl<S: LineSource + ?Sized> LineSource for &mut S {
     fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
         (**self).next_line()
     }
+    fn set_max_line(&mut self, max: usize) {
+        (**self).set_max_line(max);
+    }
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -81,6 +125,7 @@ fn make_line(number: u64, offset: u64, raw: &[u8]) -> Line<'_> {
         text,
         raw,
         terminated,
+        too_long: None,
     }
 }
 
@@ -152,6 +197,9 @@ pub struct ReadLines<R> {
     bom: bool,
     /// The current line: start in `buf`, length, offset in the input.
     current: (usize, usize, u64),
+    max_line: usize,
+    /// The current line was skipped for its length: (length, terminated).
+    skipped: Option<(u64, bool)>,
 }
 
 impl<R> std::fmt::Debug for ReadLines<R> {
@@ -194,10 +242,22 @@ impl<R: Read> ReadLines<R> {
             first: true,
             bom: false,
             current: (0, 0, 0),
+            max_line: default_max_line(),
+            skipped: None,
         }
     }
 
-    /// Reads more bytes after `end`, compacting or growing the buffer as needed.
+    /// Sets the maximum line length (see [`LineSource::set_max_line`]).
+    #[must_use]
+    pub fn with_max_line(mut self, max: usize) -> Self {
+        self.max_line = max.max(1);
+        self
+    }
+
+    /// Reads more bytes after `end`, compacting or growing the buffer as needed. The buffer's
+    /// initialized length is at most one block past the data: its capacity grows by doubling,
+    /// but pages beyond what is read are never touched, so a long line costs its own length in
+    /// memory, not twice that.
     fn fill(&mut self) -> io::Result<()> {
         if self.start > 0 && self.buf.len() - self.end < self.block {
             self.buf.copy_within(self.start..self.end, 0);
@@ -205,8 +265,7 @@ impl<R: Read> ReadLines<R> {
             self.start = 0;
         }
         if self.buf.len() - self.end < self.block {
-            let new_len = (self.buf.len() * 2).max(self.end + self.block);
-            self.buf.resize(new_len, 0);
+            self.buf.resize(self.end + self.block, 0);
         }
         loop {
             match self.src.read(&mut self.buf[self.end..]) {
@@ -238,19 +297,64 @@ impl<R: Read> ReadLines<R> {
     }
 }
 
+impl<R: Read> ReadLines<R> {
+    /// The current line is longer than the maximum: forget what is buffered of it and read on
+    /// to its end in blocks, counting bytes. The next line starts in the buffer.
+    fn skip_long_line(&mut self) -> io::Result<bool> {
+        let mut len = (self.end - self.start) as u64;
+        self.start = 0;
+        self.end = 0;
+        self.scanned = 0;
+        // Give back the memory of the long line (keep room for two blocks).
+        self.buf.truncate(0);
+        self.buf.shrink_to(2 * self.block);
+        let mut terminated = false;
+        while !self.eof {
+            self.fill()?;
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[..self.end]) {
+                len += i as u64 + 1;
+                self.start = i + 1;
+                terminated = true;
+                break;
+            }
+            len += self.end as u64;
+            self.end = 0;
+        }
+        self.current = (self.start, 0, self.offset);
+        self.skipped = Some((len, terminated));
+        self.number += 1;
+        self.offset += len;
+        Ok(true)
+    }
+}
+
 impl<R: Read> LineSource for ReadLines<R> {
     fn advance(&mut self) -> io::Result<bool> {
         if self.first {
             self.skip_bom()?;
         }
+        self.skipped = None;
         loop {
             let window = &self.buf[self.start + self.scanned..self.end];
             if let Some(i) = memchr::memchr(b'\n', window) {
                 let len = self.scanned + i + 1;
+                if len > self.max_line.saturating_add(1) {
+                    // Found its end within the last block, but it is too long all the same.
+                    self.skipped = Some((len as u64, true));
+                    self.current = (self.start + len, 0, self.offset);
+                    self.start += len;
+                    self.scanned = 0;
+                    self.number += 1;
+                    self.offset += len as u64;
+                    return Ok(true);
+                }
                 self.take(len);
                 return Ok(true);
             }
             self.scanned = self.end - self.start;
+            if self.scanned > self.max_line {
+                return self.skip_long_line();
+            }
             if self.eof {
                 if self.start == self.end {
                     return Ok(false);
@@ -264,7 +368,12 @@ impl<R: Read> LineSource for ReadLines<R> {
 
     fn line(&self) -> Line<'_> {
         let (at, len, offset) = self.current;
-        make_line(self.number, offset, &self.buf[at..at + len])
+        let mut line = make_line(self.number, offset, &self.buf[at..at + len]);
+        if let Some((long, terminated)) = self.skipped {
+            line.too_long = Some(long);
+            line.terminated = terminated;
+        }
+        line
     }
 
     fn had_bom(&self) -> bool {
@@ -273,6 +382,10 @@ impl<R: Read> LineSource for ReadLines<R> {
 
     fn consumed(&self) -> u64 {
         self.offset
+    }
+
+    fn set_max_line(&mut self, max: usize) {
+        self.max_line = max.max(1);
     }
 }
 
@@ -297,18 +410,24 @@ mod tests {
 
     type Owned = (u64, u64, Vec<u8>, Vec<u8>, bool);
 
-    fn collect(src: &mut dyn LineSource) -> Vec<Owned> {
+    /// Every line with its `too_long`.
+    fn collect_capped(src: &mut dyn LineSource) -> Vec<(Owned, Option<u64>)> {
         let mut out = Vec::new();
         while let Some(l) = src.next_line().expect("read") {
-            out.push((
+            let owned = (
                 l.number,
                 l.offset,
                 l.text.to_vec(),
                 l.raw.to_vec(),
                 l.terminated,
-            ));
+            );
+            out.push((owned, l.too_long));
         }
         out
+    }
+
+    fn collect(src: &mut dyn LineSource) -> Vec<Owned> {
+        collect_capped(src).into_iter().map(|(l, _)| l).collect()
     }
 
     #[test]
@@ -329,6 +448,69 @@ mod tests {
                 assert_eq!(got, want, "block {block} input {input:?}");
             }
         }
+    }
+
+    /// What a reader with maximum `max` must return for `input`: every line as a slice reader
+    /// sees it, except that lines whose text is longer than `max` come back empty with their
+    /// length.
+    fn expected_with_max(input: &[u8], max: usize) -> Vec<(Owned, Option<u64>)> {
+        collect(&mut SliceLines::new(input))
+            .into_iter()
+            .map(|(number, offset, text, raw, terminated)| {
+                let len = raw.len() as u64;
+                if raw.len() - usize::from(terminated) > max {
+                    (
+                        (number, offset, Vec::new(), Vec::new(), terminated),
+                        Some(len),
+                    )
+                } else {
+                    ((number, offset, text, raw, terminated), None)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn long_lines_are_skipped_at_every_block_size() {
+        let inputs: [&[u8]; 7] = [
+            b"abcdefghij\nab\n",
+            b"ab\nabcdefghij\nxy",
+            b"abcdefghijklmnopqrstuvwxyz",
+            b"\xEF\xBB\xBFabcdefgh\r\nabc\r\n\n",
+            b"abcde\nabcdef\nabcdefg\n",
+            b"\n\n0123456789012345678901234567890123456789\n\n1\n",
+            b"short\nlong long long long long long",
+        ];
+        for input in inputs {
+            for max in [1, 3, 5, 6, 100] {
+                let want = expected_with_max(input, max);
+                for block in [1, 2, 3, 7, 64] {
+                    let mut r = ReadLines::with_block_size(input, block).with_max_line(max);
+                    let got = collect_capped(&mut r);
+                    assert_eq!(got, want, "block {block} max {max} input {input:?}");
+                    assert_eq!(r.consumed(), input.len() as u64);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_huge_line_costs_bounded_memory() {
+        // 64 MiB without a newline, then a short line; maximum 1 KiB, blocks of 4 KiB.
+        let huge = std::io::repeat(b'x').take(64 << 20);
+        let tail: &[u8] = b"\n{\"ok\":1}\n";
+        let mut r = ReadLines::with_block_size(huge.chain(tail), 4096).with_max_line(1024);
+        let first = r.next_line().expect("read").expect("line");
+        assert_eq!(
+            (first.too_long, first.terminated, first.offset),
+            (Some((64 << 20) + 1), true, 0)
+        );
+        let second = r.next_line().expect("read").expect("line");
+        assert_eq!(second.text, b"{\"ok\":1}");
+        assert_eq!(second.offset, (64 << 20) + 1);
+        assert!(r.next_line().expect("read").is_none());
+        let cap = r.into_buffer().capacity();
+        assert!(cap <= 16 << 10, "buffer grew to {cap} bytes");
     }
 
     #[test]

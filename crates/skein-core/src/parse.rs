@@ -17,6 +17,9 @@ pub enum ParseError {
     /// The line is not valid JSON, or holds more than one value.
     #[error("invalid JSON: {0}")]
     Invalid(String),
+    /// The line is longer than the maximum line length; it was skipped, not parsed.
+    #[error("line of {bytes} bytes is longer than the maximum line length ({max} bytes); skipped")]
+    TooLong { bytes: u64, max: u64 },
 }
 
 /// A parsed line: the envelope borrows from the parser's buffers until the next parse.
@@ -26,6 +29,14 @@ pub struct Parsed<'s, I = IgnoredAny> {
     /// The line needed invalid UTF-8 or lone surrogate replacement to parse.
     pub repaired: bool,
 }
+
+/// Lines at least this long are parsed by serde_json straight from the line's bytes, strings
+/// borrowed where they hold no escape: no copy of the line. simd-json, faster on ordinary
+/// lines, copies its input twice (into its own buffer and an aligned one) and needs a string
+/// buffer as large again, four times the line in all; for a line of hundreds of MiB that is
+/// what decides whether the command runs. What serde_json refuses this way (duplicate keys,
+/// invalid UTF-8) takes the usual path below.
+pub const BIG_LINE: usize = 1 << 20;
 
 /// Reusable parse state (one per thread).
 #[derive(Default)]
@@ -66,20 +77,31 @@ impl Parser {
     }
 
     /// Parses one line (without its terminator), skipping tool inputs.
-    pub fn parse<'s>(&'s mut self, text: &[u8]) -> Result<Parsed<'s>, ParseError> {
+    pub fn parse<'s>(&'s mut self, text: &'s [u8]) -> Result<Parsed<'s>, ParseError> {
         self.parse_as::<IgnoredAny>(text)
     }
 
-    /// Parses one line, reading tool inputs into `I`.
+    /// Parses one line, reading tool inputs into `I`. The envelope may borrow from the
+    /// parser's buffers or, for a line of [`BIG_LINE`] bytes or more, from `text` itself.
     pub fn parse_as<'s, I: Deserialize<'s> + Default>(
         &'s mut self,
-        text: &[u8],
+        text: &'s [u8],
     ) -> Result<Parsed<'s, I>, ParseError> {
         let text = trim(text);
         match text.first() {
             Some(b'{') => {}
             Some(&b) => return Err(ParseError::NotAnObject(char::from(b))),
             None => return Err(ParseError::Invalid("empty line".into())),
+        }
+        // UTF-8 is checked first: serde_json does not check the strings it skips.
+        if text.len() >= BIG_LINE
+            && std::str::from_utf8(text).is_ok()
+            && let Ok(envelope) = serde_json::from_slice::<Envelope<'s, I>>(text)
+        {
+            return Ok(Parsed {
+                envelope,
+                repaired: false,
+            });
         }
         let Self {
             buf,
@@ -200,12 +222,82 @@ mod tests {
     }
 
     #[test]
+    fn big_lines_parse_the_same_without_copies() {
+        let pad = "x\\n\\\"y".repeat(BIG_LINE / 5);
+        for (line, kind, uuid) in [
+            // Escaped and plain strings, a tool_result of more than BIG_LINE bytes.
+            (
+                format!(
+                    r#"{{"type":"user","uuid":"u1","message":{{"content":[{{"type":"tool_result","tool_use_id":"t","content":"{pad}"}}]}}}}"#
+                ),
+                "user",
+                "u1",
+            ),
+            // Duplicate keys (serde_json's derive refuses them): the usual path, last wins.
+            (
+                format!(r#"{{"type":"a","type":"assistant","uuid":"u\u0032","x":"{pad}"}}"#),
+                "assistant",
+                "u2",
+            ),
+        ] {
+            assert!(line.len() >= BIG_LINE);
+            let mut p = Parser::new();
+            let r = p.parse(line.as_bytes()).expect("parse");
+            assert_eq!(r.envelope.kind.get(), Some(kind));
+            assert_eq!(r.envelope.uuid.get(), Some(uuid));
+        }
+        let mut bytes = format!(r#"{{"type":"user","x":"{pad}"}}"#).into_bytes();
+        bytes[20] = 0xff;
+        let mut p = Parser::new();
+        let r = p.parse(&bytes).expect("repaired");
+        assert!(r.repaired);
+        let mut p = Parser::new();
+        assert!(matches!(
+            p.parse(format!(r#"{{"x":"{pad}"}} trailing"#).as_bytes()),
+            Err(ParseError::Invalid(_))
+        ));
+        let text =
+            format!(r#"{{"message":{{"content":[{{"type":"tool_result","content":"{pad}"}}]}}}}"#);
+        let r = p.parse(text.as_bytes()).expect("parse");
+        let msg = r.envelope.message.0.expect("message");
+        // Text bytes after unescaping: "x\n\"y" is four.
+        assert_eq!(
+            msg.content.blocks()[0].content.text,
+            4 * (BIG_LINE as u64 / 5)
+        );
+    }
+
+    #[test]
     fn tool_result_size_counts_text_bytes() {
         let mut p = Parser::new();
         let line = br#"{"message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"abcd"},{"type":"text","text":"\u00e9"}]},{"type":"tool_result","tool_use_id":"s","content":"xyz"}]}}"#;
         let r = p.parse(line).expect("parse");
         let msg = r.envelope.message.0.expect("message");
-        let sizes: Vec<u64> = msg.content.blocks().iter().map(|b| b.content.0).collect();
+        let sizes: Vec<u64> = msg
+            .content
+            .blocks()
+            .iter()
+            .map(|b| b.content.text)
+            .collect();
         assert_eq!(sizes, vec![6, 3]);
+    }
+
+    #[test]
+    fn tool_result_size_keeps_media_and_names_apart() {
+        let mut p = Parser::new();
+        // An image result with 5 bytes of text, and a ToolSearch result naming two tools; the
+        // `type` tag after the fields and a `source` before it are both handled.
+        let line = br#"{"message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"text":"shot:","type":"text"},{"source":{"type":"base64","media_type":"image/png","data":"aGVsbG8gd29ybGQ="},"type":"image"},{"type":"document","source":{"type":"base64","data":"UERG"}}]},{"type":"tool_result","tool_use_id":"s","content":[{"type":"tool_reference","tool_name":"TaskCreate"},{"type":"tool_reference","tool_name":"Read"}]}]}}"#;
+        let r = p.parse(line).expect("parse");
+        let msg = r.envelope.message.0.expect("message");
+        let blocks = msg.content.blocks();
+        let img = blocks[0].content;
+        assert_eq!((img.text, img.media, img.images, img.other), (5, 20, 1, 9));
+        assert_eq!(img.total(), 5 + 20 + 9, "every string byte, as before");
+        let names = blocks[1].content;
+        assert_eq!(
+            (names.text, names.media, names.images, names.other),
+            (0, 0, 0, 14)
+        );
     }
 }

@@ -12,14 +12,16 @@ use crate::parse::{ParseError, Parsed, Parser};
 /// Reader settings.
 #[derive(Debug, Clone, Copy)]
 pub struct ReaderOptions {
-    /// Lines longer than this are reported invalid without being parsed (default 2 GiB).
+    /// Lines longer than this are reported invalid without being parsed, and a streaming
+    /// source skips them in bounded memory (default [`crate::lines::default_max_line`]:
+    /// 256 MiB unless the process set another).
     pub max_line_len: usize,
 }
 
 impl Default for ReaderOptions {
     fn default() -> Self {
         Self {
-            max_line_len: 2 << 30,
+            max_line_len: crate::lines::default_max_line(),
         }
     }
 }
@@ -63,17 +65,14 @@ pub struct Reader<S> {
 }
 
 impl<S: LineSource> Reader<S> {
-    /// A reader over `source`.
+    /// A reader over `source` (whose maximum line length becomes `options.max_line_len`).
     pub fn new(source: S, options: ReaderOptions) -> Self {
-        Self {
-            source,
-            parser: Parser::new(),
-            options,
-        }
+        Self::with_parser(source, options, Parser::new())
     }
 
     /// A reader that reuses `parser`'s buffers.
-    pub fn with_parser(source: S, options: ReaderOptions, parser: Parser) -> Self {
+    pub fn with_parser(mut source: S, options: ReaderOptions, parser: Parser) -> Self {
+        source.set_max_line(options.max_line_len);
         Self {
             source,
             parser,
@@ -110,22 +109,22 @@ impl<S: LineSource> Reader<S> {
         }
         {
             let line = self.source.line();
-            let result = if line.text.len() > self.options.max_line_len {
-                Err(ParseError::Invalid(format!(
-                    "line of {} bytes exceeds the limit of {} bytes",
-                    line.text.len(),
-                    self.options.max_line_len
-                )))
+            let too_long = line.too_long.is_some() || line.text.len() > self.options.max_line_len;
+            let result = if too_long {
+                Err(ParseError::TooLong {
+                    bytes: line.len(),
+                    max: self.options.max_line_len as u64,
+                })
             } else {
                 self.parser.parse_as::<I>(line.text)
             };
             Ok(Some(match result {
                 Ok(parsed) => Event::Record(line, parsed),
-                Err(_) if !line.terminated => {
+                Err(_) if !line.terminated && !too_long => {
                     let tail = TornTail {
                         line: line.number,
                         offset: line.offset,
-                        bytes: line.raw.len() as u64,
+                        bytes: line.len(),
                     };
                     Event::TornTail(line, tail)
                 }
@@ -133,7 +132,7 @@ impl<S: LineSource> Reader<S> {
                     let invalid = InvalidLine {
                         line: line.number,
                         offset: line.offset,
-                        bytes: line.raw.len() as u64,
+                        bytes: line.len(),
                         error,
                     };
                     Event::Invalid(line, invalid)

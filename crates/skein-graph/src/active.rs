@@ -86,16 +86,19 @@ impl Dag {
     /// The path from `leaf` up through parent links, leaf first, stopping at a root, a
     /// dangling parent, or before a node already on the path (cycle).
     pub fn path_to_root(&self, leaf: NodeId) -> Vec<NodeId> {
-        self.walk_up(leaf, false)
+        self.walk_up(leaf)
     }
 
-    /// Like [`Dag::path_to_root`], but crossing compaction boundaries through
-    /// `logicalParentUuid`, for views of the whole history.
+    /// Like [`Dag::path_to_root`], but for views of the whole history: across compaction
+    /// boundaries through `logicalParentUuid` and across broken chains, as
+    /// [`Dag::history`] walks (leaf first).
     pub fn history_to_root(&self, leaf: NodeId) -> Vec<NodeId> {
-        self.walk_up(leaf, true)
+        let mut path = self.history(leaf).path;
+        path.reverse();
+        path
     }
 
-    fn walk_up(&self, leaf: NodeId, bridge: bool) -> Vec<NodeId> {
+    fn walk_up(&self, leaf: NodeId) -> Vec<NodeId> {
         let mut visited = FxHashSet::default();
         let mut path = Vec::new();
         let mut cur = Some(leaf);
@@ -104,13 +107,7 @@ impl Dag {
                 break;
             }
             path.push(n);
-            cur = self.parent_node(n).or_else(|| {
-                if bridge && self.is_compact_boundary(n) {
-                    self.logical_parent(n)
-                } else {
-                    None
-                }
-            });
+            cur = self.parent_node(n);
         }
         path
     }

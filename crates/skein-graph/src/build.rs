@@ -2,7 +2,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::dag::{Dag, NodeId, NodeKind, NodeMeta, Parent};
+use crate::dag::{Dag, NodeId, NodeMeta, Parent, RecordType};
 
 /// One chain record as the graph needs it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -12,7 +12,7 @@ pub struct NodeInput<'a> {
     pub parent: Option<&'a str>,
     /// `logicalParentUuid` when it is a string.
     pub logical_parent: Option<&'a str>,
-    pub kind: NodeKind,
+    pub kind: RecordType,
     pub compact_boundary: bool,
     pub sidechain: bool,
     pub meta: bool,

@@ -10,46 +10,11 @@ impl NodeId {
     }
 }
 
-/// The record type of a node, as far as the graph cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NodeKind {
-    User,
-    Assistant,
-    Progress,
-    System,
-    Attachment,
-    /// Any other type that carries a uuid (kept so its children are not false roots).
-    #[default]
-    Other,
-}
-
-impl NodeKind {
-    /// The kind for a record `type`.
-    pub fn from_type(t: Option<&str>) -> Self {
-        match t {
-            Some("user") => Self::User,
-            Some("assistant") => Self::Assistant,
-            Some("progress") => Self::Progress,
-            Some("system") => Self::System,
-            Some("attachment") => Self::Attachment,
-            _ => Self::Other,
-        }
-    }
-
-    /// `user` or `assistant`.
-    pub fn is_message(self) -> bool {
-        matches!(self, Self::User | Self::Assistant)
-    }
-
-    /// One of the SDK's chain types (`user`, `assistant`, `progress`, `system`, `attachment`).
-    pub fn is_chain(self) -> bool {
-        !matches!(self, Self::Other)
-    }
-}
+pub use skein_core::record::RecordType;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct NodeMeta {
-    pub(crate) kind: NodeKind,
+    pub(crate) kind: RecordType,
     pub(crate) compact_boundary: bool,
     pub(crate) sidechain: bool,
     pub(crate) meta: bool,
@@ -225,7 +190,7 @@ impl Dag {
     }
 
     /// The node's record type.
-    pub fn kind(&self, id: NodeId) -> NodeKind {
+    pub fn kind(&self, id: NodeId) -> RecordType {
         self.meta[id.ix()].kind
     }
 
@@ -242,6 +207,10 @@ impl Dag {
     /// The node's physical line.
     pub fn line(&self, id: NodeId) -> u64 {
         self.meta[id.ix()].line
+    }
+
+    pub(crate) fn meta_of(&self, id: NodeId) -> NodeMeta {
+        self.meta[id.ix()]
     }
 
     pub(crate) fn excluded_from_main(&self, id: NodeId) -> bool {

@@ -1,8 +1,8 @@
 //! Per-transcript, per-pass checkpoints so a Stop on a huge transcript only looks at the bytes
 //! appended since the last run. A checkpoint remembers the offset reached (always the end of a
-//! complete line), the file identity (device + inode), its size, and a hash of up to 4 KiB
-//! before the offset; if any of that no longer matches, the file was rewritten and the pass
-//! starts over.
+//! complete line), the file identity (device, inode, size), and hashes of up to 4 KiB at the
+//! start and before the offset; when `skein_store::append` (the probe the archive uses too)
+//! says the file no longer continues that, it was rewritten and the pass starts over.
 //!
 //! Stored as `<state>/checkpoints/<hash of the path>.json`, one object per transcript holding
 //! one checkpoint per pass name, guarded by `<same>.lock` for the whole run of the passes (so
@@ -10,28 +10,53 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use skein_store::{Durability, FileLock, write_atomic_with};
+use skein_store::append::last_line_end;
+use skein_store::{Consumed, Durability, FileId, FileLock, write_atomic_with};
 
 use crate::state::{StateError, io_at, read_json};
 
-/// Bytes before the offset that are hashed to recognise the same content.
-pub const TAIL_BYTES: u64 = 4096;
-const SCAN_CHUNK: u64 = 16 * 1024;
+/// Bytes at each end of the consumed range that are hashed to recognise the same content.
+pub const TAIL_BYTES: u64 = skein_store::append::WINDOW;
 
-/// Where a pass left off in a transcript.
+/// Where a pass left off in a transcript. Checkpoints written before the head hash existed
+/// (and with another tail hash) read as rewritten once: the pass redoes the file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
     pub offset: u64,
     pub dev: u64,
     pub ino: u64,
     pub size: u64,
+    #[serde(default)]
+    pub head_len: u64,
+    #[serde(default)]
+    pub head_hash: u64,
     pub tail_len: u64,
     pub tail_hash: u64,
+}
+
+impl Checkpoint {
+    fn file_id(&self) -> FileId {
+        FileId {
+            dev: self.dev,
+            ino: self.ino,
+            size: self.size,
+        }
+    }
+
+    fn consumed(&self) -> Consumed {
+        Consumed {
+            offset: self.offset,
+            head_len: self.head_len,
+            head_hash: self.head_hash,
+            tail_len: self.tail_len,
+            tail_hash: self.tail_hash,
+        }
+    }
 }
 
 /// What happened to a transcript since its checkpoint.
@@ -67,26 +92,18 @@ impl Probe {
     }
 }
 
-/// Compares `path` with `prev` without reading more than a few KiB.
+/// Compares `path` with `prev` without reading more than a few KiB (plus the scan back to the
+/// last newline).
 pub fn probe(path: &Path, prev: Option<&Checkpoint>) -> io::Result<Probe> {
-    let mut file = File::open(path)?;
-    let meta = file.metadata()?;
-    let (dev, ino) = identity(&meta);
-    let size = meta.len();
+    let file = File::open(path)?;
+    let now = FileId::of(&file.metadata()?);
     let continues = match prev {
-        Some(p)
-            if p.dev == dev
-                && p.ino == ino
-                && p.offset <= size
-                && p.tail_len <= p.offset.min(TAIL_BYTES) =>
-        {
-            tail_hash(&mut file, p.offset, p.tail_len)? == p.tail_hash
-        }
-        _ => false,
+        Some(p) => p.consumed().check(&file, &p.file_id(), &now)?.is_none(),
+        None => false,
     };
     let (change, end) = match prev {
         Some(p) if continues => {
-            let end = line_end(&mut file, p.offset, size)?;
+            let end = last_line_end(&file, p.offset, now.size)?;
             let change = if end == p.offset {
                 ChangeKind::Unchanged
             } else {
@@ -94,60 +111,26 @@ pub fn probe(path: &Path, prev: Option<&Checkpoint>) -> io::Result<Probe> {
             };
             (change, end)
         }
-        _ => (ChangeKind::Rewritten, line_end(&mut file, 0, size)?),
+        _ => (ChangeKind::Rewritten, last_line_end(&file, 0, now.size)?),
     };
-    let tail_len = end.min(TAIL_BYTES);
+    let c = Consumed::of(&file, end)?;
     let next = Checkpoint {
         offset: end,
-        dev,
-        ino,
-        size,
-        tail_len,
-        tail_hash: tail_hash(&mut file, end, tail_len)?,
+        dev: now.dev,
+        ino: now.ino,
+        size: now.size,
+        head_len: c.head_len,
+        head_hash: c.head_hash,
+        tail_len: c.tail_len,
+        tail_hash: c.tail_hash,
     };
     Ok(Probe { change, end, next })
-}
-
-#[cfg(unix)]
-fn identity(meta: &fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
-}
-
-#[cfg(not(unix))]
-fn identity(_meta: &fs::Metadata) -> (u64, u64) {
-    (0, 0)
-}
-
-/// FNV-1a over `[end - len, end)`.
-fn tail_hash(file: &mut File, end: u64, len: u64) -> io::Result<u64> {
-    let mut buf = vec![0; len as usize];
-    file.seek(SeekFrom::Start(end - len))?;
-    file.read_exact(&mut buf)?;
-    Ok(fnv1a(&buf))
 }
 
 pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-/// Position just after the last `\n` in `[lo, size)`, or `lo` when there is none.
-fn line_end(file: &mut File, lo: u64, size: u64) -> io::Result<u64> {
-    let mut hi = size;
-    let mut buf = vec![0; SCAN_CHUNK as usize];
-    while hi > lo {
-        let start = hi.saturating_sub(SCAN_CHUNK).max(lo);
-        let chunk = &mut buf[..(hi - start) as usize];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(chunk)?;
-        if let Some(i) = memchr::memrchr(b'\n', chunk) {
-            return Ok(start + i as u64 + 1);
-        }
-        hi = start;
-    }
-    Ok(lo)
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

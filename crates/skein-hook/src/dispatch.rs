@@ -3,7 +3,6 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::SystemTime;
 
 use crate::checkpoint::{self, ChangeKind, Probe, TranscriptCheckpoints};
 use crate::config::{Config, PASS_EXTRACT, PASS_OPEN_REQUEST};
@@ -11,6 +10,8 @@ use crate::event::{EventKind, HookEvent, ValidEvent};
 use crate::extract::{extract_tags, write_work_files};
 use crate::passes::{PassInput, PassRunner};
 use crate::reminder;
+use skein_core::time::format_ms;
+
 use crate::runtime::{HookContext, HookError, Log, Scope};
 use crate::state::{AgentRecord, NewRequest, RequestRecord, StateDir, StateError, WORK_DIR};
 use crate::transcript;
@@ -150,6 +151,7 @@ fn scope_request(
             .map(|m| m.len());
         let opened = c.state.open_request(
             session,
+            c.hook.clock,
             NewRequest {
                 prompt: if implicit { None } else { c.ev.prompt.clone() },
                 prompt_id: c.ev.prompt_id.clone(),
@@ -243,7 +245,7 @@ fn extract(c: &Ctx<'_>, req: &RequestRecord, log: &mut Log) -> Result<(), HookEr
     let found = extract_tags(text.as_deref().unwrap_or(""));
     let session = c.valid.session.as_str();
     let dir = c.state.request_dir(session, &req.id)?;
-    let now = crate::time::rfc3339(SystemTime::now());
+    let now = format_ms(c.hook.now_ms());
     let _lock = c.state.lock_request(session, &req.id)?;
     if !found.contexts.is_empty() {
         let who = c.ev.agent_type.as_deref().unwrap_or("agent");

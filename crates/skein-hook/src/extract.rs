@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use skein_store::names::MAX_COMPONENT;
-use skein_store::sanitize_file_name;
+use skein_store::{AtomicFile, Durability, sanitize_file_name};
 
 /// At most this many `<work>` files are written per subagent message.
 pub const MAX_WORK_FILES: usize = 256;
@@ -159,17 +159,13 @@ pub fn write_work_files(work_dir: &Path, items: &[WorkItem]) -> io::Result<Vec<S
 /// the content goes to a temp file that is then linked in with no-clobber semantics.
 fn write_unique(dir: &Path, name: &str, content: &[u8]) -> io::Result<String> {
     let name = sanitize_file_name(name); // defence in depth: one plain component
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".skein-work-")
-        .tempfile_in(dir)?;
+    let mut tmp = AtomicFile::create(dir.join(&name))?;
     tmp.write_all(content)?;
-    tmp.as_file().sync_all()?;
     for n in 1..=10_000u32 {
         let candidate = numbered(&name, n);
-        match tmp.persist_noclobber(dir.join(&candidate)) {
-            Ok(_) => return Ok(candidate),
-            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => tmp = e.file,
-            Err(e) => return Err(e.error),
+        match tmp.commit_new(&dir.join(&candidate), Durability::NoDirSync)? {
+            None => return Ok(candidate),
+            Some(back) => tmp = back,
         }
     }
     Err(io::Error::other(format!("no free name for {name}")))

@@ -12,6 +12,11 @@
 //! * [`runtime`]: [`run`], fail-open dispatch and the outcome.
 //! * [`log`]: the rotating hook log.
 //! * [`settings`], [`doctor`](mod@doctor): Claude Code `settings.json` install/uninstall/checks.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "skein-hook owns its state, log and settings files; the clock comes from HookContext"
+)]
 
 pub mod checkpoint;
 pub mod config;
@@ -25,7 +30,6 @@ pub mod reminder;
 pub mod runtime;
 pub mod settings;
 pub mod state;
-mod time;
 pub mod transcript;
 
 pub use checkpoint::{ChangeKind, Checkpoint, Probe, TranscriptCheckpoints};

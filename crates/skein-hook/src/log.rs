@@ -7,6 +7,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use skein_core::time::{format_ms, unix_ms};
+
 use serde::{Deserialize, Serialize};
 use skein_store::{FileLock, LockError};
 
@@ -40,7 +42,9 @@ pub struct LogEntry {
 }
 
 impl LogEntry {
+    /// An entry written at `now`.
     pub fn new(
+        now: SystemTime,
         level: LogLevel,
         event: Option<&str>,
         session: Option<&str>,
@@ -49,7 +53,7 @@ impl LogEntry {
         // Values come from untrusted input: cap their size; JSON encoding escapes the rest.
         let cap = |s: &str| s.chars().take(200).collect::<String>();
         Self {
-            ts: crate::time::rfc3339(SystemTime::now()),
+            ts: format_ms(unix_ms(now)),
             level,
             event: event.map(cap),
             session: session.map(cap),
@@ -154,7 +158,13 @@ mod tests {
             level: LogLevel::Info,
         };
         for i in 0..20 {
-            let e = LogEntry::new(LogLevel::Warn, Some("Stop"), Some("s1"), format!("m{i}"));
+            let e = LogEntry::new(
+                SystemTime::UNIX_EPOCH,
+                LogLevel::Warn,
+                Some("Stop"),
+                Some("s1"),
+                format!("m{i}"),
+            );
             append(dir.path(), &cfg, &[e], Duration::from_secs(1)).expect("append");
         }
         let mut names: Vec<String> = fs::read_dir(dir.path())
@@ -185,7 +195,7 @@ mod tests {
             keep: 1,
             level: LogLevel::Warn,
         };
-        let e = LogEntry::new(LogLevel::Info, None, None, "chatty");
+        let e = LogEntry::new(SystemTime::UNIX_EPOCH, LogLevel::Info, None, None, "chatty");
         append(dir.path(), &cfg, &[e], Duration::from_secs(1)).expect("append");
         assert!(!dir.path().join(LOG_FILE).exists());
     }

@@ -8,6 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
+use skein_core::time::{format_ms, unix_ms};
 use skein_store::safe_component;
 
 use crate::config::{Config, ConfigError, ConfigFiles};
@@ -30,18 +31,31 @@ pub struct HookContext {
     pub base_config: Config,
     /// Expands `~/` in config paths; also bounds the project-config search.
     pub home: Option<PathBuf>,
+    /// "Now", for log and audit times and request ids (the binary passes the system clock,
+    /// tests a fixed one). The library never reads the clock itself.
+    pub clock: fn() -> SystemTime,
 }
 
 impl HookContext {
-    /// A context with default config and no config files.
-    pub fn new(state_root: impl Into<PathBuf>, projects_dir: impl Into<PathBuf>) -> Self {
+    /// A context with default config, no config files and the given clock.
+    pub fn new(
+        state_root: impl Into<PathBuf>,
+        projects_dir: impl Into<PathBuf>,
+        clock: fn() -> SystemTime,
+    ) -> Self {
         Self {
             state_root: state_root.into(),
             projects_dirs: vec![projects_dir.into()],
             config_files: ConfigFiles::default(),
             base_config: Config::default(),
             home: None,
+            clock,
         }
+    }
+
+    /// The clock's time, in milliseconds since the epoch.
+    pub fn now_ms(&self) -> i64 {
+        unix_ms((self.clock)())
     }
 
     /// `config.log.dir` or `<state>/logs`.
@@ -111,16 +125,27 @@ impl HookError {
 }
 
 /// Collects log entries labelled with the event and session.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Log {
     pub(crate) entries: Vec<LogEntry>,
     pub(crate) event: Option<String>,
     pub(crate) session: Option<String>,
+    clock: fn() -> SystemTime,
 }
 
 impl Log {
+    pub(crate) fn new(clock: fn() -> SystemTime) -> Self {
+        Self {
+            entries: Vec::new(),
+            event: None,
+            session: None,
+            clock,
+        }
+    }
+
     pub(crate) fn push(&mut self, level: LogLevel, message: impl Into<String>) {
         let e = LogEntry::new(
+            (self.clock)(),
             level,
             self.event.as_deref(),
             self.session.as_deref(),
@@ -156,14 +181,20 @@ pub fn run(event_bytes: &[u8], ctx: &HookContext, passes: &mut dyn PassRunner) -
             exit_code: 0,
             stdout: None,
             stderr: None,
-            log: vec![LogEntry::new(LogLevel::Error, None, None, message)],
+            log: vec![LogEntry::new(
+                (ctx.clock)(),
+                LogLevel::Error,
+                None,
+                None,
+                message,
+            )],
         }
     })
 }
 
 fn run_inner(event_bytes: &[u8], ctx: &HookContext, passes: &mut dyn PassRunner) -> HookOutcome {
     let started = Instant::now();
-    let mut log = Log::default();
+    let mut log = Log::new(ctx.clock);
     let mut parse_error = None;
     let event = HookEvent::parse(event_bytes)
         .map_err(|e| parse_error = Some(e))
@@ -246,7 +277,7 @@ fn audit(
         .find(|e| e.level == LogLevel::Error)
         .map(|e| e.message.chars().take(500).collect());
     let line = AuditLine {
-        ts: crate::time::rfc3339(SystemTime::now()),
+        ts: format_ms(ctx.now_ms()),
         event: ev.hook_event_name.chars().take(64).collect(),
         session: session.clone(),
         agent: scope.agent.clone(),

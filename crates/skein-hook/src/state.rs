@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use skein_store::{FileLock, LockError, NameError, safe_component, write_atomic};
 
-use crate::time;
+use skein_core::time::{format_compact_ms, format_ms, unix_ms};
 
 pub const SESSIONS_FILE: &str = "sessions.json";
 pub const REQUEST_FILE: &str = "request.json";
@@ -212,19 +212,26 @@ impl StateDir {
     }
 
     /// Opens a new request and makes it the session's current one. The id is
-    /// `<UTC time>-<per-session counter>`, so ids sort in opening order. A corrupt
+    /// `<UTC time>-<per-session counter>`, so ids sort in opening order (the clock is read
+    /// under the sessions lock, so a later opening never gets an earlier time). A corrupt
     /// `sessions.json` is moved aside (reported in `warnings`) and rebuilt.
-    pub fn open_request(&self, session: &str, new: NewRequest) -> Result<Opened, StateError> {
+    pub fn open_request(
+        &self,
+        session: &str,
+        clock: fn() -> SystemTime,
+        new: NewRequest,
+    ) -> Result<Opened, StateError> {
         safe_component(session)?;
         let mut warnings = Vec::new();
         create_dir_all(&self.root)?;
         let _lock = FileLock::acquire(self.root.join("sessions.lock"), self.lock_timeout)?;
+        let now_ms = unix_ms(clock());
         let map_path = self.root.join(SESSIONS_FILE);
         let mut map = match self.read_sessions() {
             Ok(m) => m,
             Err(StateError::Corrupt { path, source }) => {
-                let aside = path
-                    .with_extension(format!("json.corrupt-{}", time::compact(SystemTime::now())));
+                let aside =
+                    path.with_extension(format!("json.corrupt-{}", format_compact_ms(now_ms)));
                 fs::rename(&path, &aside).map_err(io_at(&path))?;
                 warnings.push(format!(
                     "corrupt {} ({source}) moved to {}",
@@ -235,17 +242,16 @@ impl StateDir {
             }
             Err(e) => return Err(e),
         };
-        let now = SystemTime::now();
-        let now_ms = time::unix_millis(now);
+        let now_u64 = u64::try_from(now_ms).unwrap_or(0);
         map.sessions
-            .retain(|k, e| k == session || now_ms.saturating_sub(e.updated_ms) < PRUNE_AFTER_MS);
+            .retain(|k, e| k == session || now_u64.saturating_sub(e.updated_ms) < PRUNE_AFTER_MS);
         let entry = map.sessions.entry(session.to_owned()).or_default();
         let previous = entry.request.clone();
         let session_dir = self.session_dir(session)?;
         create_dir_all(&session_dir)?;
         let (id, dir) = loop {
             entry.opened += 1;
-            let id = format!("{}-{:06}", time::compact(now), entry.opened);
+            let id = format!("{}-{:06}", format_compact_ms(now_ms), entry.opened);
             let dir = session_dir.join(&id);
             match fs::create_dir(&dir) {
                 Ok(()) => break (id, dir),
@@ -265,14 +271,14 @@ impl StateDir {
             prompt_id: new.prompt_id,
             start_uuid: None,
             start_offset: new.start_offset,
-            opened_at: time::rfc3339(now),
+            opened_at: format_ms(now_ms),
             implicit: new.implicit,
             todos,
             agents: Vec::new(),
         };
         write_json(&dir.join(REQUEST_FILE), &record)?;
         entry.request = Some(id);
-        entry.updated_ms = now_ms;
+        entry.updated_ms = now_u64;
         write_json(&map_path, &map)?;
         Ok(Opened { record, warnings })
     }

@@ -7,6 +7,7 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde_json::Value;
+use skein_core::record::{RecordType, UserFacts};
 
 use crate::state::Todo;
 
@@ -50,6 +51,22 @@ fn for_each_line(
         }
         // An unterminated last line is passed too: if it is partial it will not parse.
         f(at, line.strip_suffix(b"\n").unwrap_or(&line));
+    }
+}
+
+/// What `skein_core::record` needs to tell a human prompt (the one definition skein uses).
+fn prompt_facts<'a>(v: &Value, first_text: Option<&'a str>) -> UserFacts<'a> {
+    let flag = |k: &str| v[k] == Value::Bool(true);
+    UserFacts {
+        kind: RecordType::from_type(v["type"].as_str()),
+        first_text,
+        tool_results: v["message"]["content"]
+            .as_array()
+            .is_some_and(|b| b.iter().any(|b| b["type"] == "tool_result")),
+        meta: flag("isMeta"),
+        compact_summary: flag("isCompactSummary"),
+        sidechain: flag("isSidechain"),
+        team: v["teamName"].as_str().is_some_and(|t| !t.is_empty()),
     }
 }
 
@@ -169,13 +186,14 @@ pub fn find_prompt_uuid(
         let Ok(v) = serde_json::from_slice::<Value>(line) else {
             return;
         };
-        if v["type"] != "user" || v["isMeta"] == Value::Bool(true) {
+        let texts = text_of(&v);
+        if !prompt_facts(&v, texts.first().copied()).is_prompt() {
             return;
         }
         let Some(uuid) = v["uuid"].as_str() else {
             return;
         };
-        if text_of(&v)
+        if texts
             .first()
             .is_some_and(|t| t.trim_start().starts_with(&needle))
         {

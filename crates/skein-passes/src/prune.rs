@@ -20,7 +20,9 @@ use skein_graph::NodeId;
 use crate::content::{self, ContentStats, Outcome};
 use crate::edit::{self, LinePlan};
 use crate::structure::{self, NodeSet};
-use crate::transcript::{LineClass, Record, RecordKind, Totals, Transcript};
+use skein_core::record::RecordType;
+
+use crate::transcript::{LineClass, Record, Totals, Transcript};
 
 /// A named set of rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -304,7 +306,7 @@ fn preserved_segment(t: &Transcript<'_>, boundary: NodeId) -> NodeSet {
 
 /// An assistant record whose content is only thinking blocks.
 fn only_thinking(rec: &Record) -> bool {
-    rec.kind == RecordKind::Assistant && rec.thinking_blocks > 0 && rec.other_blocks == 0
+    rec.kind == RecordType::Assistant && rec.thinking_blocks > 0 && rec.other_blocks == 0
 }
 
 /// Gives every line of the nodes in `set` the reason `why` (unless it has one).
@@ -339,11 +341,11 @@ pub fn prune_transcript(t: &Transcript<'_>, o: &PruneOptions) -> (Vec<u8>, Prune
     for (i, e) in t.entries().iter().enumerate() {
         let Some(rec) = &e.record else { continue };
         reason[i] = match rec.kind {
-            RecordKind::Progress if o.progress => Some(Reason::Progress),
-            RecordKind::FileHistorySnapshot if o.file_history_snapshots => {
+            RecordType::Progress if o.progress => Some(Reason::Progress),
+            RecordType::FileHistorySnapshot if o.file_history_snapshots => {
                 Some(Reason::FileHistory)
             }
-            RecordKind::QueueOperation if o.queue_operations && !rec.steering => {
+            RecordType::QueueOperation if o.queue_operations && !rec.steering => {
                 Some(Reason::QueueOperation)
             }
             _ => None,

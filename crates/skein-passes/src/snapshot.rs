@@ -1,7 +1,8 @@
 //! `snapshot`: the part of a session that belongs to one request, as a self-contained
 //! transcript. It runs from a start record (the last human prompt on the active branch by
 //! default, or a uuid, or the first record at or after a timestamp) to the end of the active
-//! branch, with the parallel tool calls and results Claude Code splices back, the progress,
+//! branch — its whole history ([`skein_graph::Dag::history`]), so a request that spans a
+//! compaction or a seam keeps the records on both sides — with the parallel tool calls and results Claude Code splices back, the progress,
 //! system and attachment records hanging from those, inline sidechain (subagent) records
 //! started inside it, and the metadata records written after the start. Abandoned branches
 //! are left out. The start record becomes a root (`parentUuid: null`); every other record is
@@ -12,6 +13,7 @@
 //! [`spawns`] for the links inside an agent file, for nested agents).
 
 use serde::{Deserialize, Serialize};
+use skein_core::time::parse_ms;
 use skein_graph::{NodeId, repair_parallel_tools};
 
 use crate::Error;
@@ -57,7 +59,7 @@ impl TryFrom<SnapshotConfig> for SnapshotOptions {
             (Some(_), Some(_)) => return Err(Error::StartConflict),
             (Some(u), None) => Start::Uuid(u),
             (None, Some(s)) => {
-                if time::parse_ms(&s).is_none() {
+                if parse_ms(&s).is_none() {
                     return Err(Error::BadTimestamp(s));
                 }
                 Start::Since(s)
@@ -99,63 +101,6 @@ pub struct SnapshotReport {
     pub spawns: Vec<String>,
     /// Agent ids named inside the snapshot (`toolUseResult.agentId`, `agentId: …`).
     pub agent_ids: Vec<String>,
-}
-
-/// ISO-8601 timestamps to milliseconds (skein-analysis has the same for `Z` timestamps;
-/// this one also accepts offsets, for user input).
-mod time {
-    /// Milliseconds since the epoch of `YYYY-MM-DDTHH:MM:SS(.fff)(Z|±HH:MM)`.
-    pub(crate) fn parse_ms(ts: &str) -> Option<i64> {
-        let b = ts.as_bytes();
-        let num = |r: std::ops::Range<usize>| -> Option<i64> {
-            let s = std::str::from_utf8(b.get(r)?).ok()?;
-            if !s.bytes().all(|c| c.is_ascii_digit()) {
-                return None;
-            }
-            s.parse().ok()
-        };
-        if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b' ') {
-            return None;
-        }
-        let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-        let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-        if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
-            return None;
-        }
-        let mut i = 19;
-        let mut ms = 0;
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            let start = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            let frac = &ts[start..i];
-            let digits = frac.len().min(3);
-            if digits == 0 {
-                return None;
-            }
-            ms = frac[..digits].parse::<i64>().ok()? * 10_i64.pow(3 - digits as u32);
-        }
-        let offset_min = match b.get(i) {
-            None | Some(b'Z' | b'z') => 0,
-            Some(&sign @ (b'+' | b'-')) => {
-                let oh = num(i + 1..i + 3)?;
-                let om = num(i + 4..i + 6)?;
-                let m = oh * 60 + om;
-                if sign == b'+' { m } else { -m }
-            }
-            _ => return None,
-        };
-        let y2 = if mo <= 2 { y - 1 } else { y };
-        let era = y2.div_euclid(400);
-        let yoe = y2 - era * 400;
-        let mp = (mo + 9) % 12;
-        let doy = (153 * mp + 2) / 5 + d - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        let days = era * 146_097 + doe - 719_468;
-        Some(((days * 24 + h) * 60 + mi - offset_min) * 60_000 + s * 1000 + ms)
-    }
 }
 
 /// Tool calls that spawn subagents, and agent ids named, in a whole transcript (for nested
@@ -211,13 +156,13 @@ fn find_start(t: &Transcript<'_>, path: &[NodeId], start: &Start) -> Result<usiz
             .position(|&n| t.dag().uuid(n) == u)
             .ok_or_else(|| Error::StartNotOnBranch(u.clone())),
         Start::Since(ts) => {
-            let want = time::parse_ms(ts).ok_or_else(|| Error::BadTimestamp(ts.clone()))?;
+            let want = parse_ms(ts).ok_or_else(|| Error::BadTimestamp(ts.clone()))?;
             path.iter()
                 .position(|&n| {
                     t.node_record(n)
                         .timestamp
                         .as_deref()
-                        .and_then(time::parse_ms)
+                        .and_then(parse_ms)
                         .is_some_and(|ms| ms >= want)
                 })
                 .ok_or_else(|| Error::NothingSince(ts.clone()))
@@ -248,7 +193,16 @@ pub fn snapshot_transcript(
     }
     let selected = loop {
         let start = path[s];
-        let mut sel = structure::descendants(t, start);
+        // The start's subtree, and the subtree after every place the history was bridged
+        // after it (a compaction boundary under its logical parent, a seam over a broken
+        // chain): a request that spans one keeps the records on both sides.
+        let mut roots = vec![start];
+        roots.extend(
+            (s + 1..path.len())
+                .filter(|&j| dag.parent_node(path[j]) != Some(path[j - 1]))
+                .map(|j| path[j]),
+        );
+        let mut sel = structure::subtrees(t, roots);
         // Parallel calls and results spliced in after the start.
         for n in repair_parallel_tools(dag, &path[s..], t) {
             sel[n.0 as usize] = true;
@@ -395,19 +349,5 @@ impl FxIndex {
     fn position(&self, n: NodeId) -> Option<usize> {
         let p = self.0[n.0 as usize];
         (p != u32::MAX).then_some(p as usize)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::time::parse_ms;
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(parse_ms("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(parse_ms("1970-01-01T00:00:01.5Z"), Some(1500));
-        assert_eq!(parse_ms("1970-01-01T01:00:00+01:00"), Some(0));
-        assert_eq!(parse_ms("2026-05-01"), None);
-        assert_eq!(parse_ms("garbage-and-more-text"), None);
     }
 }

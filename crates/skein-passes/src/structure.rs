@@ -6,7 +6,9 @@ use rustc_hash::FxHashMap;
 use skein_graph::{NodeId, NodeTools, Parent, repair_parallel_tools};
 
 use crate::edit::{IdEdits, IdValue, LinePlan};
-use crate::transcript::{RecordKind, Transcript};
+use skein_core::record::RecordType;
+
+use crate::transcript::Transcript;
 
 /// Per-node flags.
 pub(crate) type NodeSet = Vec<bool>;
@@ -249,7 +251,7 @@ pub(crate) fn reparent(t: &Transcript<'_>, plan: &mut LinePlan) -> u64 {
         if rec.compact_boundary {
             edits.logical_parent = redirect(rec.logical_parent.as_deref(), false);
         }
-        if matches!(rec.kind, RecordKind::Summary | RecordKind::LastPrompt) {
+        if matches!(rec.kind, RecordType::Summary | RecordType::LastPrompt) {
             edits.leaf = redirect(rec.leaf_uuid.as_deref(), false);
         }
         if edits.parent.is_some() {

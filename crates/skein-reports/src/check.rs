@@ -12,7 +12,7 @@ use serde::de::IgnoredAny;
 use skein_analysis::collect::MAX_INVALID_SAMPLES;
 use skein_analysis::{Analysis, AnalysisOptions, RecordVisitor};
 use skein_core::{Envelope, Event, Line, Parser, ReadLines, Reader, ReaderOptions, SliceLines};
-use skein_graph::{NodeId, NodeKind};
+use skein_graph::{NodeId, RecordType};
 use skein_sessions::{SessionFiles, SpawnLinks};
 use skein_store::{Input, InputMode, open_input};
 
@@ -306,7 +306,7 @@ fn file_diagnostics(
         );
     }
     for n in dag.dangling() {
-        if matches!(dag.kind(n), NodeKind::Progress | NodeKind::Attachment)
+        if matches!(dag.kind(n), RecordType::Progress | RecordType::Attachment)
             || v.local_commands.contains(&n)
         {
             continue;

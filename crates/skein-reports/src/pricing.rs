@@ -11,8 +11,6 @@
 //! the exact name, or the name followed by `-YYYYMMDD` or `-latest`; the longest matching
 //! pattern wins, and entries of an override file are tried before the embedded ones.
 
-use std::path::Path;
-
 use serde::Deserialize;
 
 use crate::usage::Tokens;
@@ -75,12 +73,6 @@ pub struct PricingTable {
 /// Why a price file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum PricingError {
-    #[error("{path}: {source}")]
-    Read {
-        path: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     #[error("{origin}: invalid price table: {source}")]
     Parse {
         origin: String,
@@ -189,15 +181,6 @@ impl PricingTable {
             }
         }
         Ok(table)
-    }
-
-    /// Reads a table from a file.
-    pub fn from_file(path: &Path) -> Result<Self, PricingError> {
-        let text = std::fs::read_to_string(path).map_err(|source| PricingError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::from_json(&text, &path.display().to_string())
     }
 
     /// This table with `overrides`' entries consulted first (the embedded table extended or

@@ -19,7 +19,7 @@ use serde::de::IgnoredAny;
 use serde_json::Value;
 use skein_analysis::{Analysis, RecordVisitor};
 use skein_core::{Envelope, Line, LineSource, ReadLines, SliceLines};
-use skein_graph::{NodeId, repair_parallel_tools};
+use skein_graph::{NodeId, Seam, repair_parallel_tools};
 use skein_store::{Input, InputMode, open_input};
 
 use crate::session::{LoadError, LoadedSession};
@@ -39,11 +39,17 @@ pub struct ShowOptions {
     /// Render the branch ending at this record (a uuid or unique prefix) instead of the
     /// active one.
     pub leaf: Option<String>,
-    /// Follow compaction boundaries back through `logicalParentUuid` (the whole history);
-    /// otherwise start at the last compaction.
+    /// Follow the whole history: compaction boundaries back through `logicalParentUuid`,
+    /// and broken chains across their seams ([`skein_graph::Dag::history`]); otherwise start
+    /// at the last compaction (Claude Code's own walk).
     pub bridge: bool,
+    /// Also render rewound branches (subtrees forking off the rendered branch), folded at
+    /// their fork point.
+    pub all_branches: bool,
     /// Memory-map plain files for the second pass.
     pub mmap: bool,
+    /// Agent-team configs (`<config dir>/teams/*/config.json`), for agent names and types.
+    pub teams: Vec<skein_sessions::TeamConfig>,
 }
 
 impl Default for ShowOptions {
@@ -55,7 +61,9 @@ impl Default for ShowOptions {
             max_result: 4000,
             leaf: None,
             bridge: true,
+            all_branches: false,
             mmap: false,
+            teams: Vec::new(),
         }
     }
 }
@@ -149,28 +157,46 @@ fn find_leaf(a: &Analysis, wanted: &str) -> Result<NodeId, ShowError> {
     }
 }
 
+/// What to render of a transcript: the records, root first, and the seams crossed.
+#[derive(Debug, Clone, Default)]
+pub struct Branch {
+    pub nodes: Vec<NodeId>,
+    pub seams: Vec<Seam>,
+}
+
 /// The records to render for a transcript, root first: the branch up from `leaf` (or the
-/// active leaf), across compaction boundaries when `bridge` is set, with parallel tool calls
+/// active leaf) — its whole history when `bridge` is set (across compaction boundaries and
+/// broken chains, each seam listed), else Claude Code's walk — with parallel tool calls
 /// repaired when the analysis kept per-node tool ids.
-pub fn branch(a: &Analysis, leaf: Option<NodeId>, bridge: bool) -> Vec<NodeId> {
+pub fn branch(a: &Analysis, leaf: Option<NodeId>, bridge: bool) -> Branch {
     let dag = &a.dag;
     let Some(leaf) = leaf.or_else(|| dag.active_leaf()) else {
-        return Vec::new();
+        return Branch::default();
     };
-    let mut path = if bridge {
-        dag.history_to_root(leaf)
+    let (path, seams) = if bridge {
+        let h = dag.history(leaf);
+        (h.path, h.seams)
     } else {
-        dag.path_to_root(leaf)
+        let mut p = dag.path_to_root(leaf);
+        p.reverse();
+        (p, Vec::new())
     };
-    path.reverse();
+    Branch {
+        nodes: repaired(a, path),
+        seams,
+    }
+}
+
+fn repaired(a: &Analysis, path: Vec<NodeId>) -> Vec<NodeId> {
     match &a.node_tools {
-        Some(t) => repair_parallel_tools(dag, &path, t),
+        Some(t) => repair_parallel_tools(&a.dag, &path, t),
         None => path,
     }
 }
 
-/// The branch of an inline sidechain: from its root down to its latest message leaf.
-fn inline_branch(a: &Analysis, root: NodeId) -> Vec<NodeId> {
+/// The branch of a subtree starting at `root` (an inline sidechain, a rewound branch): from
+/// `root` down to its latest message leaf in file order.
+pub(crate) fn subtree_branch(a: &Analysis, root: NodeId) -> Vec<NodeId> {
     let dag = &a.dag;
     let mut seen = FxHashSet::default();
     let mut stack = vec![root];
@@ -188,12 +214,15 @@ fn inline_branch(a: &Analysis, root: NodeId) -> Vec<NodeId> {
         }
         stack.extend(kids.iter().copied());
     }
-    let mut path = dag.path_to_root(best.unwrap_or(root));
-    path.reverse();
-    match &a.node_tools {
-        Some(t) => repair_parallel_tools(dag, &path, t),
-        None => path,
+    let mut path = Vec::new();
+    for n in dag.path_to_root(best.unwrap_or(root)) {
+        path.push(n);
+        if n == root {
+            break;
+        }
     }
+    path.reverse();
+    repaired(a, path)
 }
 
 /// Renders the session as Markdown. The analyses must have been made with

@@ -15,9 +15,9 @@ use skein_analysis::{RecordVisitor, ToolInput};
 use skein_core::{Content, Envelope, Line};
 use skein_graph::NodeId;
 
-use crate::dates::{DateRange, Day};
 use crate::session::LoadedSession;
 use crate::tools::{normalized_input, round4, session_files};
+use skein_core::time::{DateRange, Zone, parse_ms};
 
 /// Skill name used when a `Skill` call's input names none.
 pub const UNKNOWN_SKILL: &str = "<unknown>";
@@ -260,12 +260,22 @@ struct Acc {
 #[derive(Debug, Default)]
 pub struct SkillTotals {
     by: BTreeMap<String, Acc>,
+    /// The zone of the `daily` keys.
+    zone: Zone,
 }
 
 impl SkillTotals {
-    /// No invocations yet.
+    /// No invocations yet; daily counts by UTC day.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// No invocations yet; daily counts by local day in `zone`.
+    pub fn in_zone(zone: Zone) -> Self {
+        Self {
+            by: BTreeMap::new(),
+            zone,
+        }
     }
 
     /// Counts one invocation.
@@ -282,7 +292,7 @@ impl SkillTotals {
             if a.last.as_deref().is_none_or(|l| ts > l) {
                 a.last = Some(ts.to_owned());
             }
-            if let Some(day) = Day::of_timestamp(ts) {
+            if let Some(day) = parse_ms(ts).map(|ms| self.zone.day_of(ms)) {
                 *a.daily.entry(day.key()).or_insert(0) += 1;
             }
         }
@@ -311,9 +321,9 @@ impl SkillTotals {
     }
 }
 
-/// True when the invocation's timestamp lies in `dates`.
-pub fn in_range(dates: &DateRange, call: &SkillCall) -> bool {
-    dates.contains_timestamp(call.timestamp.as_deref())
+/// True when the invocation's timestamp lies in `dates` (local days in `zone`).
+pub fn in_range(dates: &DateRange, zone: &Zone, call: &SkillCall) -> bool {
+    dates.contains_timestamp(call.timestamp.as_deref(), zone)
 }
 
 #[cfg(test)]
@@ -398,5 +408,29 @@ mod tests {
             b.daily,
             BTreeMap::from([("2026-05-01".into(), 1), ("2026-05-02".into(), 2)])
         );
+
+        // Daily keys are local days (at +14:00, 10:00Z on May 1st is May 2nd), and an offset in
+        // the timestamp is honoured (23:30-01:00 on May 1st is 00:30Z on May 2nd). The range
+        // filter reads the same local days.
+        let zone = Zone::parse_fixed("+14:00").expect("zone");
+        let mut t = SkillTotals::in_zone(zone.clone());
+        t.add(&call("b", "s1", Some("2026-05-01T10:00:00Z"), None));
+        assert_eq!(
+            t.finish()[0].daily,
+            BTreeMap::from([("2026-05-02".into(), 1)])
+        );
+        let mut t = SkillTotals::new();
+        t.add(&call("b", "s1", Some("2026-05-01T23:30:00-01:00"), None));
+        assert_eq!(
+            t.finish()[0].daily,
+            BTreeMap::from([("2026-05-02".into(), 1)])
+        );
+        let may2 = DateRange {
+            since: skein_core::time::Day::parse("2026-05-02").ok(),
+            until: skein_core::time::Day::parse("2026-05-02").ok(),
+        };
+        let c = call("b", "s1", Some("2026-05-01T10:00:00Z"), None);
+        assert!(in_range(&may2, &zone, &c));
+        assert!(!in_range(&may2, &Zone::utc(), &c));
     }
 }

@@ -16,6 +16,8 @@ pub struct AgentMeta {
     pub tool_use_id: Option<String>,
     pub parent_agent_id: Option<String>,
     pub spawn_depth: Option<u64>,
+    /// The agent's git worktree (spawned with `isolation: "worktree"`).
+    pub worktree_path: Option<String>,
 }
 
 /// One subagent transcript.

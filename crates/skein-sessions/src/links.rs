@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::de::IgnoredAny;
 use skein_analysis::RecordVisitor;
+use skein_core::record::is_spawn_tool;
 use skein_core::{Block, Envelope, Line};
 use skein_graph::NodeId;
 
@@ -117,7 +118,7 @@ impl SpawnLinks {
                     else {
                         continue;
                     };
-                    if name != "Task" && name != "Agent" || self.spawns.contains_key(id) {
+                    if !is_spawn_tool(name) || self.spawns.contains_key(id) {
                         continue;
                     }
                     let (subagent_type, description) = input(b).unwrap_or_default();

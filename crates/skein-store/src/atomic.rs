@@ -78,6 +78,44 @@ impl AtomicFile {
     }
 }
 
+impl AtomicFile {
+    /// Links the file in at `target` only when nothing is there (never replacing an entry),
+    /// with the fsyncs `durability` asks for. `Ok(None)`: committed; `Ok(Some(file))`: `target`
+    /// exists, and the file comes back so the caller can try another name.
+    pub fn commit_new(mut self, target: &Path, durability: Durability) -> io::Result<Option<Self>> {
+        self.temp.as_file_mut().flush()?;
+        if durability != Durability::RenameOnly {
+            self.temp.as_file().sync_all()?;
+        }
+        match self.temp.persist_noclobber(target) {
+            Ok(_) => {}
+            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
+                return Ok(Some(Self {
+                    target: self.target,
+                    temp: e.file,
+                }));
+            }
+            Err(e) => return Err(e.error),
+        }
+        if durability == Durability::Full {
+            sync_dir(parent_dir(target))?;
+        }
+        Ok(None)
+    }
+}
+
+/// Installs a temp file the caller wrote and fsynced under a name of its own (a journal records
+/// it, so recovery after a crash can find it) over `target`: rename, then fsync the directory
+/// when `durability` is [`Durability::Full`]. For such protocols (archive compaction) only;
+/// every other writer uses [`AtomicFile`].
+pub fn install(temp: &Path, target: &Path, durability: Durability) -> io::Result<()> {
+    fs::rename(temp, target)?;
+    if durability == Durability::Full {
+        sync_dir(parent_dir(target))?;
+    }
+    Ok(())
+}
+
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.temp.as_file_mut().write(buf)
@@ -127,6 +165,41 @@ fn parent_dir(path: &Path) -> &Path {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commit_new_never_replaces() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let taken = dir.path().join("notes.md");
+        fs::write(&taken, b"first").expect("write");
+        let mut f = AtomicFile::create(&taken).expect("create");
+        f.write_all(b"second").expect("write");
+        let back = f
+            .commit_new(&taken, Durability::Full)
+            .expect("io")
+            .expect("taken: the file comes back");
+        assert_eq!(fs::read(&taken).expect("read"), b"first");
+        let free = dir.path().join("notes-2.md");
+        assert!(
+            back.commit_new(&free, Durability::Full)
+                .expect("io")
+                .is_none()
+        );
+        assert_eq!(fs::read(&free).expect("read"), b"second");
+        let names: Vec<_> = fs::read_dir(dir.path()).expect("dir").collect();
+        assert_eq!(names.len(), 2, "no temp file left behind");
+    }
+
+    #[test]
+    fn install_renames_a_named_temp() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (temp, target) = (dir.path().join("a.compact-tmp"), dir.path().join("a"));
+        fs::write(&target, b"old").expect("write");
+        fs::write(&temp, b"new").expect("write");
+        install(&temp, &target, Durability::Full).expect("install");
+        assert_eq!(fs::read(&target).expect("read"), b"new");
+        assert!(!temp.exists());
+        assert!(install(&temp, &target, Durability::Full).is_err());
+    }
 
     #[test]
     fn commit_replaces_and_drop_keeps_old() {

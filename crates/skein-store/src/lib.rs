@@ -2,18 +2,38 @@
 //!
 //! * [`input`]: open a transcript from a file, stdin or a `.jsonl.zst` archive, and expand
 //!   directories into the transcript files they hold.
+//! * [`append`]: files that only grow: file identity (device, inode, size), the end of the
+//!   last complete line, and whether a file still continues what an earlier read consumed.
 //! * [`atomic`]: replace a file atomically (temp file in the same directory, fsync, rename).
+//! * [`replace`]: where an output path really goes, refusing to write over an input, and
+//!   rewriting a file in place without losing what another process appends meanwhile.
+//! * [`identity`]: whether two paths name the same file (device and inode of
+//!   [`append::FileId`]), through any symlink, hard link or spelling.
 //! * [`lock`]: an exclusive lock file with a timeout, for state shared between processes.
 //! * [`names`]: validate ids and file names taken from input so no path escapes its directory.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "skein-store owns file I/O: inputs, atomic writes, locks"
+)]
 
+pub mod append;
 pub mod atomic;
+pub mod identity;
 pub mod input;
 pub mod lock;
 pub mod names;
+pub mod replace;
 
-pub use atomic::{AtomicFile, Durability, write_atomic, write_atomic_with};
+pub use append::{Break, Consumed, FileId};
+pub use atomic::{AtomicFile, Durability, install, write_atomic, write_atomic_with};
+pub use identity::same_file;
 pub use input::{
     Input, InputError, InputMode, expand_paths, is_transcript_name, is_zstd, open_input,
 };
 pub use lock::{FileLock, LockError};
 pub use names::{NameError, safe_component, sanitize_file_name};
+pub use replace::{
+    InPlaceError, InPlaceOptions, InPlaceReport, OutputTarget, ReplaceError, ensure_not_input,
+    rewrite_in_place, write_target,
+};

@@ -1,5 +1,10 @@
 //! Dev-only helpers shared by the tests and benches (a dev-dependency, never a dependency):
 //! where the shared corpus of real transcripts is, and its `*.jsonl` files in a fixed order.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "test helpers read the shared corpus"
+)]
 
 use std::path::{Path, PathBuf};
 

@@ -15,6 +15,32 @@ use crate::commands;
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
+    /// Longest line read, in bytes (suffixes K, M, G for KiB, MiB, GiB). A longer line is
+    /// reported invalid with its offset and skipped without being held in memory.
+    #[arg(long, global = true, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    pub(crate) max_line: usize,
+}
+
+/// `1024`, `64K`, `256M`, `1G` (binary units; a trailing `B` or `iB` is accepted).
+fn parse_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (digits, shift) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 10),
+        Some('M') => (&t[..t.len() - 1], 20),
+        Some('G') => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    let n: usize = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 1048576, 64K, 256M, 1G)"))?;
+    n.checked_mul(1 << shift)
+        .filter(|&v| v > 0)
+        .ok_or_else(|| format!("{text:?} is not a size between 1 byte and the address space"))
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,4 +1,9 @@
 //! The `skein` binary: argument parsing and wiring; the work lives in the library crates.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "the binary is where files, the environment and the clock are read"
+)]
 
 use std::process::ExitCode;
 
@@ -9,10 +14,12 @@ mod commands;
 mod inputs;
 mod output;
 mod report;
+mod zone;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     inputs::register_archive_reader();
+    skein_core::lines::set_default_max_line(cli.max_line);
     match commands::run(cli) {
         Ok(code) => code,
         Err(err) => {

@@ -15,6 +15,30 @@ pub(crate) fn choose_format(asked: Option<Format>) -> Format {
     })
 }
 
+/// Writes `bytes` where `path` says (`skein_store::OutputTarget`): `-` and `/dev/stdout` through
+/// this process's standard output, `/dev/stderr` through its standard error (so what they point
+/// to is never truncated or reopened), devices and FIFOs as they are, a regular file (or the
+/// target of a symlink to one) replaced atomically keeping its permissions, a new file with
+/// mode 0600.
+pub(crate) fn write_output(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use skein_store::OutputTarget;
+    let target = OutputTarget::of(path)?;
+    match target {
+        OutputTarget::Stdout => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)?;
+            out.flush()?;
+        }
+        OutputTarget::Stderr => {
+            let mut err = std::io::stderr().lock();
+            err.write_all(bytes)?;
+            err.flush()?;
+        }
+        other => skein_store::write_target(&other, bytes)?,
+    }
+    Ok(())
+}
+
 /// Writes one diagnostic line to stderr (never fails).
 pub(crate) fn error_line(msg: &str) {
     let mut err = std::io::stderr().lock();

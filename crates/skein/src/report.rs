@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use skein_core::Parser;
-use skein_reports::dates::{DateRange, Day};
+use skein_core::time::{DateRange, Day, Zone};
 use skein_sessions::{SessionFiles, discover};
 use skein_store::InputError;
 
@@ -31,12 +31,19 @@ pub(crate) struct ReportArgs {
     /// Output format (default: table on a terminal, jsonl otherwise).
     #[arg(long, value_enum)]
     pub(crate) format: Option<Format>,
-    /// Only records (or sessions) on or after this day (YYYY-MM-DD or YYYYMMDD, UTC).
+    /// Only records (or sessions) on or after this day (YYYY-MM-DD or YYYYMMDD, a local day
+    /// in --timezone).
     #[arg(long)]
     pub(crate) since: Option<String>,
-    /// Only records (or sessions) on or before this day (YYYY-MM-DD or YYYYMMDD, UTC).
+    /// Only records (or sessions) on or before this day (YYYY-MM-DD or YYYYMMDD, a local day
+    /// in --timezone).
     #[arg(long)]
     pub(crate) until: Option<String>,
+    /// The time zone of days, weeks and months (grouping, --since/--until): an IANA name
+    /// (Europe/Berlin), UTC, a fixed offset (+09:00, -0500) or `local`. Default: `TZ`, else the
+    /// system zone, else UTC.
+    #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
+    pub(crate) timezone: Option<String>,
     /// Only sessions whose project directory name contains this text.
     #[arg(long)]
     pub(crate) project: Option<String>,
@@ -90,6 +97,11 @@ fn globs(patterns: &[String]) -> Result<Option<GlobSet>> {
 impl ReportArgs {
     pub(crate) fn format(&self) -> Format {
         choose_format(self.format)
+    }
+
+    /// The zone of `--timezone` (see [`crate::zone::resolve`]).
+    pub(crate) fn zone(&self) -> Result<Zone> {
+        crate::zone::resolve(self.timezone.as_deref())
     }
 
     pub(crate) fn date_range(&self) -> Result<DateRange> {

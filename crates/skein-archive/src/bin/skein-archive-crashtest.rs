@@ -4,6 +4,11 @@
 //! bytes, new inode), which makes the archive start a new version file.
 //!
 //! Usage: `skein-archive-crashtest ARCHIVE_DIR SOURCE SEED`
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -194,6 +194,9 @@ fn kill_9_at_random_points_never_loses_or_corrupts_a_line() {
     let rep = verify(&root).expect("verify");
     assert!(rep.issues.is_empty(), "{:?}", rep.issues);
     assert!(rep.lines > 0);
+    // A crash's leftovers are proven torn or uncommitted and cut; nothing ever looked like
+    // damage that had to be set aside.
+    assert!(!root.join(skein_archive::SET_ASIDE_DIR).exists());
     eprintln!(
         "crash test: {TRIALS} kills in {:?}; source {} bytes; torn frames seen {torn_seen}, \
          trials with lagging meta/index {lagging_seen}, versions {versions}, trials where the \

@@ -85,18 +85,28 @@ fn verify_catches_corruption_and_meta_and_index_disagreement() {
             .any(|i| i.path == p3 && i.problem == Problem::MissingArchive)
     );
 
-    // recover_all repairs what is derived (meta, index) but not lost data.
-    a.recover_all().expect("recover");
+    // recover_all repairs what is derived (meta, index). The damaged file's checkpoint is
+    // rebuilt from its complete checksummed frames (none survives the flipped byte in its only
+    // frame) and its bytes are set aside, never deleted.
+    let r = a.recover_all().expect("recover");
+    assert_eq!(r.rebuilt.len(), 1, "{r:?}");
+    assert_eq!(r.set_aside.len(), 1, "{r:?}");
+    assert_eq!(fs::read(&r.set_aside[0]).expect("set aside"), bytes);
     let rep = verify(&root).expect("verify");
     assert!(
-        !rep.issues
-            .iter()
-            .any(|i| matches!(i.problem, Problem::MetaMismatch(_) | Problem::NotInIndex))
+        !rep.issues.iter().any(|i| matches!(
+            i.problem,
+            Problem::MetaMismatch(_) | Problem::NotInIndex | Problem::Undecodable(_)
+        )),
+        "{:?}",
+        rep.issues
     );
     assert!(
         rep.issues
             .iter()
-            .any(|i| matches!(i.problem, Problem::Undecodable(_)))
+            .any(|i| i.path == r.set_aside[0] && i.problem == Problem::SetAside),
+        "{:?}",
+        rep.issues
     );
 }
 

@@ -3,9 +3,9 @@
 //! s system, p progress, t attachment, o other, c compact boundary (system). Flags after the
 //! type: `!` sidechain, `m` meta, `T` team, `~x` logical parent x.
 
-use skein_graph::{ChainSummary, Dag, GraphBuilder, NodeInput, NodeKind};
+use skein_graph::{ChainSummary, Dag, GraphBuilder, NodeInput, RecordType};
 
-fn build(spec: &str) -> Dag {
+pub(crate) fn build(spec: &str) -> Dag {
     let mut g = GraphBuilder::new();
     for (line, item) in spec
         .split(';')
@@ -18,12 +18,12 @@ fn build(spec: &str) -> Dag {
         let flags = parts.next().expect("type");
         let parent = parts.next().map(|p| p.trim_start_matches("<-"));
         let kind = match &flags[..1] {
-            "u" => NodeKind::User,
-            "a" => NodeKind::Assistant,
-            "s" | "c" => NodeKind::System,
-            "p" => NodeKind::Progress,
-            "t" => NodeKind::Attachment,
-            _ => NodeKind::Other,
+            "u" => RecordType::User,
+            "a" => RecordType::Assistant,
+            "s" | "c" => RecordType::System,
+            "p" => RecordType::Progress,
+            "t" => RecordType::Attachment,
+            _ => RecordType::Other,
         };
         let logical = flags.split_once('~').map(|(_, l)| l);
         g.add(&NodeInput {

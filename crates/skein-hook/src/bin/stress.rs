@@ -4,6 +4,11 @@
 //! the event file the event is read from stdin (used by `benches/hook_latency.sh` to time the
 //! runtime alone: `SKEIN_BENCH_STRESS=1`).
 #![allow(clippy::print_stderr)] // a test driver reporting its failures
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 use std::process::ExitCode;
 
@@ -26,7 +31,7 @@ fn main() -> ExitCode {
         return ExitCode::from(66);
     };
     let n: u32 = iterations.parse().unwrap_or(1);
-    let mut ctx = HookContext::new(state, projects);
+    let mut ctx = HookContext::new(state, projects, std::time::SystemTime::now);
     ctx.base_config = Config {
         lock_timeout_ms: 120_000,
         ..Config::default()

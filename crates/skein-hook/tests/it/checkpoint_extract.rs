@@ -223,6 +223,13 @@ fn final_text_todos_and_prompt_uuid() {
         &t,
         &[
             user_line("u1", None, "task"),
+            // Nearer than u2 but not a human prompt: a sidechain replay and injected context.
+            serde_json::json!({"type":"user","uuid":"s1","isSidechain":true,
+                "message":{"role":"user","content":"The real prompt, with details"}})
+            .to_string(),
+            serde_json::json!({"type":"user","uuid":"s2","isMeta":true,
+                "message":{"role":"user","content":"The real prompt, with details"}})
+            .to_string(),
             assistant_text("a1", "u1", "m1", "older answer"),
             todo_write("a2", "a1", &[("one", "pending")]),
             user_line("u2", Some("a2"), "The real prompt, with details"),

@@ -281,3 +281,41 @@ fn transcript_replaced_by_a_new_file_is_rewritten() {
     run_ok(&env, "pre_compact", &mut p);
     assert_eq!(calls(&mut p)[0].1, Some(ChangeKind::Rewritten));
 }
+
+/// 2026-08-22T10:15:02.123Z: the clock every time in the run must come from.
+fn fixed_clock() -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_787_393_702_123)
+}
+
+#[test]
+fn times_come_from_the_context_clock() {
+    let env = Env::new();
+    append_lines(&env.transcript(), &[user_line("u0", None, "hello")]);
+    let mut ctx = env.ctx();
+    ctx.clock = fixed_clock;
+    let out = run(
+        env.event("user_prompt_submit").as_bytes(),
+        &ctx,
+        &mut NoopPasses,
+    );
+    assert!(!out.has_errors(), "{:?}", out.log);
+    let req_dir = env.current_request_dir();
+    assert_eq!(
+        req_dir.file_name().and_then(|n| n.to_str()),
+        Some("20260822T101502123Z-000001")
+    );
+    let req: serde_json::Value =
+        serde_json::from_slice(&fs::read(req_dir.join("request.json")).expect("read"))
+            .expect("json");
+    assert_eq!(req["opened_at"], "2026-08-22T10:15:02.123Z");
+    let audit = read_lines(&req_dir.join("hook-events.jsonl"));
+    assert_eq!(audit[0]["ts"], "2026-08-22T10:15:02.123Z");
+    // A refused event is logged, at the clock's time too.
+    let bad = run(b"not json", &ctx, &mut NoopPasses);
+    assert!(bad.has_errors());
+    assert!(
+        bad.log.iter().all(|e| e.ts == "2026-08-22T10:15:02.123Z"),
+        "{:?}",
+        bad.log
+    );
+}

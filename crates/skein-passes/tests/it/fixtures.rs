@@ -524,3 +524,52 @@ fn docs_example_is_current() {
         "the end of the output stays"
     );
 }
+
+/// A whole-history fixture (`testdata/history`, one session per kind of broken chain).
+fn history_fixture(session: &str) -> Vec<u8> {
+    let path = dir().join(format!("../history/projects/-w/{session}.jsonl"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn snapshot_keeps_both_sides_of_a_seam() {
+    // The last request's tool result hangs from a hook progress record whose parent is not
+    // in the file: the request spans the seam.
+    let data = history_fixture("11111111-0000-4000-8000-00000000da01");
+    let (out, report) = snapshot(&data, &SnapshotOptions::default()).expect("snapshot");
+    assert_eq!(report.start.uuid, "u2");
+    assert_eq!(uuids(&out), ["u2", "a3", "p1", "r2", "a4"]);
+    for u in ["a3", "r2", "a4"] {
+        assert_eq!(
+            by_uuid(&out, u),
+            by_uuid(&data, u),
+            "{u} is copied byte for byte"
+        );
+    }
+    // Self-contained: the dangling parent becomes null, so the output has the same seam (a
+    // new root), which the whole-history walk bridges again.
+    assert_eq!(
+        value(by_uuid(&out, "p1").expect("p1"))["parentUuid"],
+        Value::Null
+    );
+    common::check(&data, &out);
+
+    let from_u1 = |session: &str| {
+        let data = history_fixture(session);
+        let start = Start::Uuid("u1".into());
+        let (out, _) = snapshot(&data, &SnapshotOptions { start }).expect("snapshot");
+        uuids(&out)
+    };
+    // From the first prompt of a session whose compaction boundary lost its logical parent:
+    // everything before and after the boundary.
+    assert_eq!(
+        from_u1("11111111-0000-4000-8000-00000000c0c1"),
+        ["u1", "a1", "r1", "a2", "cb", "cs", "u2", "a3"]
+    );
+    // After a new root ("clear context"), from a record before it.
+    assert_eq!(
+        from_u1("11111111-0000-4000-8000-0000000000e3"),
+        ["u1", "a1", "r1", "i1", "h2", "u2", "a2", "r2", "a3"],
+        "the rewound prompt x1 stays out"
+    );
+}

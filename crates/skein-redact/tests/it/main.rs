@@ -1,4 +1,9 @@
 //! Integration tests for skein-redact (one test binary).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 mod api;
 mod corpus;

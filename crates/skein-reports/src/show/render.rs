@@ -1,7 +1,10 @@
-//! Writing the Markdown of `skein show`: the document, branches, agents and inline
-//! sidechains here; user and assistant records (prompts, thinking, tool calls and results) in
-//! `messages`; system records and attachments in `system`.
+//! Writing the Markdown of `skein show`: the document and branches here; subagents, inline
+//! sidechains and messages between agents in `agents`; seams, rewound branches and the task
+//! list in `history`; user and assistant records (prompts, thinking, tool calls and results)
+//! in `messages`; system records and attachments in `system`.
 
+mod agents;
+mod history;
 mod messages;
 mod system;
 
@@ -9,15 +12,16 @@ use std::fmt::Write as _;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
-use skein_graph::{Dag, NodeId, NodeKind};
+use skein_analysis::TaskTracker;
+use skein_graph::{Dag, NodeId, RecordType, Seam};
 
-use super::text::{escape_html, escape_markdown_html, fence_for, thousands, truncate};
-use super::{
-    ShowError, ShowOptions, ShowVisitor, branch, find_leaf, inline_branch, read_lines, source,
-};
+use super::text::{escape_markdown_html, fence_for, thousands, truncate};
+use super::{ShowError, ShowOptions, ShowVisitor, branch, find_leaf, read_lines, source};
+use crate::agents::{AgentLabel, agent_labels};
 use crate::session::LoadedSession;
 use crate::tools::clip;
 use crate::tree::{SessionLinks, Source};
+use history::task_section;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -36,6 +40,8 @@ struct Facts {
     prompts: u64,
     tool_calls: u64,
     agents: u64,
+    seams: u64,
+    rewound: u64,
 }
 
 pub(crate) struct Renderer<'a> {
@@ -48,6 +54,18 @@ pub(crate) struct Renderer<'a> {
     facts: Facts,
     title: Option<String>,
     leaf_note: Option<String>,
+    labels: Vec<AgentLabel>,
+    /// The seams of the branches rendered, by transcript and the record after each.
+    seams: FxHashMap<(Source, NodeId), Seam>,
+    /// With `--all-branches`: rewound branch roots of the main transcript, by fork point.
+    forks: FxHashMap<NodeId, Vec<NodeId>>,
+    /// Main-transcript records rendered or being rendered (rewound branches skip them).
+    main_nodes: FxHashSet<NodeId>,
+    /// Inside a rewound branch (its records do not change the task list).
+    in_rewound: usize,
+    /// Which main-transcript nodes hold a message below them (computed for `--all-branches`).
+    holds: Option<Vec<bool>>,
+    tasks: TaskTracker,
 }
 
 fn str_at<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
@@ -67,8 +85,8 @@ fn heading_level(depth: usize) -> usize {
     }
 }
 
-/// The tool results on a branch, by `tool_use_id`: the block and the record's `toolUseResult`.
-type Results<'v> = FxHashMap<&'v str, &'v Value>;
+/// The tool results on a branch, by `tool_use_id`: the block and its record.
+type Results<'v> = FxHashMap<&'v str, (&'v Value, &'v Value)>;
 
 impl<'a> Renderer<'a> {
     pub(crate) fn new(
@@ -86,6 +104,13 @@ impl<'a> Renderer<'a> {
             facts: Facts::default(),
             title: None,
             leaf_note: None,
+            labels: agent_labels(s, links, |v| &v.links, &opts.teams),
+            seams: FxHashMap::default(),
+            forks: FxHashMap::default(),
+            main_nodes: FxHashSet::default(),
+            in_rewound: 0,
+            holds: None,
+            tasks: TaskTracker::new(),
         }
     }
 
@@ -99,12 +124,19 @@ impl<'a> Renderer<'a> {
                 }
                 None => None,
             };
-            let nodes = branch(a, leaf, self.opts.bridge);
-            let mut wanted = rendered_lines(&a.dag, &nodes);
+            let b = branch(a, leaf, self.opts.bridge);
+            let mut wanted = rendered_lines(&a.dag, &b.nodes);
             wanted.extend(v.titles.iter().flatten().copied());
+            // Seam records are read for the note, whatever their type.
+            wanted.extend(b.seams.iter().map(|s| a.dag.line(s.node)));
             let values = read_lines(path, &wanted, self.opts.mmap)?;
             self.title = title(&values, &v.titles);
-            self.branch(Source::Main, &nodes, &values, 0)?;
+            self.note_seams(Source::Main, &b.seams);
+            self.main_nodes = b.nodes.iter().copied().collect();
+            if self.opts.all_branches {
+                self.note_forks(&b.nodes);
+            }
+            self.branch(Source::Main, &b.nodes, &values, 0)?;
         }
         if self.opts.agents {
             let rest: Vec<usize> = (0..self.s.agents.len())
@@ -162,6 +194,20 @@ impl<'a> Renderer<'a> {
             plural(f.tool_calls, "tool call"),
             plural(f.agents, "subagent")
         );
+        if f.seams > 0 {
+            let _ = writeln!(
+                head,
+                "- **History:** bridged across {} where the record chain breaks (each marked below)",
+                plural(f.seams, "seam")
+            );
+        }
+        if f.rewound > 0 {
+            let _ = writeln!(
+                head,
+                "- **Rewound branches:** {} (folded where they fork)",
+                thousands(f.rewound)
+            );
+        }
         if let Some(leaf) = &self.leaf_note {
             let _ = writeln!(head, "- **Branch:** ending at record `{leaf}`");
         } else if !self.opts.bridge {
@@ -173,6 +219,9 @@ impl<'a> Renderer<'a> {
         }
         head.push_str(self.out.trim_end());
         head.push('\n');
+        if let Some(list) = self.tasks.current() {
+            head.push_str(&task_section(&list));
+        }
         head
     }
 
@@ -273,7 +322,7 @@ impl<'a> Renderer<'a> {
                     }
                     Some("tool_result") if str_at(v, "type") == Some("user") => {
                         if let Some(id) = str_at(b, "tool_use_id") {
-                            results.entry(id).or_insert(b);
+                            results.entry(id).or_insert((b, *v));
                         }
                     }
                     _ => {}
@@ -281,79 +330,37 @@ impl<'a> Renderer<'a> {
             }
         }
         self.role = None;
-        for (n, v) in records {
-            self.note_facts(v, depth);
-            match str_at(v, "type") {
-                Some("user") => self.user(v, &uses, depth),
-                Some("assistant") => self.assistant(src, n, v, &results, depth)?,
-                Some("system") => self.system(v),
-                Some("attachment") => self.attachment(v, depth),
-                _ => {}
+        let main = src == Source::Main;
+        for &n in nodes {
+            let line = dag.line(n);
+            if let Some(seam) = self.seams.get(&(src, n)).copied() {
+                self.seam_note(&a.dag, &seam, values.get(&line));
+            }
+            if let Some(v) = values.get(&line) {
+                self.note_facts(v, depth);
+                if main && depth == 0 && self.in_rewound == 0 {
+                    self.tasks.record(v);
+                }
+                match str_at(v, "type") {
+                    Some("user") => self.user(v, &uses, depth),
+                    Some("assistant") => self.assistant(src, n, v, &results, depth)?,
+                    Some("system") => self.system(v),
+                    Some("attachment") => self.attachment(v, depth),
+                    _ => {}
+                }
+            }
+            if main && let Some(roots) = self.forks.remove(&n) {
+                for r in roots {
+                    self.rewound(r, depth)?;
+                }
             }
         }
         self.role = None;
         Ok(())
     }
-
-    fn agent(&mut self, i: usize, depth: usize) -> Result<(), ShowError> {
-        if !self.rendered_agents.insert(i) {
-            return Ok(());
-        }
-        let a = &self.s.agents[i];
-        let nodes = branch(&a.analysis, None, self.opts.bridge);
-        let wanted = rendered_lines(&a.analysis.dag, &nodes);
-        let values = read_lines(&a.file.path, &wanted, self.opts.mmap)?;
-        self.facts.agents += 1;
-        let mut parts = vec![format!(
-            "Subagent <code>{}</code>",
-            escape_html(&a.file.agent_id)
-        )];
-        if let Some(t) = a.file.meta.as_ref().and_then(|m| m.agent_type.as_deref()) {
-            parts.push(escape_html(t));
-        }
-        parts.push(plural(nodes.len() as u64, "record"));
-        // Folded inside a call; a transcript shown on its own is not folded.
-        let fold = depth > 0;
-        if fold {
-            let _ = write!(
-                self.out,
-                "<details>\n<summary>{}</summary>\n\n",
-                parts.join(" · ")
-            );
-        } else {
-            let _ = write!(self.out, "{}\n\n", parts.join(" · "));
-        }
-        let saved = self.role.take();
-        self.branch(Source::Agent(i), &nodes, &values, depth)?;
-        self.role = saved;
-        if fold {
-            self.out.push_str("</details>\n\n");
-        }
-        Ok(())
-    }
-
-    fn inline(&mut self, root: NodeId, depth: usize) -> Result<(), ShowError> {
-        let (Some(path), Some((a, _))) = (&self.s.files.main, &self.s.main) else {
-            return Ok(());
-        };
-        let nodes = inline_branch(a, root);
-        let wanted = rendered_lines(&a.dag, &nodes);
-        let values = read_lines(path, &wanted, self.opts.mmap)?;
-        self.facts.agents += 1;
-        let _ = write!(
-            self.out,
-            "<details>\n<summary>Subagent (inline sidechain) · {}</summary>\n\n",
-            plural(nodes.len() as u64, "record")
-        );
-        let saved = self.role.take();
-        self.branch(Source::Main, &nodes, &values, depth)?;
-        self.role = saved;
-        self.out.push_str("</details>\n\n");
-        Ok(())
-    }
 }
 
-fn plural(n: u64, what: &str) -> String {
+pub(super) fn plural(n: u64, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
     } else {
@@ -363,10 +370,10 @@ fn plural(n: u64, what: &str) -> String {
 
 /// The lines to parse for a branch: every record but `progress` and unknown types, which are
 /// never rendered (and `progress` lines can be megabytes).
-fn rendered_lines(dag: &Dag, nodes: &[NodeId]) -> FxHashSet<u64> {
+pub(super) fn rendered_lines(dag: &Dag, nodes: &[NodeId]) -> FxHashSet<u64> {
     nodes
         .iter()
-        .filter(|&&n| !matches!(dag.kind(n), NodeKind::Progress | NodeKind::Other))
+        .filter(|&&n| dag.kind(n).is_chain() && dag.kind(n) != RecordType::Progress)
         .map(|&n| dag.line(n))
         .collect()
 }

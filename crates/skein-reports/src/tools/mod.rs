@@ -6,8 +6,8 @@
 //! pairs: blocks without an id are not calls, and a later copy of an id is the same call. The
 //! result is the `tool_result` with the same id in the same file.
 //!
-//! Files: this one (calls), `summary` (input summaries, `clip`), `totals` (`--by name`),
-//! `loops` (`--loops`).
+//! Files: this one (calls), `summary` (input summaries, `clip`), `totals` (`--by name`,
+//! `--by agent`), `loops` (`--loops`).
 
 mod loops;
 mod summary;
@@ -15,14 +15,14 @@ mod totals;
 
 pub use loops::{ToolLoop, canonical_input, tool_loops};
 pub use summary::{clip, input_summary, normalized_input};
-pub use totals::{ToolTotals, ToolTotalsBuilder, round4};
+pub use totals::{AgentTotals, ToolFigures, ToolTotals, ToolTotalsBuilder, round4};
 
 use serde::Serialize;
 use skein_analysis::ToolPairing;
 use skein_analysis::tools::Pair;
 
-use crate::dates::DateRange;
 use crate::session::LoadedSession;
+use skein_core::time::{DateRange, Zone};
 
 /// Longest `input_summary`, in characters (a longer one ends with `…` at this length).
 pub const MAX_SUMMARY_CHARS: usize = 120;
@@ -59,6 +59,10 @@ pub struct ToolCall {
     pub is_error: Option<bool>,
     /// UTF-8 bytes of the result's text; `None` without a result.
     pub result_bytes: Option<u64>,
+    /// Bytes of base64 image and document data in the result; `None` without a result.
+    pub media_bytes: Option<u64>,
+    /// Image blocks in the result; `None` without a result.
+    pub images: Option<u64>,
     /// Milliseconds from the call's timestamp to its result's; `None` when either is missing.
     pub duration_ms: Option<i64>,
     /// A `tool_result` with this id exists in the file.
@@ -136,6 +140,8 @@ pub fn tool_calls<V>(s: &LoadedSession<V>) -> Vec<ToolCall> {
                 input_summary: input_summary(tool, u.input.as_ref()),
                 is_error: result.map(|r| r.is_error),
                 result_bytes: result.map(|r| r.bytes),
+                media_bytes: result.map(|r| r.media_bytes),
+                images: result.map(|r| r.images),
                 duration_ms: Pair {
                     tool_use: Some(u),
                     result,
@@ -152,8 +158,9 @@ pub fn tool_calls<V>(s: &LoadedSession<V>) -> Vec<ToolCall> {
 /// Which calls (and loops) a report keeps.
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {
-    /// Days of the call's timestamp (a loop's first call).
+    /// Local days (in `zone`) of the call's timestamp (a loop's first call).
     pub dates: DateRange,
+    pub zone: Zone,
     /// Tool names to keep (exact match); empty keeps all.
     pub tools: Vec<String>,
 }
@@ -166,14 +173,42 @@ impl ToolFilter {
 
     /// True when the call passes.
     pub fn keeps(&self, call: &ToolCall) -> bool {
-        self.keeps_tool(&call.tool) && self.dates.contains_timestamp(call.timestamp.as_deref())
+        self.keeps_tool(&call.tool)
+            && self
+                .dates
+                .contains_timestamp(call.timestamp.as_deref(), &self.zone)
     }
 
     /// True when the loop passes.
     pub fn keeps_loop(&self, l: &ToolLoop) -> bool {
-        self.keeps_tool(&l.tool) && self.dates.contains_timestamp(l.first_timestamp.as_deref())
+        self.keeps_tool(&l.tool)
+            && self
+                .dates
+                .contains_timestamp(l.first_timestamp.as_deref(), &self.zone)
     }
 }
 
 #[cfg(test)]
 mod tests;
+
+/// Every tool call of the session (as [`tool_calls`]) with the key `--by agent` groups it
+/// under: `main` in the main transcript, else the agent's key from
+/// [`agent_groups`](crate::agents::agent_groups) (its name, `(type)`, or `(internal)`).
+pub fn calls_by_agent<V>(
+    s: &LoadedSession<V>,
+    links_of: impl Fn(&V) -> &crate::tree::LinkVisitor,
+    teams: &[skein_sessions::TeamConfig],
+) -> Vec<(String, ToolCall)> {
+    let key = crate::agents::agent_groups(s, links_of, teams);
+    tool_calls(s)
+        .into_iter()
+        .map(|c| {
+            let k = c
+                .agent_id
+                .as_deref()
+                .and_then(|a| key.get(a).cloned())
+                .unwrap_or_else(|| crate::agents::MAIN.to_owned());
+            (k, c)
+        })
+        .collect()
+}

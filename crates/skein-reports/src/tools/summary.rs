@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use serde_json::Value;
+use skein_core::record::is_spawn_tool;
 
 use super::MAX_SUMMARY_CHARS;
 
@@ -28,7 +29,7 @@ fn summary_keys(tool: &str) -> Option<&'static [&'static str]> {
         "LSP" => &["filePath", "file_path"],
         "Grep" | "Glob" => &["pattern"],
         "LS" => &["path"],
-        "Task" | "Agent" => &["description", "subagent_type", "prompt"],
+        n if is_spawn_tool(n) => &["description", "subagent_type", "prompt"],
         "Skill" => &["skill", "command", "name"],
         "WebFetch" => &["url"],
         "WebSearch" | "ToolSearch" => &["query"],

@@ -296,6 +296,8 @@ fn call(tool: &str, session: &str, res: Option<(bool, u64)>, d: Option<i64>) -> 
         input_summary: String::new(),
         is_error: res.map(|r| r.0),
         result_bytes: res.map(|r| r.1),
+        media_bytes: res.map(|r| r.1 * 10),
+        images: res.map(|_| 1),
         duration_ms: d,
         paired: res.is_some(),
         timestamp: None,
@@ -314,22 +316,31 @@ fn totals_per_name() {
     let t = b.finish();
     assert_eq!(t.len(), 2);
     assert_eq!(t[0].tool, "Bash");
-    assert_eq!(t[0].calls, 5);
-    assert_eq!(t[0].sessions, 2);
-    assert_eq!(t[0].errors, 1);
-    assert_eq!(t[0].unpaired, 1);
-    assert_eq!(t[0].error_rate, Some(0.25));
-    assert_eq!(t[0].result_bytes, 11);
-    assert_eq!(t[0].avg_result_bytes, Some(3));
-    assert_eq!(t[0].p50_duration_ms, Some(200));
-    assert_eq!(t[0].max_duration_ms, Some(300));
+    assert_eq!(t[0].figures.calls, 5);
+    assert_eq!(t[0].figures.sessions, 2);
+    assert_eq!(t[0].figures.errors, 1);
+    assert_eq!(t[0].figures.unpaired, 1);
+    assert_eq!(t[0].figures.error_rate, Some(0.25));
+    assert_eq!(t[0].figures.result_bytes, 11);
+    assert_eq!(t[0].figures.avg_result_bytes, Some(3));
+    assert_eq!(
+        (t[0].figures.media_bytes, t[0].figures.images),
+        (110, 4),
+        "media apart from text"
+    );
+    assert_eq!(t[0].figures.p50_duration_ms, Some(200));
+    assert_eq!(t[0].figures.max_duration_ms, Some(300));
     assert_eq!(t[1].tool, "Read");
-    assert_eq!(t[1].p50_duration_ms, Some(40));
+    assert_eq!(t[1].figures.p50_duration_ms, Some(40));
     let mut b = ToolTotalsBuilder::new();
     b.add(&call("X", "s", None, None));
     let t = b.finish();
     assert_eq!(
-        (t[0].error_rate, t[0].avg_result_bytes, t[0].p50_duration_ms),
+        (
+            t[0].figures.error_rate,
+            t[0].figures.avg_result_bytes,
+            t[0].figures.p50_duration_ms
+        ),
         (None, None, None)
     );
 }

@@ -1,4 +1,4 @@
-//! Totals per tool name (`skein tools --by name`).
+//! Totals per tool name (`skein tools --by name`) and per agent (`--by agent`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -6,10 +6,9 @@ use serde::Serialize;
 
 use super::ToolCall;
 
-/// Totals for one tool name (`skein tools --by name`).
+/// The figures of a group of calls.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolTotals {
-    pub tool: String,
+pub struct ToolFigures {
     pub calls: u64,
     /// Distinct session ids with a call.
     pub sessions: u64,
@@ -23,9 +22,33 @@ pub struct ToolTotals {
     pub result_bytes: u64,
     /// `result_bytes / (calls - unpaired)`, rounded to the nearest byte.
     pub avg_result_bytes: Option<u64>,
+    /// Sum of the results' base64 image and document bytes.
+    pub media_bytes: u64,
+    /// Image blocks in the results.
+    pub images: u64,
     /// Median duration (nearest rank: the lower middle value for an even count).
     pub p50_duration_ms: Option<i64>,
     pub max_duration_ms: Option<i64>,
+}
+
+/// Totals for one tool name (`skein tools --by name`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolTotals {
+    pub tool: String,
+    #[serde(flatten)]
+    pub figures: ToolFigures,
+}
+
+/// Totals for one agent name (`skein tools --by agent`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentTotals {
+    /// `main`, the agent's name, or `(type)` for unnamed agents (see
+    /// [`crate::agents::AgentLabel::group`]).
+    pub agent: String,
+    /// Distinct transcripts (main transcripts or agent files) with a call.
+    pub transcripts: u64,
+    #[serde(flatten)]
+    pub figures: ToolFigures,
 }
 
 #[derive(Debug, Default)]
@@ -34,11 +57,54 @@ struct Acc {
     errors: u64,
     unpaired: u64,
     result_bytes: u64,
+    media_bytes: u64,
+    images: u64,
     sessions: BTreeSet<String>,
+    transcripts: BTreeSet<String>,
     durations: Vec<i64>,
 }
 
-/// Accumulates calls into [`ToolTotals`] per tool name.
+impl Acc {
+    fn add(&mut self, call: &ToolCall) {
+        self.calls += 1;
+        self.errors += u64::from(call.is_error == Some(true));
+        self.unpaired += u64::from(!call.paired);
+        self.result_bytes += call.result_bytes.unwrap_or(0);
+        self.media_bytes += call.media_bytes.unwrap_or(0);
+        self.images += call.images.unwrap_or(0);
+        if !self.sessions.contains(call.session_id.as_str()) {
+            self.sessions.insert(call.session_id.clone());
+        }
+        if !self.transcripts.contains(call.file.as_str()) {
+            self.transcripts.insert(call.file.clone());
+        }
+        if let Some(d) = call.duration_ms {
+            self.durations.push(d);
+        }
+    }
+
+    fn figures(mut self) -> ToolFigures {
+        let results = self.calls - self.unpaired;
+        self.durations.sort_unstable();
+        let p50 =
+            (!self.durations.is_empty()).then(|| self.durations[(self.durations.len() - 1) / 2]);
+        ToolFigures {
+            calls: self.calls,
+            sessions: self.sessions.len() as u64,
+            errors: self.errors,
+            error_rate: (results > 0).then(|| round4(self.errors as f64 / results as f64)),
+            unpaired: self.unpaired,
+            result_bytes: self.result_bytes,
+            avg_result_bytes: (results > 0).then(|| (self.result_bytes + results / 2) / results),
+            media_bytes: self.media_bytes,
+            images: self.images,
+            p50_duration_ms: p50,
+            max_duration_ms: self.durations.last().copied(),
+        }
+    }
+}
+
+/// Accumulates calls into [`ToolTotals`] per tool name, or [`AgentTotals`] per agent.
 #[derive(Debug, Default)]
 pub struct ToolTotalsBuilder {
     by: BTreeMap<String, Acc>,
@@ -55,21 +121,16 @@ impl ToolTotalsBuilder {
         Self::default()
     }
 
-    /// Counts one call.
+    /// Counts one call under its tool name.
     pub fn add(&mut self, call: &ToolCall) {
-        let acc = match self.by.get_mut(call.tool.as_str()) {
-            Some(a) => a,
-            None => self.by.entry(call.tool.clone()).or_default(),
-        };
-        acc.calls += 1;
-        acc.errors += u64::from(call.is_error == Some(true));
-        acc.unpaired += u64::from(!call.paired);
-        acc.result_bytes += call.result_bytes.unwrap_or(0);
-        if !acc.sessions.contains(call.session_id.as_str()) {
-            acc.sessions.insert(call.session_id.clone());
-        }
-        if let Some(d) = call.duration_ms {
-            acc.durations.push(d);
+        self.add_as(&call.tool, call);
+    }
+
+    /// Counts one call under `key`.
+    pub fn add_as(&mut self, key: &str, call: &ToolCall) {
+        match self.by.get_mut(key) {
+            Some(a) => a.add(call),
+            None => self.by.entry(key.to_owned()).or_default().add(call),
         }
     }
 
@@ -77,24 +138,22 @@ impl ToolTotalsBuilder {
     pub fn finish(self) -> Vec<ToolTotals> {
         self.by
             .into_iter()
-            .map(|(tool, mut a)| {
-                let results = a.calls - a.unpaired;
-                a.durations.sort_unstable();
-                let p50 =
-                    (!a.durations.is_empty()).then(|| a.durations[(a.durations.len() - 1) / 2]);
-                ToolTotals {
-                    tool,
-                    calls: a.calls,
-                    sessions: a.sessions.len() as u64,
-                    errors: a.errors,
-                    error_rate: (results > 0).then(|| round4(a.errors as f64 / results as f64)),
-                    unpaired: a.unpaired,
-                    result_bytes: a.result_bytes,
-                    avg_result_bytes: (results > 0)
-                        .then(|| (a.result_bytes + results / 2) / results),
-                    p50_duration_ms: p50,
-                    max_duration_ms: a.durations.last().copied(),
-                }
+            .map(|(tool, a)| ToolTotals {
+                tool,
+                figures: a.figures(),
+            })
+            .collect()
+    }
+
+    /// The totals of calls added with [`ToolTotalsBuilder::add_as`] an agent key, sorted by
+    /// key.
+    pub fn finish_agents(self) -> Vec<AgentTotals> {
+        self.by
+            .into_iter()
+            .map(|(agent, a)| AgentTotals {
+                agent,
+                transcripts: a.transcripts.len() as u64,
+                figures: a.figures(),
             })
             .collect()
     }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use skein_analysis::Analysis;
 use skein_graph::NodeId;
 
-use super::rows::{Ctx, active_sets};
+use super::rows::Ctx;
 use super::walk::{What, walk};
 use super::{SessionLinks, SpawnInput, TreeNode, TreeOptions, TreeVisitor, nodes, short};
 use crate::session::LoadedSession;
@@ -30,11 +30,16 @@ fn agent_header(ctx: &Ctx<'_>, i: usize, expanded: bool) -> String {
     let spawn = ctx.spawn_input(i);
     let meta = a.file.meta.as_ref();
     let mut parts = vec![format!("agent {}", a.file.agent_id)];
-    if let Some(t) = meta
-        .and_then(|m| m.agent_type.as_deref())
-        .or_else(|| spawn.and_then(|sp| sp.subagent_type.as_deref()))
-    {
-        parts.push(t.to_owned());
+    match ctx.labels.get(i) {
+        Some(label) => parts.extend(label.parts()),
+        None => {
+            if let Some(t) = meta
+                .and_then(|m| m.agent_type.as_deref())
+                .or_else(|| spawn.and_then(|sp| sp.subagent_type.as_deref()))
+            {
+                parts.push(t.to_owned());
+            }
+        }
     }
     if let Some(d) = meta
         .and_then(|m| m.description.as_deref())
@@ -88,6 +93,11 @@ fn node_line(row: &TreeNode, a: &Analysis, n: NodeId) -> String {
             format!("continues {} (not in file)", short(lp))
         });
     }
+    if row.seam.is_some()
+        && let Some(after) = &row.attached_to
+    {
+        notes.push(format!("seam: history continues from {}", short(after)));
+    }
     if row.sidechain && row.agent_id.is_none() {
         notes.push("sidechain".into());
     }
@@ -108,10 +118,9 @@ fn node_line(row: &TreeNode, a: &Analysis, n: NodeId) -> String {
 pub fn draw_tree(
     s: &LoadedSession<TreeVisitor>,
     links: &SessionLinks,
-    options: TreeOptions,
+    options: &TreeOptions,
 ) -> String {
-    let ctx = Ctx { s, links };
-    let active = active_sets(&ctx);
+    let ctx = Ctx::new(s, links, options);
     let mut out = String::new();
     let _ = writeln!(out, "session {}", s.files.session_id);
     match &s.files.main {
@@ -126,7 +135,7 @@ pub fn draw_tree(
             .dag
             .active_leaf()
             .map_or_else(|| "-".to_owned(), |l| short(a.dag.uuid(l)).to_owned());
-        let _ = writeln!(
+        let _ = write!(
             out,
             "nodes {} · branch points {} · compactions {} · subagents {} · active leaf {leaf}",
             sum.nodes,
@@ -134,14 +143,22 @@ pub fn draw_tree(
             sum.compactions,
             s.agents.len()
         );
+        let seams = ctx
+            .seams
+            .keys()
+            .filter(|(src, _)| *src == super::Source::Main)
+            .count();
+        if seams > 0 {
+            let _ = write!(out, " · seams {seams}");
+        }
+        out.push('\n');
     }
     out.push('\n');
     for e in walk(s, links, options) {
         out.push_str(&e.prefix);
         match e.what {
             What::Node { src, node } => {
-                let on = active.get(&src).is_some_and(|a| a.contains(&node));
-                let row = ctx.node(src, node, e.depth, on);
+                let row = ctx.node(src, node, e.depth, ctx.is_active(src, node));
                 let a = ctx.analysis(src).expect("drawn sources are loaded");
                 out.push_str(&node_line(&row, a, node));
             }

@@ -9,11 +9,13 @@ use serde::Serialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use skein_analysis::RecordVisitor;
-use skein_core::{Content, Envelope, Line};
+use skein_core::record::is_spawn_tool;
+use skein_core::{Content, Envelope, Line, Message};
 use skein_graph::NodeId;
 use skein_sessions::SpawnLinks;
 
 use super::Source;
+use crate::agents::{MessageCall, SEND_MESSAGE};
 use crate::session::LoadedSession;
 use crate::show::text::parse_line;
 
@@ -24,6 +26,12 @@ pub struct SpawnInput {
     pub prompt: Option<String>,
     pub subagent_type: Option<String>,
     pub description: Option<String>,
+    /// The agent's name (`Agent` input `name`, recent builds).
+    pub name: Option<String>,
+    /// The team it joins (`team_name`).
+    pub team_name: Option<String>,
+    /// `isolation` (`"worktree"`).
+    pub isolation: Option<String>,
 }
 
 /// What subagent linking needs from a transcript, collected while it is read.
@@ -38,6 +46,10 @@ pub struct LinkVisitor {
     /// Parentless `isSidechain` user records (node and prompt text), in file order: the
     /// start of every agent file, and old inline sidechains in a main file.
     pub sidechain_roots: Vec<(NodeId, Option<String>)>,
+    /// `SendMessage` calls in file order, with what their results said.
+    pub messages: Vec<MessageCall>,
+    /// The first non-empty `teamName` of the transcript's records.
+    pub team_name: Option<String>,
 }
 
 impl LinkVisitor {
@@ -47,15 +59,14 @@ impl LinkVisitor {
     }
 }
 
-fn spawn_inputs(text: &[u8], out: &mut Vec<SpawnInput>) {
-    let Some(v) = parse_line(text) else { return };
+fn spawn_inputs(v: &Value, out: &mut Vec<SpawnInput>) {
     let Some(blocks) = v.pointer("/message/content").and_then(Value::as_array) else {
         return;
     };
     for b in blocks {
         let name = b.get("name").and_then(Value::as_str);
         if b.get("type").and_then(Value::as_str) != Some("tool_use")
-            || !matches!(name, Some("Task" | "Agent"))
+            || !name.is_some_and(is_spawn_tool)
         {
             continue;
         }
@@ -73,6 +84,9 @@ fn spawn_inputs(text: &[u8], out: &mut Vec<SpawnInput>) {
             prompt: field("prompt"),
             subagent_type: field("subagent_type"),
             description: field("description"),
+            name: field("name"),
+            team_name: field("team_name"),
+            isolation: field("isolation"),
         });
     }
 }
@@ -80,40 +94,75 @@ fn spawn_inputs(text: &[u8], out: &mut Vec<SpawnInput>) {
 impl RecordVisitor<IgnoredAny> for LinkVisitor {
     fn record(&mut self, line: &Line<'_>, env: &Envelope<'_>, node: Option<(NodeId, bool)>) {
         self.spawn_links.record(line, env, node);
+        if self.team_name.is_none()
+            && let Some(t) = env.team_name.get().filter(|t| !t.is_empty())
+        {
+            self.team_name = Some(t.to_owned());
+        }
         let Some((id, true)) = node else { return };
         let Some(message) = env.message.0.as_ref() else {
             return;
         };
         match env.kind.get() {
             Some("assistant") => {
-                let mut spawns = false;
+                let (mut spawns, mut sends) = (false, false);
                 for b in message.content.blocks() {
                     if !matches!(b.kind(), Some("tool_use" | "server_tool_use")) {
                         continue;
                     }
                     if let Some(tid) = b.id.get() {
                         self.tool_nodes.entry(tid.into()).or_insert(id);
-                        spawns |= matches!(b.name.get(), Some("Task" | "Agent"));
+                        spawns |= b.name.get().is_some_and(is_spawn_tool);
+                        sends |= b.name.get() == Some(SEND_MESSAGE);
                     }
                 }
-                if spawns {
-                    spawn_inputs(line.text, &mut self.spawn_inputs);
+                if (spawns || sends)
+                    && let Some(v) = parse_line(line.text)
+                {
+                    if spawns {
+                        spawn_inputs(&v, &mut self.spawn_inputs);
+                    }
+                    if sends {
+                        self.messages
+                            .extend(MessageCall::all_in(&v, id, line.number));
+                    }
                 }
             }
-            Some("user") if env.is_sidechain.0 && env.parent_uuid.get().is_none() => {
-                let prompt = match &message.content {
-                    Content::Text(t) => t.get().map(str::to_owned),
-                    Content::Blocks(b) => b
-                        .iter()
-                        .find(|b| b.kind() == Some("text"))
-                        .and_then(|b| b.text.get())
-                        .map(str::to_owned),
-                    Content::None => None,
-                };
-                self.sidechain_roots.push((id, prompt));
+            Some("user") if !self.messages.is_empty() => {
+                let answers = message.content.blocks().iter().any(|b| {
+                    b.kind() == Some("tool_result")
+                        && b.tool_use_id
+                            .get()
+                            .is_some_and(|t| self.messages.iter().any(|m| m.tool_use_id == t))
+                });
+                if answers && let Some(v) = parse_line(line.text) {
+                    MessageCall::note_results(&mut self.messages, &v);
+                }
+                self.sidechain_root(env, message, id);
             }
+            Some("user") => self.sidechain_root(env, message, id),
             _ => {}
         }
+    }
+}
+
+impl LinkVisitor {
+    /// Notes a parentless sidechain user record (an agent file's first prompt, an old inline
+    /// sidechain).
+    fn sidechain_root(&mut self, env: &Envelope<'_>, message: &Message<'_>, id: NodeId) {
+        if !env.is_sidechain.0 || env.parent_uuid.get().is_some() {
+            return;
+        }
+        let prompt = match &message.content {
+            Content::Text(t) => t.get().map(str::to_owned),
+            Content::Blocks(b) => b
+                .iter()
+                .find(|b| b.kind() == Some("text"))
+                .and_then(|b| b.text.get())
+                .map(str::to_owned),
+            Content::None => None,
+        };
+        self.sidechain_roots.push((id, prompt));
     }
 }
 

@@ -4,7 +4,9 @@
 //!
 //! Drawing rules (documented in `docs/reports/tree.md`):
 //! * every transcript's nodes are drawn from its roots in file order; a compaction boundary
-//!   whose `logicalParentUuid` names a node of the file is drawn as a child of that node;
+//!   whose `logicalParentUuid` names a node of the file is drawn as a child of that node, and
+//!   the first record after a seam of the whole history (a broken chain bridged by
+//!   [`skein_graph::Dag::history`]) as a child of the record the history continues from;
 //! * along a chain, the child on the active branch (else the last child in file order)
 //!   continues at the same indentation; other children, subagents spawned by the node and
 //!   inline sidechains linked to it are drawn first as indented side branches;
@@ -24,7 +26,7 @@ mod walk;
 
 pub use draw::draw_tree;
 pub use links::{AgentLink, Hung, LinkKey, LinkVisitor, SessionLinks, SpawnInput, link_session};
-pub use rows::{TreeNode, tree_nodes};
+pub use rows::{TreeNode, TreeRow, tree_nodes, tree_rows};
 pub use visitor::{NodeInfo, TreeVisitor};
 
 /// Which transcript of a session.
@@ -35,8 +37,8 @@ pub enum Source {
     Agent(usize),
 }
 
-/// How the drawing is capped.
-#[derive(Debug, Clone, Copy, Default)]
+/// How the drawing is capped, and what labels agents.
+#[derive(Debug, Clone, Default)]
 pub struct TreeOptions {
     /// Side branches and subagents nested deeper than this are drawn as one `… N nodes` line.
     pub max_depth: Option<usize>,
@@ -45,6 +47,8 @@ pub struct TreeOptions {
     pub collapse: Option<usize>,
     /// Draw internal agents (`acompact-`, …) in full instead of one line.
     pub internal: bool,
+    /// Agent-team configs, for agent names and types.
+    pub teams: Vec<skein_sessions::TeamConfig>,
 }
 
 /// `1 node`, `N nodes`.

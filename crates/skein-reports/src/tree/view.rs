@@ -1,5 +1,6 @@
-//! One transcript prepared for the traversal: its active branch, the compaction boundaries
-//! drawn under their logical parent, drawing children and subtree weights.
+//! One transcript prepared for the traversal: its active branch (the whole history), the
+//! compaction boundaries drawn under their logical parent and the seams under the record the
+//! history continues from, drawing children and subtree weights.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use skein_analysis::Analysis;
@@ -12,7 +13,8 @@ pub(super) struct FileView<'a> {
     pub(super) analysis: &'a Analysis,
     pub(super) info: &'a [NodeInfo],
     pub(super) active: FxHashSet<NodeId>,
-    /// Compaction boundaries drawn under their logical parent: parent → boundaries.
+    /// Compaction boundaries drawn under their logical parent, and records after a seam
+    /// under the record the history continues from: drawing parent → nodes.
     pub(super) boundaries: FxHashMap<NodeId, Vec<NodeId>>,
     pub(super) attached: FxHashSet<NodeId>,
     /// Nodes in each node's drawing subtree (itself included).
@@ -22,12 +24,17 @@ pub(super) struct FileView<'a> {
 impl<'a> FileView<'a> {
     pub(super) fn new(analysis: &'a Analysis, info: &'a [NodeInfo]) -> Self {
         let dag = &analysis.dag;
-        let active = dag
+        let history = dag
             .active_leaf()
-            .map(|l| dag.history_to_root(l).into_iter().collect())
+            .map(|l| dag.history(l))
             .unwrap_or_default();
+        let active = history.path.iter().copied().collect();
         let mut boundaries: FxHashMap<NodeId, Vec<NodeId>> = FxHashMap::default();
         let mut attached = FxHashSet::default();
+        for s in &history.seams {
+            boundaries.entry(s.continues).or_default().push(s.node);
+            attached.insert(s.node);
+        }
         for n in dag.nodes() {
             if dag.is_compact_boundary(n)
                 && dag.parent_node(n).is_none()

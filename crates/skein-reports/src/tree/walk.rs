@@ -54,7 +54,7 @@ struct Walker<'a, V> {
     s: &'a LoadedSession<V>,
     links: &'a SessionLinks,
     files: FxHashMap<Source, FileView<'a>>,
-    options: TreeOptions,
+    options: &'a TreeOptions,
     visited: FxHashSet<(Source, NodeId)>,
     drawn_agents: FxHashSet<usize>,
     expanded: Vec<Source>,
@@ -327,10 +327,10 @@ impl<'a, V> Walker<'a, V> {
 }
 
 /// The traversal: every entry in drawing order.
-pub(super) fn walk(
-    s: &LoadedSession<TreeVisitor>,
-    links: &SessionLinks,
-    options: TreeOptions,
+pub(super) fn walk<'a>(
+    s: &'a LoadedSession<TreeVisitor>,
+    links: &'a SessionLinks,
+    options: &'a TreeOptions,
 ) -> Vec<Entry> {
     let mut files = FxHashMap::default();
     if let Some((a, v)) = &s.main {

@@ -8,9 +8,8 @@ use skein_sessions::SessionFiles;
 
 use super::rows::{Acc, RowKey, SourceTokens, TotalsRow, UsageReport, UsageRow};
 use super::scan::{RequestCopy, SessionScan};
-use super::time::{UtcOffset, format_timestamp_ms};
-use crate::dates::DateRange;
 use crate::pricing::{ModelPrice, PricingTable};
+use skein_core::time::{DateRange, Zone, format_ms};
 
 /// The report's grouping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -21,6 +20,8 @@ pub enum UsageKind {
     Monthly,
     Session,
     Model,
+    /// Per agent (`--by agent`).
+    Agent,
 }
 
 impl UsageKind {
@@ -32,6 +33,7 @@ impl UsageKind {
             Self::Monthly => "monthly",
             Self::Session => "session",
             Self::Model => "model",
+            Self::Agent => "agent",
         }
     }
 
@@ -49,14 +51,17 @@ impl UsageKind {
 }
 
 /// Options of the report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct UsageOptions {
     pub kind: UsageKind,
-    /// Days (after applying `offset`) to keep.
+    /// Local days (in `zone`) to keep.
     pub range: DateRange,
-    /// Day boundaries.
-    pub offset: UtcOffset,
+    /// The zone whose local days, weeks and months the rows are.
+    pub zone: Zone,
 }
+
+/// The agent key of the main transcript's requests.
+const AGENT_MAIN: &str = crate::agents::MAIN;
 
 /// Model name used when `message.model` is missing.
 pub const NO_MODEL: &str = "<unknown>";
@@ -133,6 +138,34 @@ impl UsageBuilder {
     /// to be deterministic).
     pub fn add(&mut self, session: &SessionFiles, scan: SessionScan) {
         self.add_session(&session.session_id, &session.project(), scan);
+    }
+
+    /// Like [`UsageBuilder::add`], with each agent transcript's copies attributed to the
+    /// agent's key in `agents` (agent id → key, e.g. its name); copies of agents not in
+    /// `agents` are attributed to `(internal)` when read from an internal agent's transcript,
+    /// else to `(subagent)`.
+    pub fn add_with_agents(
+        &mut self,
+        session: &SessionFiles,
+        mut scan: SessionScan,
+        agents: &BTreeMap<String, String>,
+    ) {
+        for c in &mut scan.copies {
+            if let Some(id) = c.agent_id.take() {
+                let key = agents.get(&*id).map_or_else(
+                    || {
+                        if c.source == super::Source::InternalAgent {
+                            "(internal)"
+                        } else {
+                            "(subagent)"
+                        }
+                    },
+                    String::as_str,
+                );
+                c.agent_id = Some(key.into());
+            }
+        }
+        self.add(session, scan);
     }
 
     /// Like [`UsageBuilder::add`], naming the session by id and project.
@@ -238,10 +271,8 @@ impl UsageBuilder {
         let mut totals = Acc::default();
         let mut sources = SourceTokens::default();
         for (session, copy) in &requests {
-            let day = options.offset.day_of(copy.timestamp_ms);
-            if options.range.since.is_some_and(|s| day < s)
-                || options.range.until.is_some_and(|u| day > u)
-            {
+            let day = options.zone.day_of(copy.timestamp_ms);
+            if !options.range.contains(day) {
                 continue;
             }
             let model = copy.model.as_deref().unwrap_or(NO_MODEL);
@@ -260,6 +291,9 @@ impl UsageBuilder {
                 UsageKind::Monthly => RowKey::Text(day.month_key()),
                 UsageKind::Session => RowKey::Session(*session),
                 UsageKind::Model => RowKey::Text(model.to_owned()),
+                UsageKind::Agent => {
+                    RowKey::Text(copy.agent_id.as_deref().unwrap_or(AGENT_MAIN).to_owned())
+                }
             };
             rows.entry(key)
                 .or_default()
@@ -277,8 +311,9 @@ impl UsageBuilder {
                     session_id: None,
                     project: None,
                     model: None,
-                    first_timestamp: acc.first_ms.map(format_timestamp_ms),
-                    last_timestamp: acc.last_ms.map(format_timestamp_ms),
+                    agent: None,
+                    first_timestamp: acc.first_ms.map(format_ms),
+                    last_timestamp: acc.last_ms.map(format_ms),
                     figures: acc.figures(),
                     totals: false,
                 };
@@ -287,6 +322,7 @@ impl UsageBuilder {
                     (UsageKind::Weekly, RowKey::Text(k)) => row.week = Some(k),
                     (UsageKind::Monthly, RowKey::Text(k)) => row.month = Some(k),
                     (UsageKind::Model, RowKey::Text(k)) => row.model = Some(k),
+                    (UsageKind::Agent, RowKey::Text(k)) => row.agent = Some(k),
                     (_, RowKey::Session(s)) => {
                         let (id, project) = &self.sessions[s as usize];
                         row.session_id = Some(id.clone());
@@ -308,8 +344,8 @@ impl UsageBuilder {
         }
         let total_row = TotalsRow {
             report: options.kind.name(),
-            first_timestamp: totals.first_ms.map(format_timestamp_ms),
-            last_timestamp: totals.last_ms.map(format_timestamp_ms),
+            first_timestamp: totals.first_ms.map(format_ms),
+            last_timestamp: totals.last_ms.map(format_ms),
             figures: totals.figures(),
             unpriced_models: unpriced.into_iter().collect(),
             sources,
@@ -341,6 +377,7 @@ mod tests {
             timestamp_ms: 0,
             sidechain: side,
             foreign_session: false,
+            agent_id: None,
             source: if side {
                 Source::InternalAgent
             } else {

@@ -31,19 +31,17 @@
 //!
 //! Each request kept is attributed to the session, day and model of its kept copy; its cost
 //!
-//! Files: `time` (timestamps, fixed UTC offsets), `scan` (one session's files → per-file
+//! Files: `scan` (one session's files → per-file
 //! copies), `build` (copies of all sessions → deduplicated requests → rows), `rows` (the
 //! serialized rows and their accumulator).
 
 mod build;
 mod rows;
 mod scan;
-mod time;
 
 pub use build::{NO_MODEL, ScanStats, UsageBuilder, UsageKind, UsageOptions};
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
 pub use scan::{RequestCopy, SessionScan, Source, UsageScanner};
-pub use time::{OffsetError, UtcOffset, format_timestamp_ms, parse_timestamp_ms};
 
 /// Token counts of one request or a sum of requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

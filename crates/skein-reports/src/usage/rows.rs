@@ -103,7 +103,7 @@ pub struct Figures {
     pub breakdown: Vec<ModelUsage>,
 }
 
-/// One row: a day, week, month, session or model.
+/// One row: a day, week, month, session, model or agent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UsageRow {
     /// `daily`: `YYYY-MM-DD`.
@@ -124,6 +124,9 @@ pub struct UsageRow {
     /// `model`: the model (with `-fast` for fast mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// `--by agent`: `main`, the agent's name, `(type)` for unnamed agents, `(internal)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     pub first_timestamp: Option<String>,
     pub last_timestamp: Option<String>,
     #[serde(flatten)]

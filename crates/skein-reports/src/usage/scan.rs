@@ -13,8 +13,8 @@ use skein_sessions::SessionFiles;
 use skein_store::{Input, InputMode, open_input};
 
 use super::Tokens;
-use super::time::parse_timestamp_ms;
 use crate::session::LoadError;
+use skein_core::time::parse_ms;
 
 /// Where a copy was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -44,6 +44,9 @@ pub struct RequestCopy {
     /// The records' `sessionId` differs from the session's id (a resume copy).
     pub foreign_session: bool,
     pub source: Source,
+    /// The agent transcript it was read from (`None` in the main transcript; for a
+    /// `progress` copy, `data.agentId`).
+    pub agent_id: Option<Box<str>>,
 }
 
 /// What a session scan found.
@@ -86,6 +89,8 @@ struct RawLine<'a, D = Obj<RawData<'a>>> {
 struct RawData<'a> {
     #[serde(borrow)]
     message: Obj<RawLine<'a, IgnoredAny>>,
+    #[serde(rename = "agentId", borrow)]
+    agent_id: Str<'a>,
 }
 
 #[derive(Deserialize, Default)]
@@ -147,6 +152,7 @@ impl RawUsage<'_> {
 struct FileGroups<'c> {
     session_id: &'c str,
     source: Source,
+    agent_id: Option<&'c str>,
     index: FxHashMap<Box<str>, usize>,
     key: String,
     first: usize,
@@ -155,16 +161,19 @@ struct FileGroups<'c> {
 impl FileGroups<'_> {
     fn add(&mut self, raw: RawLine<'_>, scan: &mut SessionScan) {
         let top_sidechain = raw.is_sidechain.0;
-        let (timestamp, request_id, message, sidechain, source) = match raw.kind.get() {
+        let (timestamp, request_id, message, sidechain, source, agent) = match raw.kind.get() {
             Some("assistant") => (
                 raw.timestamp,
                 raw.request_id,
                 raw.message,
                 top_sidechain || self.source != Source::Main,
                 self.source,
+                self.agent_id.map(Into::into),
             ),
             Some("progress") => {
-                let Some(nested) = raw.data.0.and_then(|d| d.message.0) else {
+                let Some(data) = raw.data.0 else { return };
+                let agent = data.agent_id.get().map(Into::into);
+                let Some(nested) = data.message.0 else {
                     return;
                 };
                 if nested.kind.get() != Some("assistant") {
@@ -176,6 +185,7 @@ impl FileGroups<'_> {
                     nested.message,
                     true,
                     Source::Progress,
+                    agent,
                 )
             }
             _ => return,
@@ -188,7 +198,7 @@ impl FileGroups<'_> {
         if model == Some("<synthetic>") {
             return;
         }
-        let Some(ts) = timestamp.get().and_then(parse_timestamp_ms) else {
+        let Some(ts) = timestamp.get().and_then(parse_ms) else {
             scan.no_timestamp += 1;
             return;
         };
@@ -208,6 +218,7 @@ impl FileGroups<'_> {
             sidechain,
             foreign_session: raw.session_id.get().is_some_and(|s| s != self.session_id),
             source,
+            agent_id: agent.clone(),
         };
         let Some(mid) = message.id.get() else {
             scan.copies.push(copy());
@@ -272,7 +283,7 @@ impl UsageScanner {
     ) -> Result<SessionScan, LoadError> {
         let mut scan = SessionScan::default();
         if let Some(main) = &files.main {
-            self.scan_path(main, &files.session_id, Source::Main, mmap, &mut scan)?;
+            self.scan_path(main, &files.session_id, Source::Main, None, mmap, &mut scan)?;
         }
         for a in &files.agents {
             let source = if a.internal {
@@ -280,7 +291,8 @@ impl UsageScanner {
             } else {
                 Source::Subagent
             };
-            self.scan_path(&a.path, &files.session_id, source, mmap, &mut scan)?;
+            let id = Some(a.agent_id.as_str());
+            self.scan_path(&a.path, &files.session_id, source, id, mmap, &mut scan)?;
         }
         Ok(scan)
     }
@@ -290,6 +302,7 @@ impl UsageScanner {
         path: &std::path::Path,
         session_id: &str,
         source: Source,
+        agent_id: Option<&str>,
         mmap: bool,
         scan: &mut SessionScan,
     ) -> Result<(), LoadError> {
@@ -305,12 +318,12 @@ impl UsageScanner {
         scan.files += 1;
         match open_input(path, mode).map_err(|e| err(e.source))? {
             Input::Mapped(map) => self
-                .scan_lines(SliceLines::new(&map), session_id, source, scan)
+                .scan_agent_lines(SliceLines::new(&map), session_id, source, agent_id, scan)
                 .map_err(err),
             Input::Stream(r) => {
                 let buf = std::mem::take(&mut self.read_buf);
                 let mut lines = ReadLines::with_buffer(r, skein_core::lines::DEFAULT_BLOCK, buf);
-                let result = self.scan_lines(&mut lines, session_id, source, scan);
+                let result = self.scan_agent_lines(&mut lines, session_id, source, agent_id, scan);
                 self.read_buf = lines.into_buffer();
                 result.map_err(err)
             }
@@ -320,14 +333,27 @@ impl UsageScanner {
     /// Scans the lines of one file into `scan`.
     pub fn scan_lines<S: LineSource>(
         &mut self,
+        lines: S,
+        session_id: &str,
+        source: Source,
+        scan: &mut SessionScan,
+    ) -> io::Result<()> {
+        self.scan_agent_lines(lines, session_id, source, None, scan)
+    }
+
+    /// Like [`UsageScanner::scan_lines`], for the transcript of agent `agent_id`.
+    pub fn scan_agent_lines<S: LineSource>(
+        &mut self,
         mut lines: S,
         session_id: &str,
         source: Source,
+        agent_id: Option<&str>,
         scan: &mut SessionScan,
     ) -> io::Result<()> {
         let mut groups = FileGroups {
             session_id,
             source,
+            agent_id,
             index: FxHashMap::default(),
             key: String::new(),
             first: scan.copies.len(),
@@ -412,7 +438,7 @@ mod tests {
         );
         assert_eq!(
             a.timestamp_ms,
-            parse_timestamp_ms("2026-01-01T00:00:00Z").expect("ts")
+            parse_ms("2026-01-01T00:00:00Z").expect("ts")
         );
         let b = &scan.copies[1];
         assert_eq!(b.message_id.as_deref(), Some("m2"));

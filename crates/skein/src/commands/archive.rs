@@ -7,12 +7,14 @@
 //! * [`admin`]: `verify`, `restore`, `compact`, `train-dict`, `prune` (retention), `repair`.
 //! * [`files`]: single files: `compress`, `decompress`, `cat`.
 //! * [`source`]: what the hook's `archive` pass shares with this command.
+//! * [`teams`]: the agent-team configs archived next to the sessions.
 
 mod admin;
 mod files;
 mod meta;
 mod run;
 pub(crate) mod source;
+mod teams;
 mod transform;
 
 use std::path::PathBuf;

@@ -66,6 +66,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     if args.report.since.is_some() || args.report.until.is_some() {
         bail!("--since and --until do not apply to skein check");
     }
+    if args.report.timezone.is_some() {
+        bail!("--timezone does not apply to skein check");
+    }
     let format = args.report.format();
     let min = args.level.level();
     let (sessions, errors) = args.report.sessions_and_errors()?;

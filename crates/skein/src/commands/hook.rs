@@ -18,7 +18,7 @@ use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use skein_hook::{EventKind, LogEntry, LogLevel, MAX_EVENT_BYTES};
 
 mod archive;
-mod env;
+pub(crate) mod env;
 mod runner;
 mod settings;
 mod snapshot;
@@ -128,6 +128,7 @@ pub(crate) fn run_hook(args: &HookArgs) -> ExitCode {
     };
     if let Err(e) = read {
         let entry = LogEntry::new(
+            (ctx.clock)(),
             LogLevel::Error,
             None,
             None,

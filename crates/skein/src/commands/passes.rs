@@ -17,7 +17,9 @@ use skein_passes::{
     Pass, PassKind, PassReport, PassesConfig, Pipeline, Preset, PruneConfig, RedactLevel,
     RedactOptions, RedactPass, SnapshotConfig, SnapshotOptions, ToolUseResultMode,
 };
-use skein_store::{AtomicFile, Input, InputMode, open_input};
+use skein_store::{
+    InPlaceError, InPlaceOptions, Input, InputMode, ensure_not_input, open_input, rewrite_in_place,
+};
 
 /// Where the input comes from and where the output and reports go.
 #[derive(Debug, Args)]
@@ -28,11 +30,13 @@ pub(crate) struct IoArgs {
     /// Write the result to this file (replaced atomically) instead of standard output.
     #[arg(short = 'o', long, value_name = "OUT", conflicts_with = "in_place")]
     output: Option<PathBuf>,
-    /// Replace the input file atomically. Refused when the file changes while it is read (a
-    /// live session); nothing is written when the result is identical.
+    /// Replace the input file atomically. Lines a live session appends meanwhile are kept (the
+    /// file is processed again if it is otherwise changed); nothing is written when the result
+    /// is identical.
     #[arg(long)]
     in_place: bool,
-    /// With --in-place: keep the original as FILE.bak.
+    /// With --in-place: keep the original as FILE.bak (a hard link to the old file where the
+    /// file system allows, else a copy).
     #[arg(long, requires = "in_place")]
     backup: bool,
     /// Write the reports (one JSON object per pass and file, one per line) to this file
@@ -348,21 +352,6 @@ fn load_config(path: Option<&Path>) -> Result<PassesConfig> {
     PassesConfig::from_toml(&text).with_context(|| format!("{}", path.display()))
 }
 
-/// What a file looked like when it was read, to refuse replacing it if it changed since.
-#[derive(Debug, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-}
-
-fn stamp(path: &Path) -> Result<Stamp> {
-    let m = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
-    Ok(Stamp {
-        len: m.len(),
-        modified: m.modified().ok(),
-    })
-}
-
 pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     match open_input(path, InputMode::Read)? {
@@ -375,73 +364,11 @@ pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Writes `bytes` to `path` (`-` is standard output). A regular file (or a symlink to one)
-/// is replaced atomically, keeping its permissions (new files get 0600: transcripts are
-/// private); anything else that exists (`/dev/null`, a FIFO, a terminal) is written to
-/// directly, never replaced.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    if path.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        out.write_all(bytes)?;
-        out.flush()?;
-        return Ok(());
-    }
-    let (target, mode) = match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(path)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            f.write_all(bytes)
-                .with_context(|| format!("writing {}", path.display()))?;
-            return Ok(());
-        }
-        // Replace what a symlink points at, not the link (whose metadata `m` is).
-        Ok(m) => (
-            std::fs::canonicalize(path).with_context(|| format!("{}", path.display()))?,
-            mode_of(&m),
-        ),
-        Err(_) => (path.to_path_buf(), None),
-    };
-    let mut f =
-        AtomicFile::create(&target).with_context(|| format!("cannot write {}", path.display()))?;
-    if let Some(mode) = mode {
-        f.set_mode(mode)?;
-    }
-    f.write_all(bytes)
-        .with_context(|| format!("writing {}", path.display()))?;
-    f.commit()
-        .with_context(|| format!("replacing {}", path.display()))?;
-    Ok(())
-}
-
-fn file_mode(path: &Path) -> Option<u32> {
-    mode_of(&std::fs::metadata(path).ok()?)
-}
-
-#[cfg(unix)]
-#[allow(clippy::unnecessary_wraps)]
-fn mode_of(m: &std::fs::Metadata) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
-    Some(m.permissions().mode())
-}
-
-#[cfg(not(unix))]
-fn mode_of(_: &std::fs::Metadata) -> Option<u32> {
-    None
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-        .with_context(|| format!("{}", path.display()))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_: &Path, _: u32) -> Result<()> {
-    Ok(())
+/// Writes `bytes` to `path`, refusing a path that is one of `inputs` (by identity); see
+/// [`crate::output::write_output`].
+pub(crate) fn write_file(path: &Path, bytes: &[u8], inputs: &[&Path]) -> Result<()> {
+    ensure_not_input(path, inputs)?;
+    crate::output::write_output(path, bytes)
 }
 
 /// Collects the report lines and writes them at the end.
@@ -481,7 +408,7 @@ impl Reports {
 
     fn write(&self, path: Option<&Path>) -> Result<()> {
         if let Some(p) = path {
-            return write_file(p, &self.lines);
+            return crate::output::write_output(p, &self.lines);
         }
         let mut err = std::io::stderr().lock();
         err.write_all(&self.lines)?;
@@ -508,11 +435,16 @@ fn run(flags: &Flags<'_>, io: &IoArgs, out_dir: Option<&Path>) -> Result<ExitCod
             bail!("--in-place cannot rewrite a compressed file; use -o");
         }
     }
-    let before = if io.in_place {
-        Some(stamp(&io.input)?)
-    } else {
-        None
-    };
+    if let Some(report) = &io.report {
+        ensure_not_input(report, &[&io.input]).context("--report")?;
+    }
+    if io.in_place {
+        return run_in_place(&pipeline, io);
+    }
+    if let Some(out) = &io.output {
+        ensure_not_input(out, &[&io.input])
+            .context("-o names the input; use --in-place to rewrite it")?;
+    }
     let input = read_input(&io.input)?;
     let result = pipeline
         .run(&input)
@@ -556,27 +488,42 @@ fn run(flags: &Flags<'_>, io: &IoArgs, out_dir: Option<&Path>) -> Result<ExitCod
     for r in &result.reports {
         reports.push(&io.input, r, None)?;
     }
-    if io.in_place {
-        if result.bytes != input {
-            if stamp(&io.input)? != before.expect("stamped above") {
-                bail!(
-                    "{} changed while it was read (a live session?); not replaced",
-                    io.input.display()
-                );
-            }
-            if io.backup {
-                let mut bak = io.input.clone().into_os_string();
-                bak.push(".bak");
-                write_file(Path::new(&bak), &input).context("writing the backup")?;
-                if let Some(mode) = file_mode(&io.input) {
-                    set_mode(Path::new(&bak), mode)?;
-                }
-            }
-            write_file(&io.input, &result.bytes)?;
-        }
-    } else {
-        let target = io.output.clone().unwrap_or_else(|| PathBuf::from("-"));
-        write_file(&target, &result.bytes)?;
+    let target = io.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    write_file(&target, &result.bytes, &[&io.input])?;
+    reports.write(io.report.as_deref())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--in-place`: the input is rewritten through `skein_store::rewrite_in_place`, so lines a
+/// live session appends meanwhile are carried over (or the file is processed again).
+fn run_in_place(pipeline: &Pipeline, io: &IoArgs) -> Result<ExitCode> {
+    let backup = io.backup.then(|| {
+        let mut bak = io.input.clone().into_os_string();
+        bak.push(".bak");
+        PathBuf::from(bak)
+    });
+    let options = InPlaceOptions {
+        backup,
+        ..InPlaceOptions::default()
+    };
+    let mut last = Vec::new();
+    let done = rewrite_in_place(&io.input, &options, |input| {
+        let result = pipeline
+            .run(input)
+            .with_context(|| format!("{}", io.input.display()))?;
+        last = result.reports;
+        Ok::<_, anyhow::Error>((result.bytes != input).then_some(result.bytes))
+    });
+    let done = match done {
+        Ok(d) => d,
+        Err(InPlaceError::Process(e)) => return Err(e),
+        Err(InPlaceError::Replace(e)) => return Err(e.into()),
+    };
+    let kept = done.carried_bytes + done.late_bytes;
+    let mut reports = Reports::new();
+    for r in &last {
+        let extra = (kept > 0).then(|| ("appended_during_rewrite", Value::from(kept)));
+        reports.push(&io.input, r, extra)?;
     }
     reports.write(io.report.as_deref())?;
     Ok(ExitCode::SUCCESS)

@@ -1,7 +1,7 @@
 //! `skein show SESSION`: the active conversation as Markdown. See `docs/reports/show.md`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -36,10 +36,15 @@ pub(crate) struct Args {
     /// instead of the active branch.
     #[arg(long, value_name = "UUID")]
     pub(crate) leaf: Option<String>,
-    /// Start at the last compaction boundary instead of following compactions back to the
-    /// start of the session.
+    /// Start at the last compaction boundary (Claude Code's own walk) instead of following
+    /// the whole history back to the start of the file, across compactions and broken
+    /// chains.
     #[arg(long)]
     pub(crate) since_compaction: bool,
+    /// Also render rewound branches (abandoned by a rewind or an edited prompt), folded
+    /// where they fork off the rendered branch.
+    #[arg(long)]
+    pub(crate) all_branches: bool,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
@@ -47,6 +52,17 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         node_tools: true,
         ..AnalysisOptions::default()
     };
+    if let Some(out) = &args.output {
+        // `-o` naming a transcript of the session would replace it with Markdown.
+        let files = args.session.resolve()?;
+        let inputs: Vec<&Path> = files
+            .main
+            .iter()
+            .map(PathBuf::as_path)
+            .chain(files.agents.iter().map(|a| a.path.as_path()))
+            .collect();
+        skein_store::ensure_not_input(out, &inputs)?;
+    }
     let loaded = args.session.load::<ShowVisitor>(&analysis)?;
     let links = link_session(&loaded, |v| &v.links);
     let options = ShowOptions {
@@ -56,11 +72,13 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         max_result: args.max_result,
         leaf: args.leaf.clone(),
         bridge: !args.since_compaction,
+        all_branches: args.all_branches,
         mmap: args.session.mmap,
+        teams: args.session.teams(),
     };
     let markdown = render_session(&loaded, &links, &options)?;
     if let Some(path) = &args.output {
-        skein_store::write_atomic(path, markdown.as_bytes())
+        crate::output::write_output(path, markdown.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
     } else {
         let stdout = std::io::stdout();

@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 use serde::de::IgnoredAny;
 use skein_analysis::AnalysisOptions;
+use skein_core::time::{Zone, parse_ms};
 use skein_reports::load_session;
 use skein_reports::skills::{SkillRow, SkillTotals, SkillVisitor, in_range, skill_calls};
 
@@ -22,10 +23,12 @@ pub(crate) struct Args {
     pub(crate) slash_commands: bool,
 }
 
-fn cells(r: &SkillRow) -> Vec<String> {
+fn cells(r: &SkillRow, zone: &Zone) -> Vec<String> {
+    // The local day, as the `days` count and the JSON `daily` keys use.
     let day = |ts: &Option<String>| {
         ts.as_deref()
-            .map_or_else(|| "-".into(), |t| t.chars().take(10).collect())
+            .and_then(parse_ms)
+            .map_or_else(|| "-".into(), |ms| zone.day_of(ms).key())
     };
     vec![
         r.skill.clone(),
@@ -42,16 +45,17 @@ fn cells(r: &SkillRow) -> Vec<String> {
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let format = args.report.format();
     let dates = args.report.date_range()?;
+    let zone = args.report.zone()?;
     let (sessions, found_ok) = args.report.sessions()?;
     let options = AnalysisOptions::default();
-    let mut totals = SkillTotals::new();
+    let mut totals = SkillTotals::in_zone(zone.clone());
     let jobs_ok = args.report.for_each_row(
         &sessions,
         |s, parser| {
             let loaded =
                 load_session::<IgnoredAny, SkillVisitor>(s, &options, parser, args.report.mmap)?;
             let mut calls = skill_calls(&loaded, args.slash_commands);
-            calls.retain(|c| in_range(&dates, c));
+            calls.retain(|c| in_range(&dates, &zone, c));
             Ok(calls)
         },
         |c| {
@@ -65,7 +69,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         &[
             "skill", "count", "sessions", "first", "last", "errors", "success", "days",
         ],
-        cells,
+        |r| cells(r, &zone),
     )?;
     Ok(exit_status(found_ok && jobs_ok))
 }

@@ -9,8 +9,10 @@ use serde::de::IgnoredAny;
 use skein_analysis::{AnalysisOptions, NoVisitor};
 use skein_core::Parser;
 use skein_reports::tools::{
-    ToolCall, ToolFilter, ToolLoop, ToolTotals, ToolTotalsBuilder, tool_calls, tool_loops,
+    AgentTotals, ToolCall, ToolFigures, ToolFilter, ToolLoop, ToolTotals, ToolTotalsBuilder,
+    calls_by_agent, tool_calls, tool_loops,
 };
+use skein_reports::tree::LinkVisitor;
 use skein_reports::{LoadedSession, load_session};
 use skein_sessions::SessionFiles;
 
@@ -21,7 +23,8 @@ use crate::report::{ReportArgs, exit_status, write_rows};
 pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) report: ReportArgs,
-    /// Totals per tool name instead of one row per call.
+    /// Totals per tool name, or per agent (`main`, an agent's name, or `(type)` for unnamed
+    /// agents), instead of one row per call.
     #[arg(long, value_enum, conflicts_with = "loops")]
     pub(crate) by: Option<By>,
     /// Report tool loops instead of calls: runs of at least N consecutive calls of one tool
@@ -45,6 +48,8 @@ pub(crate) struct Args {
 pub(crate) enum By {
     /// One row per tool name.
     Name,
+    /// One row per agent name.
+    Agent,
 }
 
 /// At most `n` characters of a summary for the table.
@@ -118,9 +123,9 @@ const TOTALS_HEADERS: [&str; 10] = [
     "tool", "calls", "sessions", "errors", "error%", "unpaired", "bytes", "avg", "p50_ms", "max_ms",
 ];
 
-fn totals_cells(t: &ToolTotals) -> Vec<String> {
+fn figure_cells(key: &str, t: &ToolFigures) -> Vec<String> {
     vec![
-        t.tool.clone(),
+        key.to_owned(),
         t.calls.to_string(),
         t.sessions.to_string(),
         t.errors.to_string(),
@@ -133,10 +138,27 @@ fn totals_cells(t: &ToolTotals) -> Vec<String> {
     ]
 }
 
+fn totals_cells(t: &ToolTotals) -> Vec<String> {
+    figure_cells(&t.tool, &t.figures)
+}
+
+const AGENT_HEADERS: [&str; 12] = [
+    "agent", "files", "calls", "sessions", "errors", "error%", "unpaired", "bytes", "avg",
+    "p50_ms", "max_ms", "media",
+];
+
+fn agent_cells(t: &AgentTotals) -> Vec<String> {
+    let mut cells = figure_cells(&t.agent, &t.figures);
+    cells.insert(1, t.transcripts.to_string());
+    cells.push(t.figures.media_bytes.to_string());
+    cells
+}
+
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let report = &args.report;
     let filter = ToolFilter {
         dates: report.date_range()?,
+        zone: report.zone()?,
         tools: args.tools.clone(),
     };
     let (sessions, found_ok) = report.sessions()?;
@@ -151,6 +173,26 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             Ok(loops)
         };
         report.stream_rows(&sessions, &LOOP_COLUMNS, job, loop_cells)?
+    } else if args.by == Some(By::Agent) {
+        let teams = super::tree::team_configs(report.quiet);
+        let mut totals = ToolTotalsBuilder::new();
+        let job = |s: &SessionFiles, parser: &mut Parser| {
+            let loaded = load_session::<IgnoredAny, LinkVisitor>(s, &options, parser, mmap)?;
+            let mut calls = calls_by_agent(&loaded, |v| v, &teams);
+            calls.retain(|(_, c)| filter.keeps(c));
+            Ok(calls)
+        };
+        let ok = report.for_each_row(&sessions, job, |(key, c)| {
+            totals.add_as(&key, &c);
+            Ok(())
+        })?;
+        write_rows(
+            report.format(),
+            &totals.finish_agents(),
+            &AGENT_HEADERS,
+            agent_cells,
+        )?;
+        ok
     } else if args.by == Some(By::Name) {
         let mut totals = ToolTotalsBuilder::new();
         let job = |s: &SessionFiles, parser: &mut Parser| {

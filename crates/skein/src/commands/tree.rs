@@ -10,9 +10,9 @@ use clap::Args as ClapArgs;
 use serde::de::IgnoredAny;
 use skein_analysis::{AnalysisOptions, RecordVisitor};
 use skein_core::Parser;
-use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_nodes};
+use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_rows};
 use skein_reports::{LoadedSession, load_session};
-use skein_sessions::{SessionFiles, discover};
+use skein_sessions::{SessionFiles, TeamConfig, discover, read_team_configs};
 
 use crate::cli::Format;
 use crate::inputs::{legacy_agent_files, transcript_stem};
@@ -70,6 +70,21 @@ fn session_of_file(path: &Path) -> Result<SessionFiles> {
     }
 }
 
+/// The agent-team configs under Claude Code's config dir (`<dir>/teams/*/config.json`), for
+/// agent names and types; unreadable ones are reported on stderr unless `quiet`.
+pub(crate) fn team_configs(quiet: bool) -> Vec<TeamConfig> {
+    let Some(dir) = super::hook::env::HookEnv::from_process().claude_dir() else {
+        return Vec::new();
+    };
+    let (teams, errors) = read_team_configs(&dir.join("teams"));
+    if !quiet {
+        for e in errors {
+            error_line(&format!("{e} (skipped)"));
+        }
+    }
+    teams
+}
+
 impl SessionArgs {
     /// Resolves and reads the session; warns on stderr (unless `--quiet`) about each file's
     /// invalid lines, which the drawing or rendering skips.
@@ -93,6 +108,11 @@ impl SessionArgs {
             }
         }
         Ok(loaded)
+    }
+
+    /// The agent-team configs (see [`team_configs`]).
+    pub(crate) fn teams(&self) -> Vec<TeamConfig> {
+        team_configs(self.quiet)
     }
 
     /// Resolves `SESSION` to its files.
@@ -173,27 +193,28 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         .session
         .load::<TreeVisitor>(&AnalysisOptions::default())?;
     let links = link_session(&loaded, |v| &v.links);
+    let tree = TreeOptions {
+        max_depth: args.max_depth,
+        collapse: args
+            .collapse
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        internal: args.internal,
+        teams: args.session.teams(),
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match choose_format(args.format) {
         Format::Table => {
-            let tree = TreeOptions {
-                max_depth: args.max_depth,
-                collapse: args
-                    .collapse
-                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-                internal: args.internal,
-            };
-            out.write_all(draw_tree(&loaded, &links, tree).as_bytes())?;
+            out.write_all(draw_tree(&loaded, &links, &tree).as_bytes())?;
         }
         Format::Jsonl => {
-            for n in tree_nodes(&loaded, &links) {
+            for n in tree_rows(&loaded, &links, &tree) {
                 serde_json::to_writer(&mut out, &n)?;
                 out.write_all(b"\n")?;
             }
         }
         Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &tree_nodes(&loaded, &links))?;
+            serde_json::to_writer_pretty(&mut out, &tree_rows(&loaded, &links, &tree))?;
             out.write_all(b"\n")?;
         }
     }

@@ -2,15 +2,21 @@
 //! deduplicated across the whole input. See `docs/reports/usage.md`.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
+use serde::de::IgnoredAny;
+use skein_analysis::AnalysisOptions;
+use skein_reports::agents::agent_groups;
+use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
+use skein_reports::tree::LinkVisitor;
 use skein_reports::usage::{
-    Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner, UtcOffset,
+    Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner,
 };
 
 use crate::cli::Format;
@@ -29,20 +35,36 @@ use crate::report::{ReportArgs, RowWriter, exit_status};
 pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) report: ReportArgs,
-    /// Day boundaries for grouping and for --since/--until: UTC (default) or a fixed offset
-    /// such as +09:00 or -0500.
-    #[arg(long, value_name = "OFFSET", default_value = "UTC")]
-    pub(crate) timezone: String,
     /// A JSON price table whose entries extend or override the embedded one.
     #[arg(long, value_name = "FILE")]
     pub(crate) pricing: Option<PathBuf>,
     /// In the table, add one line per model under each row.
     #[arg(long)]
     pub(crate) breakdown: bool,
+    /// Group by agent instead of the report's period: `main`, an agent's name, `(type)` for
+    /// unnamed agents, `(internal)` (reads each session twice).
+    #[arg(long, value_enum)]
+    pub(crate) by: Option<By>,
+}
+
+/// What `--by` groups on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum By {
+    /// One row per agent name.
+    Agent,
 }
 
 thread_local! {
     static SCANNER: RefCell<UsageScanner> = RefCell::new(UsageScanner::new());
+}
+
+/// No report name was given (the first path names none).
+fn named_default(report: &ReportArgs) -> bool {
+    report
+        .paths
+        .first()
+        .and_then(|p| p.to_str())
+        .is_none_or(|p| UsageKind::from_name(p).is_none())
 }
 
 /// The report kind named by the first path, and the paths that remain.
@@ -58,31 +80,64 @@ fn split_kind(report: &ReportArgs) -> (UsageKind, ReportArgs) {
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let (kind, report) = split_kind(&args.report);
+    let (named, report) = split_kind(&args.report);
+    let kind = match (args.by, named) {
+        (None, k) => k,
+        (Some(By::Agent), UsageKind::Daily) if named_default(&args.report) => UsageKind::Agent,
+        (Some(By::Agent), k) => anyhow::bail!(
+            "--by agent replaces the {} report: give no report name with it",
+            k.name()
+        ),
+    };
     let format = report.format();
-    let offset = UtcOffset::parse(&args.timezone)?;
     let options = UsageOptions {
         kind,
         range: report.date_range()?,
-        offset,
+        zone: report.zone()?,
     };
     let mut pricing = PricingTable::embedded();
     if let Some(path) = &args.pricing {
-        let user = PricingTable::from_file(path).context("cannot use --pricing")?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+            .context("cannot use --pricing")?;
+        let user = PricingTable::from_json(&text, &path.display().to_string())
+            .context("cannot use --pricing")?;
         pricing = pricing.overridden_by(user);
     }
     let (sessions, found_ok) = report.sessions()?;
     let mmap = report.mmap;
     let mut builder = UsageBuilder::new();
+    let teams = if kind == UsageKind::Agent {
+        super::tree::team_configs(report.quiet)
+    } else {
+        Vec::new()
+    };
     let jobs_ok = report.for_each_session(
         &sessions,
-        |s, _parser| {
-            SCANNER
+        |s, parser| {
+            let scan = SCANNER
                 .with(|sc| sc.borrow_mut().scan_session(s, mmap))
-                .map_err(anyhow::Error::from)
+                .map_err(anyhow::Error::from)?;
+            // Agent names come from the spawning calls: one more pass, only for --by agent.
+            let agents = if kind == UsageKind::Agent {
+                let loaded = load_session::<IgnoredAny, LinkVisitor>(
+                    s,
+                    &AnalysisOptions::default(),
+                    parser,
+                    mmap,
+                )?;
+                agent_groups(&loaded, |v| v, &teams)
+            } else {
+                BTreeMap::new()
+            };
+            Ok((scan, agents))
         },
-        |s, scan| {
-            builder.add(s, scan);
+        |s, (scan, agents)| {
+            if kind == UsageKind::Agent {
+                builder.add_with_agents(s, scan, &agents);
+            } else {
+                builder.add(s, scan);
+            }
             Ok(())
         },
     )?;
@@ -156,6 +211,7 @@ fn key_of(kind: UsageKind, row: &UsageRow) -> String {
             .as_ref()
             .map(|s| format!("{}  {}", row.project.as_deref().unwrap_or(""), s)),
         UsageKind::Model => row.model.clone(),
+        UsageKind::Agent => row.agent.clone(),
     };
     k.unwrap_or_default()
 }
@@ -180,6 +236,7 @@ fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
         UsageKind::Monthly => "month",
         UsageKind::Session => "project  session",
         UsageKind::Model => "model",
+        UsageKind::Agent => "agent",
     };
     let headers = [
         first,

@@ -829,3 +829,82 @@ fn compact_and_train_dict_report_json() {
     let out = env.skein(&["archive", "verify", d]);
     assert!(out.status.success());
 }
+
+#[test]
+fn team_configs_are_archived_next_to_the_sessions() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = Env::new();
+    let team_dir = env.path("claude/teams/research");
+    std::fs::create_dir_all(&team_dir).expect("mkdir");
+    let config = format!(
+        "{{\n  \"team_name\": \"research\",\n  \"members\": [\n    {{\"name\": \"alice\", \"agentId\": \"alice@research\", \"agentType\": \"Explore\", \"prompt\": \"use {GH_TOKEN}\"}}\n  ]\n}}\n"
+    );
+    std::fs::write(team_dir.join("config.json"), &config).expect("write");
+    // Not a team: no config.json.
+    std::fs::create_dir_all(env.path("claude/teams/empty")).expect("mkdir");
+    let stored = env.archive_dir().join("teams/research/config.json");
+
+    let rows = env.archive(&[]);
+    let row = by_kind(&rows, "team-config");
+    assert_eq!(
+        (&row["team"], &row["status"], &row["file"]),
+        (
+            &Value::from("research"),
+            &Value::from("created"),
+            &Value::from("teams/research/config.json")
+        )
+    );
+    assert_eq!(
+        rows.iter().filter(|r| r["kind"] == "team-config").count(),
+        1
+    );
+    assert_eq!(
+        std::fs::read(&stored).expect("stored"),
+        config.as_bytes(),
+        "kept as is"
+    );
+    let mode = |p: &Path| std::fs::metadata(p).expect("md").permissions().mode() & 0o777;
+    assert_eq!(mode(&stored), 0o600);
+    assert_eq!(mode(&env.archive_dir().join("teams/research")), 0o700);
+    assert_eq!(mode(&env.archive_dir().join("teams")), 0o700);
+
+    // Again: unchanged, nothing rewritten. Then the team changes: the latest version replaces it.
+    let before = std::fs::metadata(&stored)
+        .expect("md")
+        .modified()
+        .expect("mtime");
+    let rows = env.archive(&[]);
+    assert_eq!(by_kind(&rows, "team-config")["status"], "unchanged");
+    assert_eq!(
+        std::fs::metadata(&stored)
+            .expect("md")
+            .modified()
+            .expect("mtime"),
+        before
+    );
+    let changed = config.replace("Explore", "general-purpose");
+    std::fs::write(team_dir.join("config.json"), &changed).expect("write");
+    let projects = env.projects();
+    let rows = env.archive(&[projects.to_str().expect("utf8")]);
+    assert_eq!(
+        by_kind(&rows, "team-config")["status"],
+        "updated",
+        "found beside projects/"
+    );
+    assert_eq!(std::fs::read(&stored).expect("stored"), changed.as_bytes());
+
+    // With --redact, the stored config is its JSON with the token replaced.
+    let redacted_dir = env.path("redacted");
+    let out = env.skein(&[
+        "archive",
+        "--to",
+        redacted_dir.to_str().expect("utf8"),
+        "--redact",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(redacted_dir.join("teams/research/config.json"))
+        .expect("redacted config");
+    assert!(!text.contains(GH_TOKEN), "{text}");
+    let v: Value = serde_json::from_str(&text).expect("still JSON");
+    assert_eq!(v["members"][0]["agentType"], "general-purpose");
+}

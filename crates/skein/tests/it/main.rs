@@ -1,10 +1,20 @@
 //! Integration tests for skein (one test binary; modules by area).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
 
 mod archive;
+mod archive_safety;
 mod check;
 mod cli;
 mod common;
+mod history;
+mod history_corpus;
 mod hook;
+mod line_cap;
+mod live_files;
 mod passes;
 mod show;
 mod skills;
@@ -12,3 +22,4 @@ mod stats_fixtures;
 mod tools;
 mod tree;
 mod usage;
+mod zones;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use crate::common;
-use common::{corpus, jsonl_files, note, root, skein};
+use common::{corpus, in_order, jsonl_files, note, root, skein};
 
 fn fixture_dir() -> PathBuf {
     root().join("testdata/reports/show")
@@ -27,17 +27,6 @@ fn show(args: &[&str]) -> String {
     let mut all = vec!["show", "--in", "projects"];
     all.extend_from_slice(args);
     ok(&skein(&all, &fixture_dir()))
-}
-
-/// `needles` appear in `hay` in this order.
-fn in_order(hay: &str, needles: &[&str]) {
-    let mut at = 0;
-    for n in needles {
-        match hay[at..].find(n) {
-            Some(i) => at += i + n.len(),
-            None => panic!("{n:?} missing (or out of order) in:\n{hay}"),
-        }
-    }
 }
 
 #[test]
@@ -67,7 +56,7 @@ fn active_conversation_in_order_without_the_abandoned_branch() {
             "Vec&lt;u8> stays escaped.",
             "## User\n\nSummarize &lt;b.txt> please",
             "<summary><b>Task</b> Summarize</summary>",
-            "<summary>Subagent <code>sub1</code> · 2 records</summary>",
+            "<summary>Subagent <code>sub1</code> · general-purpose · 2 records</summary>",
             "#### User\n\nSummarize b.txt",
             "#### Assistant\n\nb.txt is empty.",
             "</details>",

@@ -37,7 +37,7 @@ fn keys(v: &Value) -> Vec<&str> {
         .collect()
 }
 
-const CALL_KEYS: [&str; 16] = [
+const CALL_KEYS: [&str; 18] = [
     "session_id",
     "project",
     "agent_id",
@@ -51,6 +51,8 @@ const CALL_KEYS: [&str; 16] = [
     "input_summary",
     "is_error",
     "result_bytes",
+    "media_bytes",
+    "images",
     "duration_ms",
     "paired",
     "timestamp",
@@ -78,6 +80,8 @@ fn totals_by_name_match() {
             "unpaired",
             "result_bytes",
             "avg_result_bytes",
+            "media_bytes",
+            "images",
             "p50_duration_ms",
             "max_duration_ms"
         ]

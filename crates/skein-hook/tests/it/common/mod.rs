@@ -71,7 +71,7 @@ impl Env {
     }
 
     pub(crate) fn ctx(&self) -> HookContext {
-        let mut ctx = HookContext::new(&self.state, &self.projects);
+        let mut ctx = HookContext::new(&self.state, &self.projects, std::time::SystemTime::now);
         ctx.base_config = Config {
             lock_timeout_ms: 60_000,
             ..Config::default()

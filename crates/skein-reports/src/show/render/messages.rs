@@ -4,15 +4,17 @@ use std::fmt::Write as _;
 
 use rustc_hash::FxHashSet;
 use serde_json::Value;
+use skein_core::record::is_spawn_tool;
 use skein_graph::NodeId;
 
 use super::{Renderer, Results, Role, flag, str_at};
+use crate::agents::SEND_MESSAGE;
 use crate::show::ShowError;
 use crate::show::text::{
     escape_html, escape_markdown_html, fence_for, is_interrupt, message_text, result_text, tag,
 };
 use crate::tools::input_summary;
-use crate::tree::{Hung, Source};
+use crate::tree::Source;
 
 impl Renderer<'_> {
     pub(super) fn user(&mut self, v: &Value, uses: &FxHashSet<&str>, depth: usize) {
@@ -81,7 +83,7 @@ impl Renderer<'_> {
         }
         if depth == 0 && !text.trim_start().starts_with('<') {
             self.facts.prompts += 1;
-            if self.facts.first_prompt.is_none() {
+            if self.facts.first_prompt.is_none() && self.in_rewound == 0 {
                 self.facts.first_prompt = Some(text.clone());
             }
         }
@@ -178,13 +180,17 @@ impl Renderer<'_> {
     ) -> Result<(), ShowError> {
         let name = str_at(b, "name").unwrap_or("tool");
         let id = str_at(b, "id").unwrap_or("");
-        let input = b.get("input");
-        let summary = input_summary(name, input);
-        let result = results.get(id).copied();
-        let is_error = result.is_some_and(|r| flag(r, "is_error"));
         if depth == 0 {
             self.facts.tool_calls += 1;
         }
+        if name == SEND_MESSAGE {
+            self.send_message(src, b, results);
+            return Ok(());
+        }
+        let input = b.get("input");
+        let summary = input_summary(name, input);
+        let result = results.get(id).map(|&(block, _)| block);
+        let is_error = result.is_some_and(|r| flag(r, "is_error"));
         let status = match result {
             None => " · <i>no result</i>",
             Some(_) if is_error => " · <i>error</i>",
@@ -197,20 +203,7 @@ impl Renderer<'_> {
             escape_html(&summary)
         );
         self.tool_input(name, input);
-        if self.opts.agents {
-            let hung: Vec<Hung> = self.links.hung_at(src, n).to_vec();
-            for h in hung {
-                match h {
-                    Hung::Agent(i) if self.links.agents[i].tool_use_id.as_deref() == Some(id) => {
-                        self.agent(i, depth + 1)?;
-                    }
-                    Hung::Inline(root) if self.links.inline_tool_use(root) == Some(id) => {
-                        self.inline(root, depth + 1)?;
-                    }
-                    _ => {}
-                }
-            }
-        }
+        self.hung_agents(src, n, id, depth)?;
         if let Some(r) = result {
             let text = r.get("content").map(result_text).unwrap_or_default();
             self.out.push_str(if is_error {
@@ -254,7 +247,7 @@ impl Renderer<'_> {
                 }
                 self.fenced("", field("content").unwrap_or(""), "input");
             }
-            "Task" | "Agent" if field("prompt").is_some() => {
+            n if is_spawn_tool(n) && field("prompt").is_some() => {
                 self.fenced("", field("prompt").unwrap_or(""), "prompt");
             }
             _ => {

@@ -74,6 +74,12 @@ pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
     }
     let report = skein_archive::verify(&args.dir)
         .with_context(|| format!("verifying {}", args.dir.display()))?;
+    if report.checkpoints == 0 && report.issues.is_empty() {
+        bail!(
+            "{}: nothing archived there (an empty archive or an empty directory)",
+            args.dir.display()
+        );
+    }
     let rows: Vec<_> = report
         .issues
         .iter()
@@ -290,9 +296,24 @@ pub(super) fn repair(args: &RepairArgs) -> Result<ExitCode> {
         .iter()
         .map(|(p, e)| json!({"checkpoint": rel(root, p), "error": e}))
         .collect();
+    let rebuilt: Vec<_> = r
+        .rebuilt
+        .iter()
+        .map(|b| {
+            json!({
+                "file": b.file,
+                "before": {"committed_len": b.before.0, "lines": b.before.1, "raw_bytes": b.before.2},
+                "after": {"committed_len": b.after.0, "lines": b.after.1, "raw_bytes": b.after.2},
+                "source_kept": b.source_kept,
+            })
+        })
+        .collect();
+    let set_aside: Vec<_> = r.set_aside.iter().map(|p| rel(root, p)).collect();
     print_lines(&[json!({
         "checkpoints": r.checkpoints,
         "truncated_bytes": r.truncated_bytes,
+        "rebuilt": rebuilt,
+        "set_aside": set_aside,
         "index_entries": indexed,
         "errors": errors,
     })])?;

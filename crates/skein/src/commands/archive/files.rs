@@ -137,6 +137,7 @@ pub(crate) fn compress(args: &CompressArgs) -> Result<ExitCode> {
         w.flush()?;
         r
     } else {
+        skein_store::ensure_not_input(&out, &[&args.input])?;
         refuse_existing(&out, args.force)?;
         if is_stdio(&args.input) {
             bail!("reading standard input: write to standard output (-o -)");
@@ -183,6 +184,7 @@ pub(crate) fn decompress(args: &DecompressArgs) -> Result<ExitCode> {
     if is_stdio(&args.input) {
         bail!("reading standard input: write to standard output (-o -)");
     }
+    skein_store::ensure_not_input(&out, &[&args.input])?;
     refuse_existing(&out, args.force)?;
     let report = skein_archive::decompress_file(&args.input, &out)?;
     if std::io::stderr().is_terminal() {

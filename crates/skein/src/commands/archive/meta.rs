@@ -98,7 +98,7 @@ fn base(analysis: &Analysis, v: &MetaVisitor) -> SessionMeta {
         ..SessionMeta::default()
     };
     m.message_count = m.user_messages + m.assistant_messages;
-    let ms = |t: &Option<String>| t.as_deref().and_then(skein_analysis::tools::parse_ms);
+    let ms = |t: &Option<String>| t.as_deref().and_then(skein_core::time::parse_ms);
     if let (Some(a), Some(b)) = (ms(&m.first_timestamp), ms(&m.last_timestamp)) {
         m.duration_ms = u64::try_from(b - a).ok();
     }

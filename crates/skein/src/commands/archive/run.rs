@@ -72,6 +72,7 @@ fn reason_name(r: VersionReason) -> &'static str {
         VersionReason::HeadChanged => "head-changed",
         VersionReason::TailChanged => "tail-changed",
         VersionReason::ArchiveDamaged => "archive-damaged",
+        VersionReason::CheckpointRebuilt => "checkpoint-rebuilt",
     }
 }
 
@@ -238,20 +239,10 @@ fn unchanged(ck: Option<&Checkpoint>, md: Option<&std::fs::Metadata>) -> bool {
     let (Some(cur), Some(md)) = (ck.and_then(|c| c.current.as_ref()), md) else {
         return false;
     };
-    same_inode(md, cur.source.ino)
+    !cur.source.unknown
+        && skein_store::FileId::of(md).same_file(&cur.source.file_id())
         && md.len() == cur.source.size
         && cur.meta.extra.get(SOURCE_BYTES).and_then(Value::as_u64) == Some(md.len())
-}
-
-#[cfg(unix)]
-fn same_inode(md: &std::fs::Metadata, ino: u64) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    md.ino() == ino
-}
-
-#[cfg(not(unix))]
-fn same_inode(_: &std::fs::Metadata, _: u64) -> bool {
-    false
 }
 
 /// Archives one session; one row per source.
@@ -340,8 +331,16 @@ fn archive_session(
     Ok(out)
 }
 
-/// Sources that must not be archived: compressed files, files inside the archive, and a second
-/// source with the archive key of an earlier one (the same session id in two projects would
+/// Why a symlinked transcript file is not archived (symlinked directories are not followed
+/// either): the link could point at any file, `/etc/passwd` included.
+const SYMLINK_SKIPPED: &str = "a symbolic link: not followed (archive the file it points to)";
+
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// Sources that must not be archived: symlinks, compressed files, files inside the archive,
+/// and a second source with the archive key of an earlier one (the same session id in two projects would
 /// otherwise replace each other's archive on every run).
 fn refusals(sessions: &[SessionFiles], root: &Path) -> HashMap<PathBuf, String> {
     let abs_root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
@@ -350,7 +349,9 @@ fn refusals(sessions: &[SessionFiles], root: &Path) -> HashMap<PathBuf, String> 
     for s in sessions {
         for p in plan(s) {
             let abs = std::path::absolute(&p.path).unwrap_or_else(|_| p.path.clone());
-            let why = if abs.starts_with(&abs_root) {
+            let why = if is_symlink(&p.path) {
+                Some(SYMLINK_SKIPPED.to_owned())
+            } else if abs.starts_with(&abs_root) {
                 Some("inside the archive directory".to_owned())
             } else if skein_store::is_zstd(&p.path) {
                 Some("a compressed transcript is not archived (decompress it first)".to_owned())
@@ -442,6 +443,20 @@ pub(super) fn run(args: &IngestArgs) -> Result<ExitCode> {
 
     let (sessions, found_ok) = report.sessions()?;
     let refused = refusals(&sessions, archive.root());
+    if !args.quiet {
+        let mut links: Vec<&PathBuf> = refused
+            .iter()
+            .filter(|(_, why)| *why == SYMLINK_SKIPPED)
+            .map(|(p, _)| p)
+            .collect();
+        links.sort();
+        for path in links {
+            error_line(&format!(
+                "warning: {}: skipped, {SYMLINK_SKIPPED}",
+                path.display()
+            ));
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut totals = Totals::default();
@@ -467,6 +482,20 @@ pub(super) fn run(args: &IngestArgs) -> Result<ExitCode> {
             Ok(())
         },
     )?;
+    for row in super::teams::archive_teams(
+        &archive,
+        &super::teams::teams_dirs(&args.paths),
+        redactor.as_ref(),
+    ) {
+        if let Some(e) = &row.error
+            && !args.quiet
+        {
+            error_line(&format!("{}: {e}", row.source));
+        }
+        *totals.counts.entry(row.status).or_default() += 1;
+        serde_json::to_writer(&mut out, &row)?;
+        out.write_all(b"\n")?;
+    }
     out.flush()?;
     if !args.quiet && std::io::stderr().is_terminal() {
         let files: u64 = totals.counts.values().sum();

@@ -68,7 +68,7 @@ pub(crate) fn first_timestamp(path: &Path) -> Option<String> {
     let at = memchr::memmem::find(&head, KEY)? + KEY.len();
     let len = head[at..].iter().take(64).position(|&b| b == b'"')?;
     let ts = std::str::from_utf8(&head[at..at + len]).ok()?;
-    skein_archive::parse_timestamp(ts).map(|_| ts.to_owned())
+    skein_core::time::parse_ms(ts).map(|_| ts.to_owned())
 }
 
 /// Who a subagent run is: its archive key and the facts its metadata records.

@@ -89,6 +89,7 @@ impl HookEnv {
             config_files: self.config_files(explicit_config),
             base_config: Config::default(),
             home: self.home.clone(),
+            clock: std::time::SystemTime::now,
         })
     }
 

@@ -95,7 +95,7 @@ pub(super) fn write_session(
     let sid = session_id(input_path, input);
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let main = dir.join(format!("{sid}.jsonl"));
-    write_file(&main, main_out)?;
+    write_file(&main, main_out, &[input_path])?;
     let mut written = vec![main];
     let Some(snap) = snap else {
         return Ok(written);
@@ -149,7 +149,7 @@ pub(super) fn write_session(
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
-        write_file(&target, &out.bytes)?;
+        write_file(&target, &out.bytes, &[input_path, &a.path])?;
         for r in &out.reports {
             reports.push(&a.path, r, None)?;
         }
@@ -158,7 +158,7 @@ pub(super) fn write_session(
         if let Some(src) = meta_src.filter(|p| p.is_file()) {
             let dst = target.with_file_name(src.file_name().expect("meta file name"));
             let meta = std::fs::read(&src).with_context(|| format!("{}", src.display()))?;
-            write_file(&dst, &meta)?;
+            write_file(&dst, &meta, &[&src])?;
             written.push(dst);
         }
     }

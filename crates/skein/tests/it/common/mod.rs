@@ -19,10 +19,25 @@ pub(crate) fn testdata(rel: &str) -> PathBuf {
     root().join("testdata").join(rel)
 }
 
-/// Runs `skein ARGS` in `cwd` with a fresh temporary `HOME` and no `CLAUDE_CONFIG_DIR`, so
-/// no test can reach the user's `~/.claude`.
+/// Runs `skein ARGS` in `cwd` with a fresh temporary `HOME`, no `CLAUDE_CONFIG_DIR` (so no
+/// test can reach the user's `~/.claude`) and `TZ=UTC` (so days do not depend on the machine's
+/// zone; a test may set another `TZ` through [`skein_env`]).
 pub(crate) fn skein(args: &[&str], cwd: &Path) -> Output {
     skein_env(args, cwd, &[])
+}
+
+/// A `skein ARGS` command in `cwd` with a private `HOME` (kept alive by the returned guard), to
+/// spawn and watch while it runs.
+pub(crate) fn skein_command(args: &[&str], cwd: &Path) -> (Command, tempfile::TempDir) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skein"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("HOME", home.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    (cmd, home)
 }
 
 /// [`skein`] with extra environment variables.
@@ -32,6 +47,7 @@ pub(crate) fn skein_env(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Out
     cmd.args(args)
         .current_dir(cwd)
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env("TZ", "UTC")
         .env("HOME", home.path());
     for (k, v) in env {
         cmd.env(k, v);
@@ -64,6 +80,17 @@ pub(crate) fn jsonl(out: &Output) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).expect("json line"))
         .collect()
+}
+
+/// `needles` appear in `hay` in this order.
+pub(crate) fn in_order(hay: &str, needles: &[&str]) {
+    let mut at = 0;
+    for n in needles {
+        match hay[at..].find(n) {
+            Some(i) => at += i + n.len(),
+            None => panic!("{n:?} missing (or out of order) in:\n{hay}"),
+        }
+    }
 }
 
 /// A note in the test output (shown with `--nocapture`).
@@ -110,17 +137,18 @@ pub(crate) fn skein_stdin(args: &[&str], cwd: &Path, input: &[u8]) -> Output {
         .args(args)
         .current_dir(cwd)
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env("TZ", "UTC")
         .env("HOME", home.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn skein");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input)
-        .expect("write stdin");
+    // A command may refuse before reading its input (`--in-place` on stdin): its end of the
+    // pipe is then closed, which is not the test's failure.
+    match child.stdin.take().expect("stdin").write_all(input) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("write stdin: {e}"),
+        _ => {}
+    }
     child.wait_with_output().expect("wait")
 }
