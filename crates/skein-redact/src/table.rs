@@ -111,6 +111,26 @@ pub(crate) fn expand(re: &str) -> String {
         .replace("%R%", "(?:$|[^0-9A-Za-z_])")
 }
 
+const fn row(
+    id: &'static str,
+    tier: Tier,
+    anchors: &'static [&'static str],
+    pattern: Pattern,
+    check: Option<CheckFn>,
+    guard: Guard,
+    about: &'static str,
+) -> Def {
+    Def {
+        id,
+        tier,
+        anchors,
+        pattern,
+        check,
+        guard,
+        about,
+    }
+}
+
 #[expect(clippy::too_many_arguments, reason = "one row of the rule table")]
 pub(crate) const fn rx(
     id: &'static str,
@@ -122,15 +142,15 @@ pub(crate) const fn rx(
     check: Option<CheckFn>,
     about: &'static str,
 ) -> Def {
-    Def {
+    row(
         id,
         tier,
         anchors,
-        pattern: Pattern::Regex { re, back, ahead },
+        Pattern::Regex { re, back, ahead },
         check,
-        guard: Guard::None,
+        Guard::None,
         about,
-    }
+    )
 }
 
 pub(crate) const fn cu(
@@ -140,15 +160,15 @@ pub(crate) const fn cu(
     f: CustomFn,
     about: &'static str,
 ) -> Def {
-    Def {
+    row(
         id,
         tier,
         anchors,
-        pattern: Pattern::Custom(f),
-        check: None,
-        guard: Guard::None,
+        Pattern::Custom(f),
+        None,
+        Guard::None,
         about,
-    }
+    )
 }
 
 #[expect(clippy::too_many_arguments, reason = "one row of the rule table")]
@@ -162,15 +182,15 @@ pub(crate) const fn nr(
     guard: Guard,
     about: &'static str,
 ) -> Def {
-    Def {
+    row(
         id,
         tier,
         anchors,
-        pattern: Pattern::Near { re, within },
+        Pattern::Near { re, within },
         check,
         guard,
         about,
-    }
+    )
 }
 
 pub(crate) const TOK: Option<CheckFn> = Some(filters::token);
