@@ -148,6 +148,10 @@ fn local_start(hay: &[u8], at: usize) -> Option<usize> {
     while k > 0 && at - k < 64 && local_char(hay[k - 1]) {
         k -= 1;
     }
+    // Longer than a local part can be (64): not an address, and not the tail of one.
+    if k > 0 && at - k == 64 && local_char(hay[k - 1]) {
+        return None;
+    }
     let slashes = hay[..k].iter().rev().take_while(|&&b| b == b'\\').count();
     if slashes % 2 == 1 {
         // `\n…` / `\u00XX…`: the first bytes belong to the escape.

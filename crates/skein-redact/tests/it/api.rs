@@ -366,6 +366,10 @@ fn fuzz_findings_stay_fixed() {
         (r#"{"":{"":[{"":"Token:\"s,ke-\u2024"}]}}"#, 1),
         (r#""[REDACTED:":TOKEN=Qfq5GAz: "TOKEN=fshwao03"#, 3),
         (
+            "S@dd.uk.y3r.coddddddddddddddddddddddddd1ddddddddSSSSSSSSSSSddddSSSSSdddd@dd.uk.",
+            0,
+        ),
+        (
             r#"{"c":"ssh -i k.pem ubuntu@ec2-3-8-1-2.eu.compute.io TOKEN=y@anthropic.ly x@y.co.uk"}"#,
             1,
         ),
