@@ -370,6 +370,18 @@ fn fuzz_findings_stay_fixed() {
             0,
         ),
         (
+            // `machine` more than 256 bytes before `login` until the key in between is redacted.
+            &format!(
+                r#"{{"c":"machine api.example.com {}-----BEGIN PRIVATE KEY-----
+MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQC7
+MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQC7 ok
+  login bob
+  password 1aKgQz7x"}}"#,
+                "x".repeat(200)
+            ),
+            2,
+        ),
+        (
             r#"{"c":"ssh -i k.pem ubuntu@ec2-3-8-1-2.eu.compute.io TOKEN=y@anthropic.ly x@y.co.uk"}"#,
             1,
         ),
