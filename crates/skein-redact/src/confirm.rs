@@ -32,23 +32,30 @@ pub(crate) fn odd_escape(hay: &[u8], s: usize) -> bool {
     before % 2 == 0 && matches!(hay.get(s + 4), Some(b'2'..=b'7'))
 }
 
-/// Pushes the group `group` of every match of `re` that starts in the `within` bytes after `e`
-/// on the same line (a real line break ends the window; an escaped `\n` does not, as in the
-/// raw line it is two ordinary bytes).
+/// Pushes the group `group` of every match of `re` that starts within the `words` words after
+/// `e` on the same line (a real line break ends the window). Counted in words, not bytes, so
+/// that redacting a secret in between cannot bring another one into the window.
 pub(crate) fn regex_near(
     re: &Regex,
     group: usize,
-    within: usize,
+    words: usize,
     hay: &[u8],
     e: usize,
     out: &mut Vec<(usize, usize)>,
 ) {
-    let mut end = hay.len().min(e + within);
-    if let Some(nl) = memchr::memchr(b'\n', &hay[e..end]) {
-        end = e + nl;
+    let line_end = memchr::memchr(b'\n', &hay[e..]).map_or(hay.len(), |n| e + n);
+    let (mut end, mut n) = (e, 0);
+    while end < line_end && n < words {
+        end += hay[end..line_end]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+        end += hay[end..line_end]
+            .iter()
+            .take_while(|b| !b.is_ascii_whitespace())
+            .count();
+        n += 1;
     }
-    // The match may run past the window's end (a token that starts inside it).
-    let line_end = memchr::memchr(b'\n', &hay[end..]).map_or(hay.len(), |n| end + n);
     let hay = &hay[..line_end];
     let mut locs = re.capture_locations();
     let mut pos = e;

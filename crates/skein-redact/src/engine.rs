@@ -71,7 +71,7 @@ pub(crate) enum Matcher {
     /// [`crate::table::Pattern::Near`]).
     Near {
         re: LazyRegex,
-        within: usize,
+        words: usize,
     },
     /// User rule: regex over the whole text once one of its keywords occurs.
     User {
@@ -341,9 +341,9 @@ impl Engine {
                         regex_at(re, group, *back, *ahead, hay, s, e, &mut spans);
                     }
                     Matcher::Custom(f) => f(site, &mut spans),
-                    Matcher::Near { re, within } => {
+                    Matcher::Near { re, words } => {
                         let (re, group) = re.get();
-                        regex_near(re, group, *within, hay, e, &mut spans);
+                        regex_near(re, group, *words, hay, e, &mut spans);
                     }
                     Matcher::User { .. } => {}
                 }

@@ -234,9 +234,9 @@ impl Redactor {
                     ahead,
                 },
                 Pattern::Custom(f) => Matcher::Custom(f),
-                Pattern::Near { re, within } => Matcher::Near {
+                Pattern::Near { re, words } => Matcher::Near {
                     re: LazyRegex::new(table::expand(re)),
-                    within,
+                    words,
                 },
             };
             let priority = match d.tier {

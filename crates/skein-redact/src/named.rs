@@ -200,9 +200,10 @@ pub(crate) fn docker_auth(site: &mut Site<'_>, out: &mut Vec<(usize, usize)>) {
         .iter()
         .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
         .count();
-    let lo = s.saturating_sub(2048);
+    // Anywhere before it (not a byte window: a redaction in between must not change the
+    // answer).
     if b - a >= 12
-        && memchr::memmem::rfind(&hay[lo..s], b"auths").is_some()
+        && memchr::memmem::rfind(&hay[..s], b"auths").is_some()
         && filters::token(&hay[a..b])
     {
         out.push((a, b));

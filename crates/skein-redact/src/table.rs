@@ -39,10 +39,10 @@ pub(crate) enum Pattern {
     },
     Custom(CustomFn),
     /// A provider's word as the anchor, then every match of `re` (a secret with its own
-    /// boundaries) in the `within` bytes after it on the same line.
+    /// boundaries) within the `words` words after it on the same line.
     Near {
         re: &'static str,
-        within: usize,
+        words: usize,
     },
 }
 
@@ -177,7 +177,7 @@ pub(crate) const fn nr(
     tier: Tier,
     anchors: &'static [&'static str],
     re: &'static str,
-    within: usize,
+    words: usize,
     check: Option<CheckFn>,
     guard: Guard,
     about: &'static str,
@@ -186,7 +186,7 @@ pub(crate) const fn nr(
         id,
         tier,
         anchors,
-        Pattern::Near { re, within },
+        Pattern::Near { re, words },
         check,
         guard,
         about,
