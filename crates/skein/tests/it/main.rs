@@ -6,7 +6,9 @@
 )]
 
 mod archive;
+mod archive_input;
 mod archive_safety;
+mod catalog;
 mod check;
 mod cli;
 mod common;
