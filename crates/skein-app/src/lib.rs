@@ -1,8 +1,9 @@
 //! Compositions of skein's libraries, for the binary (which only parses flags, wires these up
 //! and prints): archiving a tree with metadata ([`ingest`], with the incremental metadata
 //! collector in [`meta`]), restoring sessions ([`restore`]), and the passes the hook runs
-//! ([`hook`]: `archive`, `snapshot`), the agent-team configs kept beside the sessions
-//! ([`teams`]). `skein archive` and the hook's `archive` pass share one
+//! ([`hook`]: `archive`, `snapshot`, `index`), the agent-team configs kept beside the
+//! sessions ([`teams`]), and the catalog's scope and refresh ([`catalog`]). `skein archive`
+//! and the hook's `archive` pass share one
 //! metadata and identity code path ([`meta`], [`identity`], [`transform`]).
 
 #![allow(
@@ -12,6 +13,7 @@
               writes the hook's request files; it reads no environment and no clock"
 )]
 
+pub mod catalog;
 pub mod error;
 pub mod hook;
 pub mod identity;

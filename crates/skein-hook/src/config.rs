@@ -87,6 +87,8 @@ pub struct Config {
     pub lock_timeout_ms: u64,
     /// Archive root; default `<state>/archive`.
     pub archive_dir: Option<PathBuf>,
+    /// `[catalog] path`: the catalog file; default `<state>/catalog.db`.
+    pub catalog_path: Option<PathBuf>,
     pub log: LogConfig,
     /// Event name → pass names, run in order.
     pub events: BTreeMap<String, Vec<String>>,
@@ -101,8 +103,8 @@ impl Default for Config {
     fn default() -> Self {
         let events = [
             ("UserPromptSubmit", &[PASS_OPEN_REQUEST][..]),
-            ("Stop", &["snapshot", "archive"][..]),
-            ("SubagentStop", &[PASS_EXTRACT, "archive"][..]),
+            ("Stop", &["snapshot", "archive", "index"][..]),
+            ("SubagentStop", &[PASS_EXTRACT, "archive", "index"][..]),
             ("SessionEnd", &["archive"][..]),
             ("PreCompact", &["archive"][..]),
         ]
@@ -116,6 +118,7 @@ impl Default for Config {
             compress: true,
             lock_timeout_ms: 3000,
             archive_dir: None,
+            catalog_path: None,
             log: LogConfig {
                 dir: None,
                 max_bytes: 1 << 20,
@@ -287,6 +290,9 @@ impl Config {
         if let Some(dir) = layer.archive_dir {
             self.archive_dir = Some(resolve("archive_dir", dir)?);
         }
+        if let Some(path) = layer.catalog.and_then(|c| c.path) {
+            self.catalog_path = Some(resolve("catalog.path", path)?);
+        }
         if let Some(log) = layer.log {
             if let Some(dir) = log.dir {
                 self.log.dir = Some(resolve("log.dir", dir)?);
@@ -357,10 +363,17 @@ struct Layer {
     compress: Option<bool>,
     lock_timeout_ms: Option<u64>,
     archive_dir: Option<String>,
+    catalog: Option<CatalogLayer>,
     log: Option<LogLayer>,
     events: Option<BTreeMap<EventName, Vec<PassName>>>,
     pass: Option<BTreeMap<PassName, toml::Table>>,
     redaction: Option<RedactOptions>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogLayer {
+    path: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
