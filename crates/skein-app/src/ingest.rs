@@ -20,7 +20,7 @@ use skein_reports::load_session;
 use crate::error::{Error, chain};
 use crate::identity::AgentIdentity;
 use crate::meta::{MetaCollector, SOURCE_BYTES, finish};
-use crate::session_meta::{agent_identity, agent_meta, main_meta};
+use crate::session_meta::{agent_identity, agent_meta, main_meta, redact_meta};
 use crate::transform::{LineAction, Transforms, prune_plan, redact_line};
 
 /// What happened to one source transcript (one line of `skein archive`'s output).
@@ -354,10 +354,22 @@ impl<'a> ArchiveJob<'a> {
 
         let loaded =
             load_session::<Value, MetaCollector>(s, &AnalysisOptions::default(), parser, false)?;
-        let agents: Vec<AgentIdentity> = (0..loaded.agents.len())
-            .map(|i| agent_identity(&loaded, i, parent_session(s)))
+        let agents: Vec<AgentIdentity> = loaded
+            .agents
+            .iter()
+            .map(|run| {
+                agent_identity(
+                    &run.file.agent_id,
+                    run.file.meta.as_ref(),
+                    None,
+                    Some(&loaded.links),
+                    parent_session(s),
+                )
+            })
             .collect();
-        let main_meta = main_meta(&loaded, &agents);
+        let project = Some(s.project());
+        let main = loaded.main.as_ref().map(|(_, c)| c);
+        let main_meta = main.map(|c| main_meta(c, &s.session_id, project.clone(), &agents));
         let mut out = Vec::with_capacity(planned.len());
         for (p, source) in planned.iter().zip(sources) {
             let (ck, size) = match source {
@@ -373,10 +385,16 @@ impl<'a> ArchiveJob<'a> {
                 .map(|c| &c.meta);
             let (kind, m) = match p.agent {
                 None => (p.kind.clone(), main_meta.clone().unwrap_or_default()),
-                Some(a) => (agents[a].kind(), agent_meta(&loaded, a, &agents[a])),
+                Some(a) => (
+                    agents[a].kind(),
+                    agent_meta(&loaded.agents[a].visitor, &agents[a], project.clone(), main),
+                ),
             };
             let mut m = finish(m, stored_meta, size);
             let t = self.transforms;
+            if let Some(r) = t.redactor {
+                redact_meta(&mut m, r, &mut skein_redact::RuleCounts::new());
+            }
             m.origin = skein_layout::archive::origin(&p.path, |b| t.text(b));
             let mut row = p.row();
             if let Kind::Subagent { agent_type, .. } = &kind {

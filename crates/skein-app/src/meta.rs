@@ -294,6 +294,32 @@ impl RecordVisitor<Value> for MetaCollector {
     }
 }
 
+/// Feeds the lines of `path` in `[from, to)` to `c` through the same analysis reader
+/// `skein archive` reads whole files with (`from` and `to` are line starts/ends, as the hook's
+/// checkpoints keep them): the hook's incremental update.
+pub fn feed_range(
+    c: &mut MetaCollector,
+    path: &std::path::Path,
+    from: u64,
+    to: u64,
+    parser: &mut skein_core::Parser,
+) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    if from >= to {
+        return Ok(());
+    }
+    let mut file = std::fs::File::open(path)?;
+    file.seek(SeekFrom::Start(from))?;
+    skein_analysis::analyze_visit::<_, Value, _>(
+        &path.display().to_string(),
+        skein_core::ReadLines::new(file.take(to - from)),
+        &skein_analysis::AnalysisOptions::default(),
+        parser,
+        c,
+    )
+    .map(drop)
+}
+
 /// Carries over what an earlier run (or the hook) stored and this one cannot know: the
 /// outcome (the hook records how the session ended) and extra keys; then records the source
 /// size this metadata describes.
@@ -370,9 +396,29 @@ mod tests {
         assert_eq!(m.tool_counts.get("Edit"), Some(&1));
         assert_eq!(m.files_modified, ["/w/a.rs"]);
         assert_eq!(m.skills_used, ["pdf"]);
-        assert_eq!(c.outcome_of("t1").as_deref(), Some("error"));
-        assert_eq!(c.outcome_of("t2").as_deref(), Some("completed"));
+        // Only spawning calls' results are kept (how a subagent ended).
+        assert_eq!(c.outcome_of("t1"), None);
         assert_eq!(c.outcome_of("t9"), None);
+    }
+
+    #[test]
+    fn a_spawn_outcome_is_kept_even_when_its_result_comes_first() {
+        let task = |id: &str| {
+            format!(
+                r#"{{"type":"assistant","message":{{"id":"m{id}","content":[{{"type":"tool_use","id":"{id}","name":"Task","input":{{"subagent_type":"x","description":"d"}}}}]}}}}"#
+            )
+        };
+        let result = |id: &str, err: bool| {
+            format!(
+                r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","is_error":{err}}}]}}}}"#
+            )
+        };
+        let text = [task("k1"), result("k1", false), result("k2", true), task("k2")].join("\n");
+        let mut c = MetaCollector::new();
+        feed(&mut c, &text);
+        assert_eq!(c.outcome_of("k1").as_deref(), Some("completed"));
+        assert_eq!(c.outcome_of("k2").as_deref(), Some("error"));
+        assert_eq!(c.links().spawns().count(), 2);
     }
 
     #[test]

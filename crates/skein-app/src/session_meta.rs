@@ -7,7 +7,8 @@
 use skein_analysis::SpawnLinks;
 use skein_archive::{SessionMeta, SubagentRef};
 use skein_layout::AgentMeta;
-use skein_redact::Redactor;
+use skein_hook::redaction::redact_str;
+use skein_redact::{Redactor, RuleCounts};
 
 use crate::identity::{AgentIdentity, clean};
 use crate::meta::MetaCollector;
@@ -86,18 +87,18 @@ pub(crate) fn agent_meta(
 }
 
 /// Redacts the free text of a metadata record (working directory, branch, file paths,
-/// skills, description); ids, types and counts are left alone.
-pub fn redact_meta(m: &mut SessionMeta, redactor: &Redactor) {
-    let mut r = |s: &str| crate::transform::redact_text(redactor, s);
+/// skills, description), counting what was replaced; ids, types and counts are left alone.
+pub(crate) fn redact_meta(m: &mut SessionMeta, redactor: &Redactor, counts: &mut RuleCounts) {
+    let mut r = |s: &str| redact_str(redactor, s, counts);
     for slot in [&mut m.cwd, &mut m.git_branch] {
         if let Some(v) = slot {
             *v = r(v);
         }
     }
     for list in [&mut m.files_modified, &mut m.skills_used] {
-        for v in list.iter_mut() {
-            *v = r(v);
-        }
+        let mut seen = std::collections::HashSet::new();
+        // Two values that differed only by a secret are one value once redacted.
+        *list = list.iter().map(|v| r(v)).filter(|v| seen.insert(v.clone())).collect();
     }
     if let Some(serde_json::Value::String(d)) = m.extra.get_mut("description") {
         *d = r(d);

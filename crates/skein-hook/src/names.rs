@@ -102,7 +102,7 @@ mod tests {
             None,
         )
         .expect("parse");
-        let found = check_names(&c, &["snapshot", "archive"]);
+        let found = check_names(&c, &["snapshot", "archive", "index"]);
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!(found[0].event, "Stop");
         assert_eq!(found[0].pass.as_deref(), Some("archiv"));
@@ -111,6 +111,6 @@ mod tests {
         assert_eq!(found[1].pass, None);
         assert_eq!(found[1].suggestion.as_deref(), Some("Stop"));
         assert!(found[0].to_string().contains("did you mean \"archive\""));
-        assert!(check_names(&Config::default(), &["snapshot", "archive"]).is_empty());
+        assert!(check_names(&Config::default(), &["snapshot", "archive", "index"]).is_empty());
     }
 }

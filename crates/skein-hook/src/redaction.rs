@@ -75,9 +75,7 @@ impl Redactors {
 pub fn redact_str(redactor: &Redactor, text: &str, counts: &mut Counts) -> String {
     let mut out = Vec::with_capacity(text.len());
     let findings = redactor.redact_text(text.as_bytes(), &mut out);
-    for f in &findings {
-        *counts.entry(f.rule_id.clone()).or_default() += 1;
-    }
+    counts.add(&findings);
     if findings.is_empty() {
         return text.to_owned();
     }
@@ -106,7 +104,7 @@ mod tests {
         let out = redact_str(&r, text, &mut counts);
         assert!(!out.contains("ghp_R8x2"), "{out}");
         assert!(out.contains("[REDACTED:"), "{out}");
-        assert_eq!(counts.values().sum::<u64>(), 1, "{counts:?}");
+        assert_eq!(counts.total(), 1, "{counts:?}");
         assert_eq!(redact_str(&r, "nothing here", &mut counts), "nothing here");
         assert_eq!(rs.built.len(), 1);
         rs.get(&RedactOptions::default()).expect("again");

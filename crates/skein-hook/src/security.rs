@@ -4,7 +4,6 @@
 //! under a lock, after the passes (which report their writes in
 //! [`crate::PassReport::security`]).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -16,8 +15,8 @@ use crate::state::{StateError, append_bytes, create_dir_all};
 /// File name of the trail in the state directory.
 pub const SECURITY_FILE: &str = "security.jsonl";
 
-/// Secrets replaced, counted by rule id.
-pub type Counts = BTreeMap<String, u64>;
+/// Secrets replaced, counted by rule id (skein-redact's audit type).
+pub type Counts = skein_redact::RuleCounts;
 
 /// Something the trail records.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +36,7 @@ pub struct SecurityLog {
 impl SecurityLog {
     /// Records a write to `file` that replaced `rules` (nothing when empty).
     pub fn redacted(&mut self, file: &Path, rules: Counts) {
-        if rules.values().any(|n| *n > 0) {
+        if !rules.is_empty() {
             self.events.push(SecurityEvent::Redacted {
                 file: file.to_path_buf(),
                 rules,
@@ -104,7 +103,7 @@ pub fn append(
                 action: "redacted",
                 file: rel(file),
                 rules: Some(rules),
-                total: Some(rules.values().sum()),
+                total: Some(rules.total()),
                 mode: None,
             },
             SecurityEvent::Created { file, mode } => Line {

@@ -79,7 +79,7 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
         let redactor = passes.redactor(&opts.redact)?;
         let mut red = Vec::with_capacity(out.len());
         for line in out.split_inclusive(|&b| b == b'\n') {
-            redact_line(redactor, line, &mut red);
+            redact_line(&redactor, line, &mut red);
         }
         red
     } else {
