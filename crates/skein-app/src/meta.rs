@@ -413,7 +413,13 @@ mod tests {
                 r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","is_error":{err}}}]}}}}"#
             )
         };
-        let text = [task("k1"), result("k1", false), result("k2", true), task("k2")].join("\n");
+        let text = [
+            task("k1"),
+            result("k1", false),
+            result("k2", true),
+            task("k2"),
+        ]
+        .join("\n");
         let mut c = MetaCollector::new();
         feed(&mut c, &text);
         assert_eq!(c.outcome_of("k1").as_deref(), Some("completed"));

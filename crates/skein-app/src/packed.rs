@@ -143,9 +143,12 @@ mod tests {
     fn round_trips() {
         let v = Both {
             s: [0, 1, u64::MAX, hash(b"msg_01")].into_iter().collect(),
-            c: [(7, [0, 127, 128, u64::MAX]), (hash(b"x"), [3, 1, 2054, 51230])]
-                .into_iter()
-                .collect(),
+            c: [
+                (7, [0, 127, 128, u64::MAX]),
+                (hash(b"x"), [3, 1, 2054, 51230]),
+            ]
+            .into_iter()
+            .collect(),
         };
         let text = serde_json::to_string(&v).expect("serialize");
         assert_eq!(serde_json::from_str::<Both>(&text).expect("parse"), v);

@@ -6,8 +6,8 @@
 
 use skein_analysis::SpawnLinks;
 use skein_archive::{SessionMeta, SubagentRef};
-use skein_layout::AgentMeta;
 use skein_hook::redaction::redact_str;
+use skein_layout::AgentMeta;
 use skein_redact::{Redactor, RuleCounts};
 
 use crate::identity::{AgentIdentity, clean};
@@ -98,7 +98,11 @@ pub(crate) fn redact_meta(m: &mut SessionMeta, redactor: &Redactor, counts: &mut
     for list in [&mut m.files_modified, &mut m.skills_used] {
         let mut seen = std::collections::HashSet::new();
         // Two values that differed only by a secret are one value once redacted.
-        *list = list.iter().map(|v| r(v)).filter(|v| seen.insert(v.clone())).collect();
+        *list = list
+            .iter()
+            .map(|v| r(v))
+            .filter(|v| seen.insert(v.clone()))
+            .collect();
     }
     if let Some(serde_json::Value::String(d)) = m.extra.get_mut("description") {
         *d = r(d);

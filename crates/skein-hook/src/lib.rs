@@ -49,8 +49,8 @@ pub use loop_guard::GuardOptions;
 pub use names::{NameProblem, check_names};
 pub use passes::{NoopPasses, PassError, PassInput, PassReport, PassRunner, RecordingPasses};
 pub use redaction::Redactors;
-pub use security::{Counts, SecurityEvent, SecurityLog};
 pub use runtime::{HookContext, HookError, HookOutcome, run};
+pub use security::{Counts, SecurityEvent, SecurityLog};
 pub use settings::{
     DEFAULT_COMMAND, HookSpec, InstallOptions, SettingsChange, SettingsError, default_hooks,
     install, uninstall,

@@ -81,7 +81,11 @@ pub(crate) fn check(c: &Ctx<'_>) -> Result<Option<String>, HookError> {
     let path = dir.join(STATE_FILE);
     // A corrupt state is started over: the guard must never be the reason a call fails.
     let mut state: GuardState = read_json(&path).ok().flatten().unwrap_or_default();
-    let agent = c.valid.agent_id.clone().unwrap_or_else(|| "main".to_owned());
+    let agent = c
+        .valid
+        .agent_id
+        .clone()
+        .unwrap_or_else(|| "main".to_owned());
     let calls = state.calls.entry(agent).or_default();
     calls.push(call);
     if calls.len() > KEEP {
@@ -170,7 +174,13 @@ mod tests {
         let s = call_hash("Bash", Some(&json!("{\"command\":\"ls\",\"timeout\":5}")));
         assert_eq!(a, b);
         assert_eq!(a, s);
-        assert_ne!(a, call_hash("Read", Some(&json!({"command": "ls", "timeout": 5}))));
-        assert_ne!(a, call_hash("Bash", Some(&json!({"command": "ls -l", "timeout": 5}))));
+        assert_ne!(
+            a,
+            call_hash("Read", Some(&json!({"command": "ls", "timeout": 5})))
+        );
+        assert_ne!(
+            a,
+            call_hash("Bash", Some(&json!({"command": "ls -l", "timeout": 5})))
+        );
     }
 }

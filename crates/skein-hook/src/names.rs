@@ -19,7 +19,11 @@ pub struct NameProblem {
 impl std::fmt::Display for NameProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.pass {
-            Some(p) => write!(f, "[events] {} = […, {p:?}, …]: unknown pass {p:?}", self.event)?,
+            Some(p) => write!(
+                f,
+                "[events] {} = […, {p:?}, …]: unknown pass {p:?}",
+                self.event
+            )?,
             None => write!(
                 f,
                 "[events] {:?}: not a Claude Code hook event (it would never run)",
@@ -67,7 +71,12 @@ pub fn check_names(config: &Config, runner_passes: &[&str]) -> Vec<NameProblem> 
 fn closest(name: &str, candidates: &[&str]) -> Option<String> {
     candidates
         .iter()
-        .map(|c| (distance(&name.to_ascii_lowercase(), &c.to_ascii_lowercase()), c))
+        .map(|c| {
+            (
+                distance(&name.to_ascii_lowercase(), &c.to_ascii_lowercase()),
+                c,
+            )
+        })
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| (*c).to_owned())

@@ -204,7 +204,10 @@ fn as_todos(c: &Ctx<'_>, lists: &[TaskList], request: &str) -> Vec<Todo> {
                 id: item.id.clone(),
                 content: c.redact(&item.subject, &mut counts),
                 status: item.status.clone(),
-                active_form: item.active_form.as_deref().map(|a| c.redact(a, &mut counts)),
+                active_form: item
+                    .active_form
+                    .as_deref()
+                    .map(|a| c.redact(a, &mut counts)),
                 owner: item.owner.clone(),
                 source: Some(source.to_owned()),
             });

@@ -313,7 +313,9 @@ fn write_security(
     log: &mut Log,
 ) {
     let ts = format_ms(ctx.now_ms());
-    let event = ev.map(|e| event_label(&e.hook_event_name)).unwrap_or_default();
+    let event = ev
+        .map(|e| event_label(&e.hook_event_name))
+        .unwrap_or_default();
     let labels = security::Labels {
         ts: &ts,
         event: &event,
@@ -378,7 +380,13 @@ fn audit(
     }
     let mut counts = Counts::new();
     let mut r = |s: Option<&str>, max: usize| {
-        s.map(|s| maybe_redact(redactor, &s.chars().take(max).collect::<String>(), &mut counts))
+        s.map(|s| {
+            maybe_redact(
+                redactor,
+                &s.chars().take(max).collect::<String>(),
+                &mut counts,
+            )
+        })
     };
     let error = log
         .entries

@@ -31,11 +31,10 @@ pub(crate) fn extract(c: &Ctx<'_>, req: &RequestRecord, log: &mut Log) -> Result
     let session = c.valid.session.as_str();
     let dir = c.state.request_dir(session, &req.id)?;
     let now = format_ms(c.hook.now_ms());
-    let agent_type = c
-        .ev
-        .agent_type
-        .as_deref()
-        .map(|t| c.redact(t, &mut Counts::new()));
+    let agent_type =
+        c.ev.agent_type
+            .as_deref()
+            .map(|t| c.redact(t, &mut Counts::new()));
     let _lock = c.state.lock_request(session, &req.id)?;
     if !found.contexts.is_empty() {
         let who = agent_type.as_deref().unwrap_or("agent");
@@ -72,8 +71,8 @@ pub(crate) fn extract(c: &Ctx<'_>, req: &RequestRecord, log: &mut Log) -> Result
                 content,
             });
         }
-        let written = write_work_files(&work, &items)
-            .map_err(HookError::io("write work files in", &work))?;
+        let written =
+            write_work_files(&work, &items).map_err(HookError::io("write work files in", &work))?;
         for (name, counts) in written.iter().zip(per_item) {
             c.redacted(&work.join(name), counts);
         }

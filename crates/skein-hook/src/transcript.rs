@@ -154,26 +154,32 @@ pub struct PromptRecord {
 /// The last human prompt in the last [`TAIL_WINDOW`] bytes before `end`.
 pub fn last_prompt(path: &Path, end: u64) -> io::Result<Option<PromptRecord>> {
     let mut last = None;
-    for_each_line(path, end.saturating_sub(TAIL_WINDOW), end, true, |at, line| {
-        // Only user records can be prompts: skip the rest without parsing.
-        if memchr::memmem::find(line, b"\"user\"").is_none() {
-            return;
-        }
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
-            return;
-        };
-        let texts = text_of(&v);
-        if !prompt_facts(&v, texts.first().copied()).is_prompt() {
-            return;
-        }
-        if let (Some(uuid), Some(text)) = (v["uuid"].as_str(), texts.first()) {
-            last = Some(PromptRecord {
-                offset: at,
-                uuid: uuid.to_owned(),
-                text: (*text).to_owned(),
-            });
-        }
-    })?;
+    for_each_line(
+        path,
+        end.saturating_sub(TAIL_WINDOW),
+        end,
+        true,
+        |at, line| {
+            // Only user records can be prompts: skip the rest without parsing.
+            if memchr::memmem::find(line, b"\"user\"").is_none() {
+                return;
+            }
+            let Ok(v) = serde_json::from_slice::<Value>(line) else {
+                return;
+            };
+            let texts = text_of(&v);
+            if !prompt_facts(&v, texts.first().copied()).is_prompt() {
+                return;
+            }
+            if let (Some(uuid), Some(text)) = (v["uuid"].as_str(), texts.first()) {
+                last = Some(PromptRecord {
+                    offset: at,
+                    uuid: uuid.to_owned(),
+                    text: (*text).to_owned(),
+                });
+            }
+        },
+    )?;
     Ok(last)
 }
 

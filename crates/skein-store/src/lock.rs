@@ -36,9 +36,9 @@ impl FileLock {
         let path = path.as_ref().to_path_buf();
         // Mode 0600: lock files live in skein's private state and archive directories.
         let file = crate::private::open_rw(&path).map_err(|source| LockError::Open {
-                path: path.clone(),
-                source,
-            })?;
+            path: path.clone(),
+            source,
+        })?;
         let start = Instant::now();
         let mut pause = Duration::from_micros(200);
         loop {

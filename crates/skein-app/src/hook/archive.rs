@@ -49,8 +49,8 @@ struct ArchivePassOptions {
     threads: Option<u32>,
     /// Use a trained dictionary for small new subagent files (default true).
     dictionary: Option<bool>,
-    /// Redaction rules (used when `redact = true`): `level`, `user_rules`, `allowlist`, …
-    redact: RedactOptions,
+    /// Redaction rules for this pass (used when `redact = true`); default: `[redaction]`.
+    redact: Option<RedactOptions>,
 }
 
 /// What the pass carries from one run to the next on a transcript.
@@ -66,6 +66,8 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     };
     let from = match input.change {
         None => return Ok(summary("transcript does not exist (yet)")),
+        // SessionEnd records how the session ended even when nothing was appended.
+        Some(ChangeKind::Unchanged) if *input.kind == EventKind::SessionEnd => input.end,
         Some(ChangeKind::Unchanged) => {
             return Ok(PassReport {
                 state: input.state.cloned(),
@@ -89,7 +91,7 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     let opts: ArchivePassOptions = pass_options(input)?;
     let archive = open_archive(input, &opts)?;
     let redactor = if input.config.redact {
-        Some(passes.redactor(&opts.redact)?)
+        Some(passes.redactor(opts.redact.as_ref().unwrap_or(&input.config.redaction))?)
     } else {
         None
     };
@@ -215,7 +217,10 @@ fn fill_agent(
     if known {
         agent.annotate(&mut meta);
     }
-    let outcome = meta.tool_use_id.as_deref().and_then(|id| main.outcome_of(id));
+    let outcome = meta
+        .tool_use_id
+        .as_deref()
+        .and_then(|id| main.outcome_of(id));
     if outcome.is_some() {
         meta.outcome = outcome;
     }

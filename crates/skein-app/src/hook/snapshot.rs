@@ -46,8 +46,8 @@ const IMPLICIT_LOOK_BACK: u64 = 4 << 20;
 struct SnapshotPassOptions {
     /// Most request bytes read per run (the newest ones); default 64 MiB.
     max_bytes: Option<u64>,
-    /// Redaction rules (used when `redact = true`).
-    redact: RedactOptions,
+    /// Redaction rules for this pass (used when `redact = true`); default: `[redaction]`.
+    redact: Option<RedactOptions>,
 }
 
 pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport, Error> {
@@ -76,7 +76,7 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
         return Ok(summary("no prompt on the active branch yet"));
     };
     let out = if input.config.redact {
-        let redactor = passes.redactor(&opts.redact)?;
+        let redactor = passes.redactor(opts.redact.as_ref().unwrap_or(&input.config.redaction))?;
         let mut red = Vec::with_capacity(out.len());
         for line in out.split_inclusive(|&b| b == b'\n') {
             redact_line(&redactor, line, &mut red);

@@ -8,9 +8,9 @@ use std::io::Write;
 use std::time::Duration;
 
 use common::{append_lines, assistant_text, todo_write, user_line};
+use skein_analysis::TaskTracker;
 use skein_hook::checkpoint::{ChangeKind, TranscriptCheckpoints, probe};
 use skein_hook::extract::{extract_tags, numbered, write_work_files};
-use skein_analysis::TaskTracker;
 use skein_hook::transcript::{feed_tasks, find_prompt_uuid, last_assistant_text};
 
 #[test]
