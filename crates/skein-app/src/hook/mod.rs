@@ -26,6 +26,8 @@ pub const ARCHIVE: &str = "archive";
 pub const INDEX: &str = "index";
 /// Pass name: write the request's snapshot.
 pub const SNAPSHOT: &str = "snapshot";
+/// Every pass name [`Passes`] resolves (for `hooks doctor`).
+pub const PASSES: [&str; 3] = [ARCHIVE, INDEX, SNAPSHOT];
 
 /// The runner for one hook process. Holds what passes of the same run can share.
 #[derive(Debug, Default)]
