@@ -127,7 +127,10 @@ pub fn doctor(input: &DoctorInput) -> Vec<Finding> {
 fn recent_errors(dir: &Path, now_ms: i64, out: &mut Vec<Finding>) {
     let mut counts: std::collections::BTreeMap<String, (u64, String)> = Default::default();
     let current = dir.join(crate::log::LOG_FILE);
-    for file in [dir.join(format!("{}.1", crate::log::LOG_FILE)), current.clone()] {
+    for file in [
+        dir.join(format!("{}.1", crate::log::LOG_FILE)),
+        current.clone(),
+    ] {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };

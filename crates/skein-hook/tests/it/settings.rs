@@ -254,8 +254,16 @@ fn doctor_reports_unknown_names_and_recent_errors() {
     };
     let log = [
         line("2026-05-01T08:00:00.000Z", "error", "too old"),
-        line("2026-05-02T09:00:00.000Z", "error", "unknown pass \\\"archiv\\\""),
-        line("2026-05-02T10:00:00.000Z", "error", "unknown pass \\\"archiv\\\""),
+        line(
+            "2026-05-02T09:00:00.000Z",
+            "error",
+            "unknown pass \\\"archiv\\\"",
+        ),
+        line(
+            "2026-05-02T10:00:00.000Z",
+            "error",
+            "unknown pass \\\"archiv\\\"",
+        ),
         line("2026-05-02T11:00:00.000Z", "warn", "a warning"),
         line("2026-05-02T11:30:00.000Z", "error", "disk full"),
     ]
@@ -292,7 +300,9 @@ fn doctor_reports_unknown_names_and_recent_errors() {
     let recent = of("recent-errors");
     assert_eq!(recent.len(), 2, "{recent:?}");
     assert!(
-        recent[0].1.starts_with("2× in the last 24 h (last 2026-05-02T10:00:00.000Z)"),
+        recent[0]
+            .1
+            .starts_with("2× in the last 24 h (last 2026-05-02T10:00:00.000Z)"),
         "{recent:?}"
     );
     assert!(recent[1].1.ends_with("disk full"), "{recent:?}");

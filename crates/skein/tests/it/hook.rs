@@ -105,7 +105,7 @@ impl Env {
     }
 
     /// The fixture `name` with `@PROJECTS@` pointing into this environment.
-    fn event(&self, name: &str) -> String {
+    pub(crate) fn event(&self, name: &str) -> String {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../skein-hook/tests/fixtures/events")
             .join(format!("{name}.json"));
@@ -115,7 +115,7 @@ impl Env {
     }
 
     /// A fixture with some fields replaced.
-    fn event_with(&self, name: &str, fields: &Value) -> String {
+    pub(crate) fn event_with(&self, name: &str, fields: &Value) -> String {
         let mut ev: Value = serde_json::from_str(&self.event(name)).expect("fixture json");
         for (k, v) in fields.as_object().expect("object") {
             ev[k] = v.clone();
@@ -142,7 +142,7 @@ impl Env {
     }
 
     /// Every audit line of the session, in file order per directory.
-    fn audit(&self) -> Vec<Value> {
+    pub(crate) fn audit(&self) -> Vec<Value> {
         let root = self.state.join("requests").join(SID);
         let mut lines = read_lines(&root.join("hook-events.jsonl"));
         for d in self.request_dirs() {

@@ -447,6 +447,50 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
     );
     assert!(req_dir.join("session-log.md").is_file());
 
+    // The audit lines say what each event was about.
+    let mut audit = read_lines(
+        &state
+            .join("requests")
+            .join(SESSION)
+            .join("hook-events.jsonl"),
+    );
+    let mut dirs: Vec<PathBuf> = fs::read_dir(state.join("requests").join(SESSION))
+        .expect("requests")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for d in &dirs {
+        audit.extend(read_lines(&d.join("hook-events.jsonl")));
+    }
+    let about = |event: &str, key: &str| -> Vec<Value> {
+        audit
+            .iter()
+            .filter(|l| l["event"] == event)
+            .map(|l| l[key].clone())
+            .collect()
+    };
+    assert_eq!(
+        about("SessionStart", "source"),
+        [json!("startup"), json!("compact")]
+    );
+    assert_eq!(about("PreCompact", "trigger"), [json!("auto")]);
+    assert_eq!(about("SessionEnd", "reason"), [json!("prompt_input_exit")]);
+    assert_eq!(
+        about("UserPromptSubmit", "prompt_chars"),
+        [json!(prompt().chars().count())]
+    );
+    assert_eq!(
+        about("PreToolUse", "tool_name"),
+        [json!("Skill"), json!("Bash"), json!("Agent")]
+    );
+    assert!(
+        about("SubagentStop", "agent_type")
+            .iter()
+            .all(|t| t == "general-purpose")
+    );
+    assert!(audit.iter().all(|l| l["outcome"] == "ok"), "{audit:#?}");
+
     // (3) security.jsonl: the redacting writes with rule counts, the archive files created.
     let trail = read_lines(&state.join("security.jsonl"));
     let redacted_in = |file: &str, rule: &str| {
@@ -509,4 +553,101 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
         assert!(m["tool_use_id"].is_string(), "{path}: {m}");
         assert_eq!(m["outcome"], "completed", "{path}: {m}");
     }
+}
+
+#[test]
+fn the_hook_fails_open_on_its_own_arguments() {
+    let env = Env::with_config("lock_timeout_ms = 60000\n");
+    let stop = env.event("stop");
+    for (args, logged) in [
+        (&["--bogus"][..], "skein hook arguments ignored"),
+        (&["--config"][..], "skein hook arguments ignored"),
+        (
+            &["--config", "/nonexistent/skein.toml"][..],
+            "config ignored",
+        ),
+    ] {
+        let before = env.audit().len();
+        let out = env.hook_with(stop.as_bytes(), args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{args:?}: {out:?}"
+        );
+        // Logged, and the hook still did its work (one more audit line).
+        let errors = env.log_errors();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e["message"].as_str().is_some_and(|m| m.contains(logged))),
+            "{args:?}: {errors:#?}"
+        );
+        assert_eq!(env.audit().len(), before + 1, "{args:?}");
+    }
+    // Help still works (and is not a hook run).
+    let out = env.cmd().args(["hook", "--help"]).output().expect("help");
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--config"));
+}
+
+#[test]
+fn the_loop_guard_refuses_a_call_repeated_too_often() {
+    let env = Env::with_config(
+        "lock_timeout_ms = 60000\n[events]\nPreToolUse = [\"loop-guard\"]\n\
+         [pass.loop-guard]\nrepeats = 3\nwindow = 5\n",
+    );
+    let call = |command: &str| {
+        env.hook(&env.event_with(
+            "pre_tool_use",
+            &json!({"tool_input": {"command": command, "description": "x"}}),
+        ))
+    };
+    for i in 0..2 {
+        let out = call("cargo test");
+        assert!(
+            out.status.success() && out.stdout.is_empty(),
+            "call {i}: {out:?}"
+        );
+    }
+    // Another input in between does not reset the count.
+    assert!(call("ls").stdout.is_empty());
+    let out = call("cargo test");
+    assert_eq!(out.status.code(), Some(0));
+    let decision: Value = serde_json::from_slice(&out.stdout).expect("decision json");
+    let hso = &decision["hookSpecificOutput"];
+    assert_eq!(hso["hookEventName"], "PreToolUse");
+    assert_eq!(hso["permissionDecision"], "deny");
+    assert!(
+        hso["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("Bash") && r.contains("3 times")),
+        "{decision}"
+    );
+    // The same input with keys in another order is the same call.
+    let reordered = env.hook(&env.event_with(
+        "pre_tool_use",
+        &json!({"tool_input": {"description": "x", "command": "cargo test"}}),
+    ));
+    assert!(!reordered.stdout.is_empty());
+    // Once the window has moved on, the call goes through again.
+    for c in ["a", "b", "c", "d"] {
+        assert!(call(c).stdout.is_empty());
+    }
+    assert!(call("cargo test").stdout.is_empty());
+    let blocked = env
+        .audit()
+        .iter()
+        .filter(|l| l["decision"] == "block")
+        .count();
+    assert_eq!(blocked, 2);
+
+    // A bad option fails open: logged, the call goes through.
+    let bad = Env::with_config(
+        "[events]\nPreToolUse = [\"loop-guard\"]\n[pass.loop-guard]\nrepeats = 1\n",
+    );
+    for _ in 0..6 {
+        let out = bad.hook(&bad.event("pre_tool_use"));
+        assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+    }
+    assert!(!bad.log_errors().is_empty());
 }
