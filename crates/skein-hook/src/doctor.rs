@@ -254,12 +254,7 @@ fn check_binary(command: &str, path_env: &OsString, out: &mut Vec<Finding>) {
         ));
         return;
     };
-    let found = if program.contains('/') {
-        is_executable(Path::new(program))
-    } else {
-        std::env::split_paths(path_env).any(|dir| is_executable(&dir.join(program)))
-    };
-    if !found {
+    if resolve_program(command, path_env).is_none() {
         out.push(finding(
             Severity::Error,
             "binary-not-found",
@@ -267,6 +262,18 @@ fn check_binary(command: &str, path_env: &OsString, out: &mut Vec<Finding>) {
             format!("`{program}` is not an executable file on PATH"),
         ));
     }
+}
+
+/// The executable file the command's program (its first word) names: itself when it holds a
+/// `/`, else the first match on `path_env`, as a shell would find it.
+pub fn resolve_program(command: &str, path_env: &OsString) -> Option<PathBuf> {
+    let program = command.split_whitespace().next()?;
+    if program.contains('/') {
+        return is_executable(Path::new(program)).then(|| PathBuf::from(program));
+    }
+    std::env::split_paths(path_env)
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable(p))
 }
 
 fn is_executable(p: &Path) -> bool {

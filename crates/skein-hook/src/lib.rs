@@ -42,7 +42,7 @@ pub mod transcript;
 
 pub use checkpoint::{ChangeKind, Checkpoint, Probe, TranscriptCheckpoints};
 pub use config::{Config, ConfigError, ConfigFiles, LogConfig, ProjectLookup};
-pub use doctor::{DoctorInput, Finding, Severity, doctor};
+pub use doctor::{DoctorInput, Finding, Severity, doctor, resolve_program};
 pub use event::{EventError, EventKind, HookEvent, MAX_EVENT_BYTES, ValidEvent};
 pub use log::{LogEntry, LogLevel};
 pub use loop_guard::GuardOptions;

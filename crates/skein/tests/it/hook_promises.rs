@@ -651,3 +651,37 @@ fn the_loop_guard_refuses_a_call_repeated_too_often() {
     }
     assert!(!bad.log_errors().is_empty());
 }
+
+#[test]
+fn install_warns_when_the_command_is_not_this_skein() {
+    let env = Env::with_config("");
+    let bin = env.state.parent().expect("xdg").join("bin");
+    fs::create_dir_all(&bin).expect("mkdir");
+    let install = |path: &Path| {
+        env.cmd()
+            .env("PATH", path)
+            .args(["hooks", "install"])
+            .output()
+            .expect("install")
+    };
+    let out = install(&bin);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`skein hook` does not resolve to a program on PATH"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--command \"$(command -v skein) hook\""),
+        "{err}"
+    );
+    // Once PATH finds this very binary, there is nothing to say.
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_skein"), bin.join("skein")).expect("link");
+    let out = install(&bin);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
