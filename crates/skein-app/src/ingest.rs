@@ -40,7 +40,8 @@ pub struct IngestRow {
     /// `created`, `appended`, `new-version`, `unchanged`, `rewrite-pending`, `skipped`, `error`.
     pub status: &'static str,
     /// Why a new version was started (or is pending): `inode-changed`, `shrunk`,
-    /// `head-changed`, `tail-changed`, `archive-damaged`.
+    /// `head-changed`, `tail-changed`, `archive-damaged`; why a source was `skipped`:
+    /// `symlink`, `inside-archive`, `compressed`, `duplicate-key`.
     pub reason: Option<&'static str>,
     /// Complete source lines newly read, and the lines written after prune/redact.
     pub source_lines: u64,
@@ -202,7 +203,8 @@ fn is_symlink(path: &Path) -> bool {
 pub struct ArchiveJob<'a> {
     archive: &'a Archive,
     transforms: Transforms<'a>,
-    refused: HashMap<PathBuf, String>,
+    /// Sources not archived: the row's `reason` code and the message.
+    refused: HashMap<PathBuf, (&'static str, String)>,
 }
 
 impl<'a> ArchiveJob<'a> {
@@ -223,15 +225,18 @@ impl<'a> ArchiveJob<'a> {
             for p in plan(s) {
                 let abs = std::path::absolute(&p.path).unwrap_or_else(|_| p.path.clone());
                 let why = if is_symlink(&p.path) {
-                    Some(SYMLINK_SKIPPED.to_owned())
+                    Some(("symlink", SYMLINK_SKIPPED.to_owned()))
                 } else if abs.starts_with(&abs_root) {
-                    Some("inside the archive directory".to_owned())
+                    Some(("inside-archive", "inside the archive directory".to_owned()))
                 } else if skein_store::is_zstd(&p.path) {
-                    Some("a compressed transcript is not archived (decompress it first)".to_owned())
+                    Some((
+                        "compressed",
+                        "a compressed transcript is not archived (decompress it first)".to_owned(),
+                    ))
                 } else if let Some(first) = seen.get(&key_of(&p.kind)) {
-                    Some(format!(
-                        "same archive key as {} (archived instead)",
-                        first.display()
+                    Some((
+                        "duplicate-key",
+                        format!("same archive key as {} (archived instead)", first.display()),
                     ))
                 } else {
                     seen.insert(key_of(&p.kind), p.path.clone());
@@ -254,7 +259,7 @@ impl<'a> ArchiveJob<'a> {
         let mut links: Vec<&Path> = self
             .refused
             .iter()
-            .filter(|(_, why)| *why == SYMLINK_SKIPPED)
+            .filter(|(_, (code, _))| *code == "symlink")
             .map(|(p, _)| p.as_path())
             .collect();
         links.sort();
@@ -318,8 +323,13 @@ impl<'a> ArchiveJob<'a> {
             Vec::with_capacity(planned.len());
         let mut all_unchanged = true;
         for p in &planned {
-            if let Some(why) = self.refused.get(&p.path) {
-                sources.push(Err(error_row(p.row(), "skipped", why.clone())));
+            if let Some((code, why)) = self.refused.get(&p.path) {
+                // A skipped row always says why: a code in `reason`, the words in `error`.
+                let row = IngestRow {
+                    reason: Some(code),
+                    ..p.row()
+                };
+                sources.push(Err(error_row(row, "skipped", why.clone())));
                 continue;
             }
             let md = std::fs::metadata(&p.path).ok();
