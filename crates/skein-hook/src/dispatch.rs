@@ -17,7 +17,7 @@ use crate::redaction::maybe_redact;
 use crate::runtime::{HookContext, HookError, Log, Scope};
 use crate::security::{Counts, SecurityLog};
 use crate::state::{RequestRecord, StateDir, StateError};
-use crate::{loop_guard, reminder, request, subagent};
+use crate::{loop_guard, reminder, request, session_logs, subagent};
 
 /// What the work on one event shares.
 pub(crate) struct Ctx<'a> {
@@ -109,9 +109,10 @@ fn dispatch_valid(
     let existing = transcript.filter(|t| t.is_file());
     let wants_todos = config.goal_reminder && (kind == EventKind::Stop || ev.is_compact_start());
     let runner_passes = names.iter().any(|n| !is_builtin(n));
+    let copies_agent = kind == EventKind::SubagentStop && names.iter().any(|n| n == PASS_EXTRACT);
     let mut busy = false;
     let mut cps = match existing {
-        Some(t) if runner_passes || wants_todos || kind == EventKind::Stop => {
+        Some(t) if runner_passes || wants_todos || copies_agent || kind == EventKind::Stop => {
             match TranscriptCheckpoints::open(&c.hook.state_root, t, config.lock_timeout()) {
                 Ok(cps) => {
                     if let Some(w) = &cps.warning {
@@ -155,6 +156,11 @@ fn dispatch_valid(
                 Some(req) => {
                     if let Err(e) = subagent::extract(c, req, log) {
                         log.error(format!("extract: {e}"));
+                    }
+                    if let Some(cps) = cps.as_mut()
+                        && let Err(e) = session_logs::copy_agent(c, req, cps)
+                    {
+                        log.error(format!("extract: session-logs copy: {e}"));
                     }
                 }
                 None => log.warn("extract: no request to attach the subagent to"),

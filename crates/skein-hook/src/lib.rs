@@ -35,6 +35,7 @@ pub mod reminder;
 mod request;
 pub mod runtime;
 pub mod security;
+mod session_logs;
 pub mod settings;
 pub mod state;
 mod subagent;

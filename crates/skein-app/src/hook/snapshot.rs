@@ -2,7 +2,8 @@
 //! `skein-passes`' snapshot (from the request's prompt to the end of the active branch), written
 //! to the request directory as
 //!
-//! * `snapshot.jsonl`: the self-contained request transcript (redacted when `redact = true`);
+//! * `session-logs/snapshot.jsonl`: the self-contained request transcript (redacted when
+//!   `redact = true`), beside the subagents' copies (`skein-hook`'s `extract`);
 //! * `session-log.md`: the request's facts (id, prompt, records, todos) over the same transcript
 //!   rendered by `skein show`'s renderer (the one Markdown renderer).
 //!
@@ -85,7 +86,12 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     } else {
         out
     };
-    let jsonl = dir.join(SNAPSHOT_JSONL);
+    let logs = dir.join(skein_hook::state::SESSION_LOGS_DIR);
+    skein_store::private::create_dir_all(&logs).map_err(|error| Error::Io {
+        path: logs.clone(),
+        error,
+    })?;
+    let jsonl = logs.join(SNAPSHOT_JSONL);
     replace(&jsonl, &out)?;
     let md = render_markdown(request, &report, truncated, &jsonl)?;
     replace(&log_path, md.as_bytes())?;

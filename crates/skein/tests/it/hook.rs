@@ -325,7 +325,7 @@ fn every_event_runs_from_real_hook_json() {
     assert_eq!(decoded(&main[0]), redacted(&t));
     assert!(!decoded(&main[0]).contains(SECRET));
     let req = env.current_request_dir();
-    let snap = fs::read_to_string(req.join("snapshot.jsonl")).expect("snapshot.jsonl");
+    let snap = fs::read_to_string(req.join("session-logs/snapshot.jsonl")).expect("snapshot.jsonl");
     let snap_lines: Vec<Value> = snap
         .lines()
         .map(|l| serde_json::from_str(l).expect("json"))
@@ -502,7 +502,11 @@ fn incremental_stops_append_one_frame_each() {
     assert_eq!(fs::metadata(&main[0]).expect("meta").len(), before);
     assert_eq!(meta_of(&main[0])["frames"], 2);
     // The snapshot followed the request.
-    let snap = fs::read_to_string(env.current_request_dir().join("snapshot.jsonl")).expect("snap");
+    let snap = fs::read_to_string(
+        env.current_request_dir()
+            .join("session-logs/snapshot.jsonl"),
+    )
+    .expect("snap");
     assert_eq!(snap.lines().count(), 5, "{snap}");
     assert_eq!(env.log_errors(), Vec::<Value>::new());
 }
@@ -560,7 +564,11 @@ fn redaction_and_compression_follow_the_config() {
     let main = env.archived("main-session");
     assert_eq!(decoded(&main[0]), fs::read_to_string(&t).expect("read"));
     // No snapshot pass configured for Stop.
-    assert!(!env.current_request_dir().join("snapshot.jsonl").exists());
+    assert!(
+        !env.current_request_dir()
+            .join("session-logs/snapshot.jsonl")
+            .exists()
+    );
 
     // A bad pass option is an error of that pass only: logged, exit 0, audited as error.
     fs::write(

@@ -42,6 +42,7 @@ struct Session {
     env: Env,
     transcript: PathBuf,
     agents_dir: PathBuf,
+    agent_rest: Vec<u8>,
     lines: Vec<String>,
     at: usize,
 }
@@ -61,10 +62,18 @@ impl Session {
         fs::create_dir_all(&agents_dir).expect("mkdir");
         // Subagent transcripts and sidecars are in place from the start (Claude Code writes
         // them while the agents run); the main transcript grows between events.
+        // AGENT's transcript is half written when it first stops, and resumed later.
+        let mut agent_rest = Vec::new();
         for e in fs::read_dir(source.join("subagents")).expect("subagents") {
             let p = e.expect("entry").path();
             let to = agents_dir.join(p.file_name().expect("name"));
-            fs::write(&to, fs::read(&p).expect("read")).expect("copy");
+            let mut bytes = fs::read(&p).expect("read");
+            if to.ends_with(format!("agent-{AGENT}.jsonl")) {
+                let half = bytes.len() / 2;
+                let cut = half + bytes[half..].iter().position(|b| *b == b'\n').expect("nl") + 1;
+                agent_rest = bytes.split_off(cut);
+            }
+            fs::write(&to, bytes).expect("copy");
         }
         let text = fs::read_to_string(source.with_extension("jsonl")).expect("main transcript");
         Some(Self {
@@ -72,6 +81,7 @@ impl Session {
             lines: text.lines().map(str::to_owned).collect(),
             env,
             agents_dir,
+            agent_rest,
             at: 0,
         })
     }
@@ -311,6 +321,20 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
                 "last_assistant_message": last}),
         );
     }
+    // AGENT resumes and stops again: its copy and its archive catch up.
+    {
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(s.agent_transcript(AGENT))
+            .expect("open");
+        std::io::Write::write_all(&mut f, &s.agent_rest).expect("append");
+    }
+    s.fire(
+        "SubagentStop",
+        json!({"agent_id": AGENT, "agent_type": "general-purpose",
+            "agent_transcript_path": s.agent_transcript(AGENT), "stop_hook_active": false,
+            "last_assistant_message": "Done again."}),
+    );
     s.fire(
         "PostToolUse",
         json!({"tool_name": "Agent", "tool_input": {"subagent_type": "general-purpose"},
@@ -394,7 +418,8 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
         "security.jsonl",
         "sessions.json",
         "session-log.md",
-        "snapshot.jsonl",
+        "session-logs/snapshot.jsonl",
+        "session-logs/agent-a52886dc180afb356.jsonl",
         "context.md",
         "request.json",
         "hook-events.jsonl",
@@ -443,9 +468,21 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
     );
     assert_eq!(
         request["agents"].as_array().expect("agents").len(),
-        agents.len()
+        agents.len() + 1
     );
     assert!(req_dir.join("session-log.md").is_file());
+    // session-logs/: the snapshot and a (redacted) copy of each subagent transcript.
+    for a in &agents {
+        let copy = req_dir.join(format!("session-logs/agent-{a}.jsonl"));
+        let want = fs::read(s.agent_transcript(a)).expect("agent transcript");
+        let got = fs::read(&copy).expect("agent copy");
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "{a}: nothing to redact there, so byte-equal"
+        );
+        assert_eq!(got, want, "{a}");
+    }
 
     // The audit lines say what each event was about.
     let mut audit = read_lines(
