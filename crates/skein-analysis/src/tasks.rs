@@ -157,6 +157,20 @@ impl TaskTracker {
         }
     }
 
+    /// Rewrites every free text kept (subjects, active forms, owners), e.g. to redact the
+    /// tracker before its state is stored.
+    pub fn map_text(&mut self, f: &mut dyn FnMut(&str) -> String) {
+        let todos = self.todos.iter_mut().flat_map(|(items, _)| items.iter_mut());
+        for item in todos.chain(self.tasks.iter_mut().flatten()) {
+            item.subject = f(&item.subject);
+            for slot in [&mut item.active_form, &mut item.owner] {
+                if let Some(v) = slot {
+                    *v = f(v);
+                }
+            }
+        }
+    }
+
     /// Every list a tool touched, the one changed last first: a session may keep `TodoWrite`
     /// todos and a task store side by side.
     pub fn lists(&self) -> Vec<TaskList> {

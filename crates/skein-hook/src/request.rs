@@ -153,6 +153,10 @@ pub(crate) fn track_request(
         if !lists.is_empty() {
             todos = Some(as_todos(c, &lists, &req.id));
         }
+        // The state is stored under the state directory: redacted like everything there.
+        if let Some(r) = c.redactor.as_deref() {
+            tracker.map_text(&mut |t| crate::redaction::redact_str(r, t, &mut Counts::new()));
+        }
         tracker_state = serde_json::to_value(&tracker).ok();
     }
     // Only the new bytes are searched, so each byte near the request start is read once.

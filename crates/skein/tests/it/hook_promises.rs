@@ -203,6 +203,16 @@ impl Session {
             ),
             base(
                 "assistant",
+                format!("{step}-t"),
+                "2026-03-02T09:00:04.500Z",
+                call(
+                    "t",
+                    "TaskCreate",
+                    json!({"subject": format!("Rotate {TOOL_KEY}"), "description": "now"}),
+                ),
+            ),
+            base(
+                "assistant",
                 format!("{step}-e"),
                 "2026-03-02T09:00:05.000Z",
                 call(
