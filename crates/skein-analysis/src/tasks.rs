@@ -160,7 +160,10 @@ impl TaskTracker {
     /// Rewrites every free text kept (subjects, active forms, owners), e.g. to redact the
     /// tracker before its state is stored.
     pub fn map_text(&mut self, f: &mut dyn FnMut(&str) -> String) {
-        let todos = self.todos.iter_mut().flat_map(|(items, _)| items.iter_mut());
+        let todos = self
+            .todos
+            .iter_mut()
+            .flat_map(|(items, _)| items.iter_mut());
         for item in todos.chain(self.tasks.iter_mut().flatten()) {
             item.subject = f(&item.subject);
             for slot in [&mut item.active_form, &mut item.owner] {

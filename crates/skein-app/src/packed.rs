@@ -2,8 +2,6 @@
 //! turn: 64-bit hashes of the ids (a collision needs about 4 billion ids to become likely),
 //! packed little-endian and written as one hex string instead of a JSON array of strings.
 
-use std::fmt::Write as _;
-
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serializer};
@@ -13,12 +11,16 @@ pub(crate) fn hash(text: &[u8]) -> u64 {
     twox_hash::XxHash3_64::oneshot(text)
 }
 
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+// A table, not `write!` per byte: the hook writes a long session's sets after every turn.
 fn to_hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
+    let mut out = Vec::with_capacity(bytes.len() * 2);
     for b in bytes {
-        let _ = write!(s, "{b:02x}");
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 15)]);
     }
-    s
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn from_hex(s: &str) -> Option<Vec<u8>> {
@@ -32,9 +34,11 @@ fn from_hex(s: &str) -> Option<Vec<u8>> {
         b'A'..=b'F' => Some(c - b'A' + 10),
         _ => None,
     };
-    b.chunks_exact(2)
-        .map(|p| Some(nibble(p[0])? << 4 | nibble(p[1])?))
-        .collect()
+    let mut out = Vec::with_capacity(b.len() / 2);
+    for p in b.chunks_exact(2) {
+        out.push(nibble(p[0])? << 4 | nibble(p[1])?);
+    }
+    Some(out)
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {

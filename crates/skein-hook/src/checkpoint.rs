@@ -6,7 +6,11 @@
 //!
 //! Stored as `<state>/checkpoints/<hash of the path>.json`, one object per transcript holding
 //! one checkpoint per pass name, guarded by `<same>.lock` for the whole run of the passes (so
-//! two hooks never process the same new bytes twice).
+//! two hooks never process the same new bytes twice). The state a pass carries (e.g. the
+//! archive metadata of a long session, about a megabyte) lives in its own file,
+//! `<same>.<hash of the pass name>.state.json`, read only when that pass runs and written only
+//! when it changes; it records the checkpoint it describes and is ignored unless that is still
+//! the pass's checkpoint (a crash between the two writes costs a re-read, never a wrong state).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -139,10 +143,13 @@ struct CheckpointFile {
     path: String,
     #[serde(default)]
     passes: BTreeMap<String, Checkpoint>,
-    /// What each pass carries from one run to the next, describing the bytes before its
-    /// checkpoint's offset (saved together, so the two always agree).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    states: BTreeMap<String, serde_json::Value>,
+}
+
+/// A pass's state file: the state and the checkpoint it describes.
+#[derive(Debug, Serialize, Deserialize)]
+struct StateFile {
+    checkpoint: Checkpoint,
+    state: serde_json::Value,
 }
 
 /// The checkpoints of one transcript, locked for as long as this value lives.
@@ -151,6 +158,8 @@ pub struct TranscriptCheckpoints {
     file: PathBuf,
     data: CheckpointFile,
     dirty: bool,
+    /// States set this run, written by [`TranscriptCheckpoints::save`] (`None`: remove).
+    new_states: BTreeMap<String, Option<serde_json::Value>>,
     /// Set when the stored file was unreadable and was ignored.
     pub warning: Option<String>,
     _lock: FileLock,
@@ -177,6 +186,7 @@ impl TranscriptCheckpoints {
             file,
             data,
             dirty: false,
+            new_states: BTreeMap::new(),
             warning,
             _lock: lock,
         })
@@ -194,25 +204,30 @@ impl TranscriptCheckpoints {
         }
     }
 
-    /// The state `pass` stored with its checkpoint.
-    pub fn state(&self, pass: &str) -> Option<&serde_json::Value> {
-        self.data.states.get(pass)
+    fn state_path(&self, pass: &str) -> PathBuf {
+        let stem = self.file.with_extension("");
+        let name = stem.file_name().map(|n| n.to_string_lossy().into_owned());
+        stem.with_file_name(format!(
+            "{}.{:016x}.state.json",
+            name.unwrap_or_default(),
+            fnv1a(pass.as_bytes())
+        ))
     }
 
-    /// Replaces (or with `None` removes) the state of `pass`; call it with the [`set`] of the
+    /// The state `pass` stored with its current checkpoint (read from its file; `None` when
+    /// absent, unreadable, or describing another checkpoint).
+    pub fn state(&self, pass: &str) -> Option<serde_json::Value> {
+        let cp = self.data.passes.get(pass)?;
+        let f: StateFile = read_json(&self.state_path(pass)).ok().flatten()?;
+        (f.checkpoint == *cp).then_some(f.state)
+    }
+
+    /// Replaces (or with `None` removes) the state of `pass`; call it after the [`set`] of the
     /// checkpoint it belongs to.
     ///
     /// [`set`]: TranscriptCheckpoints::set
     pub fn set_state(&mut self, pass: &str, state: Option<serde_json::Value>) {
-        let old = self.data.states.get(pass);
-        if old == state.as_ref() {
-            return;
-        }
-        match state {
-            Some(v) => self.data.states.insert(pass.to_owned(), v),
-            None => self.data.states.remove(pass),
-        };
-        self.dirty = true;
+        self.new_states.insert(pass.to_owned(), state);
     }
 
     /// Writes the checkpoints back if any changed: atomically but without fsync
@@ -220,6 +235,28 @@ impl TranscriptCheckpoints {
     /// checkpoint can only be stale or unreadable, which makes the passes redo work, never
     /// skip it.
     pub fn save(&mut self) -> Result<(), StateError> {
+        // States first: a state whose checkpoint is not saved yet is ignored on reading.
+        for (pass, state) in std::mem::take(&mut self.new_states) {
+            let path = self.state_path(&pass);
+            match (state, self.data.passes.get(&pass)) {
+                (Some(state), Some(cp)) => {
+                    let f = StateFile {
+                        checkpoint: *cp,
+                        state,
+                    };
+                    let bytes = serde_json::to_vec(&f).map_err(|source| StateError::Corrupt {
+                        path: path.clone(),
+                        source,
+                    })?;
+                    write_atomic_with(&path, &bytes, Durability::RenameOnly)
+                        .map_err(io_at(&path))?;
+                }
+                _ => match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_at(&path)(e)),
+                    _ => {}
+                },
+            }
+        }
         if !self.dirty {
             return Ok(());
         }

@@ -234,7 +234,7 @@ fn run_pass(
         archive_dir: &archive_dir,
         state_root: &c.hook.state_root,
         config: c.config,
-        state,
+        state: state.as_ref(),
     };
     match runner.run_pass(&input) {
         Ok(report) => {
@@ -246,8 +246,12 @@ fn run_pass(
                 .events
                 .extend(report.security.events);
             if let (Some(t), Some(p), Some(cps)) = (transcript, probe, cps) {
+                // A state file is rewritten only when it would say something else.
+                let same = report.state == state && cps.get(pass) == Some(&p.next);
                 cps.set(pass, t, p.next);
-                cps.set_state(pass, report.state);
+                if !same {
+                    cps.set_state(pass, report.state);
+                }
             }
         }
         Err(e) => log.error(e),

@@ -143,7 +143,7 @@ pub(crate) fn track_request(
     if wants_todos {
         let mut tracker = match (probe.change, cps.state(TODOS)) {
             (ChangeKind::Appended { .. }, Some(v)) => {
-                serde_json::from_value::<TaskTracker>(v.clone()).unwrap_or_default()
+                serde_json::from_value::<TaskTracker>(v).unwrap_or_default()
             }
             _ => TaskTracker::new(),
         };
