@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use skein_analysis::{RecordVisitor, SpawnLinks};
@@ -22,7 +21,7 @@ use skein_reports::skills::skill_name;
 use skein_reports::tools::normalized_input;
 
 use crate::identity::clean;
-use crate::packed::{self, hash};
+use crate::packed::{self, Keyed, hash};
 
 /// `extra` key: the source size the metadata was computed from. A later run that finds the
 /// source at that size with nothing new to archive skips reading it again.
@@ -71,16 +70,16 @@ pub struct MetaCollector {
     models: Vec<String>,
     prompts: u64,
     #[serde(with = "packed::set")]
-    message_ids: FxHashSet<u64>,
+    message_ids: Keyed<()>,
     anonymous_messages: u64,
     /// Usage groups by hash of `message.id` + `\0` + `requestId`.
     #[serde(with = "packed::counters")]
-    usage_groups: FxHashMap<u64, Counters>,
+    usage_groups: Keyed<Counters>,
     /// Usage of lines without a `message.id` (each its own group).
     usage_loose: Counters,
     /// Hashes of the `tool_use` ids counted (later copies are not counted again).
     #[serde(with = "packed::set")]
-    tool_ids: FxHashSet<u64>,
+    tool_ids: Keyed<()>,
     tool_counts: BTreeMap<String, u64>,
     tool_calls: u64,
     skills: Vec<String>,
@@ -156,7 +155,9 @@ impl MetaCollector {
                     Some(mid) => {
                         let key = format!("{mid}\0{}", env.request_id.get().unwrap_or(""));
                         max_with(
-                            self.usage_groups.entry(hash(key.as_bytes())).or_default(),
+                            self.usage_groups
+                                .entry(hash(key.as_bytes()), Default::default)
+                                .0,
                             c,
                         );
                     }
@@ -187,7 +188,7 @@ impl MetaCollector {
         }
         for b in message.content.blocks() {
             if let (Some("tool_result"), Some(id)) = (b.kind(), b.tool_use_id.get())
-                && (self.links.spawn(id).is_some() || !self.tool_ids.contains(&hash(id.as_bytes())))
+                && (self.links.spawn(id).is_some() || !self.tool_ids.contains(hash(id.as_bytes())))
             {
                 *self.results.entry(id.to_owned()).or_default() |= b.is_error.0;
             }
