@@ -47,7 +47,8 @@ fn parse_size(text: &str) -> Result<usize, String> {
 pub(crate) enum Command {
     /// Statistics per transcript file: lines, records, graph, tools, tokens.
     Stats(StatsArgs),
-    /// Token usage and cost, deduplicated across all input (daily, weekly, monthly, session, model).
+    /// Token usage and cost, deduplicated across all input (daily, weekly, monthly, session, model,
+    /// 5-hour blocks).
     Usage(commands::usage::Args),
     /// One line per tool call, or totals per tool with `--by name`; flags tool loops.
     Tools(commands::tools::Args),

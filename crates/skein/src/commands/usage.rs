@@ -16,21 +16,24 @@ use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
 use skein_reports::tree::LinkVisitor;
 use skein_reports::usage::{
-    Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner,
+    Figures, TotalsRow, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner,
 };
 
 use crate::cli::Format;
+
+mod blocks;
 use crate::output::{Align, Columns, error_line};
 use crate::report::{ReportArgs, RowWriter, exit_status};
 
 /// Token usage and cost. The first path may name the report: `daily` (default), `weekly`
-/// (weeks start on Monday), `monthly`, `session` or `model`; write `./daily` for a directory
-/// of that name.
+/// (weeks start on Monday), `monthly`, `session`, `model` or `blocks` (5-hour billing
+/// blocks); write `./daily` for a directory of that name.
 #[derive(Debug, ClapArgs)]
 #[command(
-    after_help = "Reports: daily (default), weekly, monthly, session, model, given as the first \
-                  argument:\n  skein usage monthly ~/.claude/projects\n  skein usage session \
-                  --since 2026-05-01 --format jsonl | jq 'select(.totals|not)'"
+    after_help = "Reports: daily (default), weekly, monthly, session, model, blocks, given as the \
+                  first argument:\n  skein usage monthly ~/.claude/projects\n  skein usage session \
+                  --since 2026-05-01 --format jsonl | jq 'select(.totals|not)'\n  skein usage \
+                  blocks --active --token-limit max"
 )]
 pub(crate) struct Args {
     #[command(flatten)]
@@ -45,6 +48,8 @@ pub(crate) struct Args {
     /// unnamed agents, `(internal)` (reads each session twice).
     #[arg(long, value_enum)]
     pub(crate) by: Option<By>,
+    #[command(flatten)]
+    pub(crate) blocks: blocks::BlockArgs,
 }
 
 /// What `--by` groups on.
@@ -80,8 +85,18 @@ fn split_kind(report: &ReportArgs) -> (UsageKind, ReportArgs) {
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let (named, report) = split_kind(&args.report);
+    let in_blocks = blocks::named(&args.report);
+    let (named, report) = match &in_blocks {
+        Some(rest) => (UsageKind::Daily, rest.clone()),
+        None => split_kind(&args.report),
+    };
+    if in_blocks.is_none() {
+        args.blocks.check_unused(named.name())?;
+    }
     let kind = match (args.by, named) {
+        (Some(By::Agent), _) if in_blocks.is_some() => {
+            anyhow::bail!("--by agent replaces the blocks report: give no report name with it")
+        }
         (None, k) => k,
         (Some(By::Agent), UsageKind::Daily) if named_default(&args.report) => UsageKind::Agent,
         (Some(By::Agent), k) => anyhow::bail!(
@@ -141,16 +156,22 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             Ok(())
         },
     )?;
+    if in_blocks.is_some() {
+        let result = blocks::finish(builder, &args.blocks, &report, &pricing)?;
+        if !report.quiet {
+            warn(&result.totals);
+        }
+        return Ok(exit_status(found_ok && jobs_ok));
+    }
     let result = builder.finish(&options, &pricing);
     if !report.quiet {
-        warn(&result);
+        warn(&result.totals);
     }
     write(format, kind, &result, args.breakdown)?;
     Ok(exit_status(found_ok && jobs_ok))
 }
 
-fn warn(r: &UsageReport) {
-    let t = &r.totals;
+fn warn(t: &TotalsRow) {
     if !t.unpriced_models.is_empty() {
         error_line(&format!(
             "no price for {}: their cost is counted as 0 (add them with --pricing FILE)",

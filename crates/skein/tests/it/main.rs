@@ -7,6 +7,7 @@
 
 mod archive;
 mod archive_safety;
+mod blocks;
 mod check;
 mod cli;
 mod common;

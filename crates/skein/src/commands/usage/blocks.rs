@@ -1,0 +1,325 @@
+//! `skein usage blocks`: the 5-hour billing blocks (flags, output). The blocks themselves are
+//! `skein_reports::usage::blocks`. See `docs/reports/usage.md#blocks`.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use skein_core::time::{Zone, parse_ms};
+use skein_reports::pricing::PricingTable;
+use skein_reports::usage::blocks::{DEFAULT_BLOCK_MS, MS_PER_HOUR};
+use skein_reports::usage::{
+    BlockOptions, BlockRow, BlocksReport, LimitStatus, TokenLimit, UsageBuilder,
+};
+
+use super::thousands;
+use crate::cli::Format;
+use crate::output::{Align, Columns, error_line};
+use crate::report::{ReportArgs, RowWriter};
+
+/// The report's name, as the first path.
+pub(crate) const NAME: &str = "blocks";
+
+/// Flags of the blocks report.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct BlockArgs {
+    /// blocks: only the active block, with burn rate, projection and time left.
+    #[arg(long)]
+    pub(crate) active: bool,
+    /// blocks: also the gaps between blocks, as rows with `"gap": true`.
+    #[arg(long)]
+    pub(crate) gaps: bool,
+    /// blocks: the block length in hours (default 5).
+    #[arg(long, value_name = "HOURS")]
+    pub(crate) session_length: Option<f64>,
+    /// blocks: the token limit the active block's projection is held to: a number, or `max`
+    /// (the largest past block).
+    #[arg(long, value_name = "N|max", value_parser = parse_limit)]
+    pub(crate) token_limit: Option<TokenLimit>,
+    /// blocks: the instant taken as now (ISO-8601, e.g. 2026-05-31T12:00:00Z), for
+    /// reproducible output; default: the clock.
+    #[arg(long, value_name = "TIME", value_parser = parse_now)]
+    pub(crate) now: Option<i64>,
+}
+
+fn parse_limit(s: &str) -> Result<TokenLimit, String> {
+    if s.eq_ignore_ascii_case("max") {
+        return Ok(TokenLimit::Max);
+    }
+    s.replace(['_', ','], "")
+        .parse()
+        .map(TokenLimit::Tokens)
+        .map_err(|_| format!("{s:?} is neither a number of tokens nor `max`"))
+}
+
+fn parse_now(s: &str) -> Result<i64, String> {
+    parse_ms(s).ok_or_else(|| format!("{s:?} is not an ISO-8601 time (2026-05-31T12:00:00Z)"))
+}
+
+/// The clock, in milliseconds since the epoch.
+pub(crate) fn clock_ms() -> i64 {
+    skein_core::time::unix_ms(std::time::SystemTime::now())
+}
+
+/// A block length in hours, as milliseconds (positive, at least a millisecond).
+pub(crate) fn length_ms(hours: Option<f64>) -> Result<i64> {
+    let Some(h) = hours else {
+        return Ok(DEFAULT_BLOCK_MS);
+    };
+    let ms = h * MS_PER_HOUR as f64;
+    if !ms.is_finite() || ms < 1.0 || ms > i64::MAX as f64 / 4.0 {
+        bail!("--session-length must be a positive number of hours, not {h}");
+    }
+    Ok(ms as i64)
+}
+
+impl BlockArgs {
+    /// Refuses these flags on another report.
+    pub(crate) fn check_unused(&self, report: &str) -> Result<()> {
+        let used = [
+            (self.active, "--active"),
+            (self.gaps, "--gaps"),
+            (self.session_length.is_some(), "--session-length"),
+            (self.token_limit.is_some(), "--token-limit"),
+            (self.now.is_some(), "--now"),
+        ];
+        if let Some((_, flag)) = used.iter().find(|(u, _)| *u) {
+            bail!("{flag} belongs to the blocks report, not to the {report} report");
+        }
+        Ok(())
+    }
+}
+
+/// `blocks` given as the first path: the other paths.
+pub(crate) fn named(report: &ReportArgs) -> Option<ReportArgs> {
+    let first = report.paths.first()?;
+    (first == Path::new(NAME)).then(|| {
+        let mut rest = report.clone();
+        rest.paths.remove(0);
+        rest
+    })
+}
+
+/// Builds the report from the collected sessions and writes it.
+pub(crate) fn finish(
+    builder: UsageBuilder,
+    args: &BlockArgs,
+    report: &ReportArgs,
+    pricing: &PricingTable,
+) -> Result<BlocksReport> {
+    let zone = report.zone()?;
+    let options = BlockOptions {
+        length_ms: length_ms(args.session_length)?,
+        now_ms: args.now.unwrap_or_else(clock_ms),
+        range: report.date_range()?,
+        zone: zone.clone(),
+        gaps: args.gaps,
+        active_only: args.active,
+        token_limit: args.token_limit,
+    };
+    let r = builder.finish_blocks(&options, pricing);
+    if !report.quiet
+        && let Some(a) = r.active()
+        && let Some(l) = &a.token_limit
+        && l.status == LimitStatus::Exceeds
+    {
+        error_line(&format!(
+            "the active block is projected to reach {:.1}% of the {} token limit",
+            l.projected_percent,
+            thousands(l.limit)
+        ));
+    }
+    write(report.format(), &r, args, &zone)?;
+    Ok(r)
+}
+
+fn write(format: Format, r: &BlocksReport, args: &BlockArgs, zone: &Zone) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if format == Format::Table {
+        out.write_all(render_table(r, args, zone).as_bytes())?;
+        out.flush()?;
+        return Ok(());
+    }
+    let mut w = RowWriter::new(format, out);
+    for row in &r.rows {
+        w.row(row, |_| Vec::new())?;
+    }
+    w.row(&r.totals, |_| Vec::new())?;
+    w.finish(&[])
+}
+
+/// `2h 05m`.
+fn hm(minutes: i64) -> String {
+    format!("{}h {:02}m", minutes / 60, minutes % 60)
+}
+
+/// `YYYY-MM-DD HH:MM` in `zone` of an ISO timestamp skein wrote.
+fn local(ts: &str, zone: &Zone) -> String {
+    let Some(ms) = parse_ms(ts) else {
+        return ts.to_owned();
+    };
+    let c = zone.civil_of(ms);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}",
+        c.year, c.month, c.day, c.hour, c.minute
+    )
+}
+
+fn minutes_between(a: &str, b: &str) -> i64 {
+    match (parse_ms(a), parse_ms(b)) {
+        (Some(a), Some(b)) => (b - a).max(0) / 60_000,
+        _ => 0,
+    }
+}
+
+fn status(row: &BlockRow) -> String {
+    if row.gap {
+        return format!("gap {}", hm(minutes_between(&row.start, &row.end)));
+    }
+    if let Some(now) = &row.now {
+        return format!("ACTIVE, {} left", hm(now.remaining_minutes));
+    }
+    row.last_activity
+        .as_deref()
+        .map(|last| hm(minutes_between(&row.start, last)))
+        .unwrap_or_default()
+}
+
+fn render_table(r: &BlocksReport, args: &BlockArgs, zone: &Zone) -> String {
+    if args.active && r.rows.is_empty() {
+        return "no active block\n".into();
+    }
+    let start = format!("block start ({})", zone.name());
+    let headers = [
+        start.as_str(),
+        "activity",
+        "requests",
+        "input",
+        "output",
+        "cache write",
+        "cache read",
+        "total",
+        "cost USD",
+        "models",
+    ];
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for row in &r.rows {
+        let figures = |total: u64, cost: f64| {
+            if row.gap {
+                vec![String::new(); 6]
+            } else {
+                vec![
+                    thousands(row.input_tokens),
+                    thousands(row.output_tokens),
+                    thousands(row.cache_creation_input_tokens),
+                    thousands(row.cache_read_input_tokens),
+                    thousands(total),
+                    format!("{cost:.2}"),
+                ]
+            }
+        };
+        let mut cells = vec![
+            local(&row.start, zone),
+            status(row),
+            if row.gap {
+                String::new()
+            } else {
+                thousands(row.requests)
+            },
+        ];
+        cells.extend(figures(row.total_tokens, row.cost_usd));
+        cells.push(row.models.join(", "));
+        rows.push(cells);
+    }
+    let t = &r.totals.figures;
+    let mut total = vec![
+        "Total".into(),
+        String::new(),
+        thousands(t.messages),
+        thousands(t.input_tokens),
+        thousands(t.output_tokens),
+        thousands(t.cache_creation_input_tokens),
+        thousands(t.cache_read_input_tokens),
+        thousands(t.total_tokens),
+        format!("{:.2}", t.cost_usd),
+    ];
+    total.push(t.models.join(", "));
+    rows.push(total);
+    let mut align = [Align::Right; 10];
+    align[0] = Align::Left;
+    align[1] = Align::Left;
+    align[9] = Align::Left;
+    let columns = Columns::fit(&headers, &align, &rows);
+    let mut out = columns.line(headers);
+    for (i, row) in rows.iter().enumerate() {
+        if i + 1 == rows.len() {
+            out.push_str(&columns.rule());
+        }
+        out.push_str(&columns.line(row.iter().map(String::as_str)));
+    }
+    if let Some(a) = r.active() {
+        out.push_str(&active_detail(a, zone));
+    }
+    out
+}
+
+/// The lines under the table about the active block.
+fn active_detail(a: &BlockRow, zone: &Zone) -> String {
+    let Some(now) = &a.now else {
+        return String::new();
+    };
+    let end = local(&a.end, zone);
+    let mut out = format!(
+        "\nactive block {} – {}: {} elapsed, {} left\n",
+        local(&a.start, zone),
+        end.get(11..).unwrap_or(&end),
+        hm(now.elapsed_minutes),
+        hm(now.remaining_minutes)
+    );
+    match (&now.burn_rate, &now.projection) {
+        (Some(rate), Some(p)) => {
+            out.push_str(&format!(
+                "  burn rate  {} tokens/h, ${:.2}/h\n  projected  {} tokens, ${:.2} at the block's end\n",
+                thousands(rate.tokens_per_hour.round() as u64),
+                rate.cost_per_hour,
+                thousands(p.total_tokens),
+                p.cost_usd
+            ));
+        }
+        _ => out.push_str("  burn rate  not yet known (one request so far)\n"),
+    }
+    if let Some(l) = &a.token_limit {
+        let status = match l.status {
+            LimitStatus::Ok => "ok",
+            LimitStatus::Warning => "WARNING: above 80%",
+            LimitStatus::Exceeds => "EXCEEDS the limit",
+        };
+        out.push_str(&format!(
+            "  limit      {} tokens: {:.1}% used, {:.1}% projected ({status})\n",
+            thousands(l.limit),
+            l.used_percent,
+            l.projected_percent
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_parse() {
+        assert_eq!(parse_limit("max"), Ok(TokenLimit::Max));
+        assert_eq!(parse_limit("1_000,000"), Ok(TokenLimit::Tokens(1_000_000)));
+        assert!(parse_limit("lots").is_err());
+        assert_eq!(length_ms(None).expect("default"), 5 * MS_PER_HOUR);
+        assert_eq!(length_ms(Some(0.5)).expect("half"), MS_PER_HOUR / 2);
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(length_ms(Some(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(hm(125), "2h 05m");
+    }
+}
