@@ -82,6 +82,9 @@ pub(crate) enum Command {
     Decompress(commands::archive::DecompressArgs),
     /// Write files to standard output, decoding zstd and archive files.
     Cat(commands::archive::CatArgs),
+    /// One line for Claude Code's status bar (model, session and today's cost, the active
+    /// 5-hour block, context), from its JSON on stdin; `statusline install` sets it up.
+    Statusline(commands::statusline::Args),
 }
 
 /// Output format of a report.

@@ -154,5 +154,8 @@ fn the_statusline_table_is_accepted_and_left_to_the_status_line() {
     let c = apply("redact = false\n\n[statusline]\nformat = \"{model} · {today}\"\n")
         .expect("one config file serves the hook and the status line");
     assert!(!c.redact);
-    assert!(apply("[statusline]\nformat = 3\n").is_ok(), "its keys are not the hook's");
+    assert!(
+        apply("[statusline]\nformat = 3\n").is_ok(),
+        "its keys are not the hook's"
+    );
 }

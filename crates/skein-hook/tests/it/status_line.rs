@@ -46,7 +46,12 @@ fn install_is_idempotent_keeps_the_rest_and_uninstall_restores() {
         json!({"type": "command", "command": "skein statusline", "padding": 0})
     );
     // The rest untouched, in its order; the backup is the old file; the mode kept.
-    let keys: Vec<&str> = v.as_object().expect("object").keys().map(String::as_str).collect();
+    let keys: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(keys, ["model", "env", "permissions", "statusLine"]);
     assert_eq!(fs::read_to_string(&backup).expect("backup"), text);
     assert_eq!(
@@ -99,13 +104,20 @@ fn another_status_line_is_replaced_only_when_asked() {
     )
     .expect("replaced");
     assert!(c.written);
-    assert_eq!(read(&path)["statusLine"]["command"], "/opt/skein/bin/skein statusline");
+    assert_eq!(
+        read(&path)["statusLine"]["command"],
+        "/opt/skein/bin/skein statusline"
+    );
     let backup = dir.path().join(format!("settings.json{BACKUP_SUFFIX}"));
     assert_eq!(fs::read_to_string(&backup).expect("backup"), text);
 
     // A missing file is created; broken JSON is refused untouched.
     let fresh = dir.path().join("sub/settings.json");
-    assert!(install_status_line(&fresh, &StatusLineOptions::default()).expect("new").written);
+    assert!(
+        install_status_line(&fresh, &StatusLineOptions::default())
+            .expect("new")
+            .written
+    );
     assert_eq!(read(&fresh)["statusLine"]["type"], "command");
     let broken = dir.path().join("broken.json");
     fs::write(&broken, "{\"a\":").expect("write");

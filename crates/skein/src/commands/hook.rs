@@ -24,6 +24,7 @@ mod settings;
 mod snapshot;
 
 use env::HookEnv;
+pub(crate) use settings::target_path;
 
 /// Arguments of `skein hook`.
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ pub(crate) mod passes;
 pub(crate) mod show;
 pub(crate) mod skills;
 mod stats;
+pub(crate) mod statusline;
 pub(crate) mod tools;
 pub(crate) mod tree;
 pub(crate) mod usage;
@@ -36,5 +37,6 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         Command::Compress(args) => archive::compress(&args),
         Command::Decompress(args) => archive::decompress(&args),
         Command::Cat(args) => archive::cat(&args),
+        Command::Statusline(args) => statusline::run(&args),
     }
 }

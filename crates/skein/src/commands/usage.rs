@@ -22,8 +22,10 @@ use skein_reports::usage::{
 use crate::cli::Format;
 
 mod blocks;
+
 use crate::output::{Align, Columns, error_line};
 use crate::report::{ReportArgs, RowWriter, exit_status};
+pub(crate) use blocks::{clock_ms, parse_now};
 
 /// Token usage and cost. The first path may name the report: `daily` (default), `weekly`
 /// (weeks start on Monday), `monthly`, `session`, `model` or `blocks` (5-hour billing

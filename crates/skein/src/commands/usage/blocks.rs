@@ -53,7 +53,8 @@ fn parse_limit(s: &str) -> Result<TokenLimit, String> {
         .map_err(|_| format!("{s:?} is neither a number of tokens nor `max`"))
 }
 
-fn parse_now(s: &str) -> Result<i64, String> {
+/// `--now`: an ISO-8601 instant.
+pub(crate) fn parse_now(s: &str) -> Result<i64, String> {
     parse_ms(s).ok_or_else(|| format!("{s:?} is not an ISO-8601 time (2026-05-31T12:00:00Z)"))
 }
 
