@@ -13,8 +13,8 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use skein_bench::{bytes_of, corpus_dir, write_synthetic_session};
 use skein_core::Parser;
+use skein_layout::{SessionFiles, discover};
 use skein_reports::check::check_session;
-use skein_sessions::{SessionFiles, discover};
 
 fn sessions(c: &mut Criterion, name: &str, sessions: &[SessionFiles]) {
     let mut parser = Parser::new();

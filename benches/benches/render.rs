@@ -16,10 +16,10 @@ use serde::de::IgnoredAny;
 use skein_analysis::AnalysisOptions;
 use skein_bench::{bytes_of, corpus_dir, write_synthetic_session};
 use skein_core::Parser;
+use skein_layout::{SessionFiles, discover};
 use skein_reports::load_session;
 use skein_reports::show::{ShowOptions, ShowVisitor, render_session};
 use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_nodes};
-use skein_sessions::{SessionFiles, discover};
 
 fn session_bytes(s: &SessionFiles) -> u64 {
     bytes_of(s.files())

@@ -15,10 +15,10 @@ use serde::de::IgnoredAny;
 use skein_analysis::{AnalysisOptions, NoVisitor};
 use skein_bench::{bytes_of, corpus_dir, write_synthetic_session};
 use skein_core::Parser;
+use skein_layout::{SessionFiles, discover};
 use skein_reports::load_session;
 use skein_reports::skills::{SkillTotals, SkillVisitor, skill_calls};
 use skein_reports::tools::{ToolTotalsBuilder, tool_calls, tool_loops};
-use skein_sessions::{SessionFiles, discover};
 
 /// The four report kernels over `sessions`, as one criterion group.
 fn kernels(c: &mut Criterion, group: &str, sessions: &[SessionFiles]) {

@@ -106,7 +106,7 @@ fn usage(c: &mut Criterion) {
             });
         });
         let dir = corpus_dir().expect("corpus");
-        let sessions = skein_sessions::discover(&[dir]).sessions;
+        let sessions = skein_layout::discover(&[dir]).sessions;
         group.bench_function("corpus_sessions_from_disk", |b| {
             b.iter(|| {
                 let mut builder = UsageBuilder::new();

@@ -247,8 +247,7 @@ impl Archive {
                 let project = meta
                     .project
                     .clone()
-                    .or_else(|| ck.current.as_ref().and_then(|c| c.project.clone()))
-                    .or_else(|| project_of(src_path));
+                    .or_else(|| ck.current.as_ref().and_then(|c| c.project.clone()));
                 let state = FileState {
                     format: FORMAT,
                     file: rel.clone(),
@@ -397,20 +396,4 @@ fn display_path(p: &Path) -> String {
         .unwrap_or_else(|_| p.to_path_buf())
         .to_string_lossy()
         .into_owned()
-}
-
-/// The Claude projects directory a transcript sits in: the parent of a session file, or the
-/// directory above `<session>/subagents/` for an agent file.
-fn project_of(source: &Path) -> Option<String> {
-    let abs = std::path::absolute(source).ok()?;
-    let mut parts = abs.ancestors().skip(1);
-    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
-    let parent = parts.next()?;
-    if let Some(sub) = abs
-        .ancestors()
-        .find(|p| name(p).as_deref() == Some("subagents"))
-    {
-        return sub.parent()?.parent().and_then(name);
-    }
-    name(parent)
 }

@@ -9,7 +9,8 @@
 //! * [`verify`], [`Archive::restore`], [`Archive::apply_retention`], [`Archive::compact`],
 //!   [`Archive::train_dictionary`], [`Archive::recover_all`], [`Archive::rebuild_index`].
 //! * [`compress_file`], [`decompress_file`], [`open_archived`]: single files.
-//! * [`discover`]: what a transcript path is (main session or subagent, ids, first timestamp).
+//! * [`describe`], [`current_files`]: what the archive records about its files (read-only), for
+//!   `skein-layout`, which maps them back to the sessions they were.
 //!
 //! The on-disk format and the crash-safety argument are described in `docs/archive.md`.
 #![allow(
@@ -23,7 +24,6 @@ mod checkpoint;
 mod codec;
 mod compact;
 mod dict;
-mod discover;
 mod error;
 mod frames;
 mod index;
@@ -49,7 +49,6 @@ pub use codec::{
 };
 pub use compact::{CompactOptions, CompactReport};
 pub use dict::{DICT_MAX_INPUT, DictInfo, TrainOptions, TrainReport};
-pub use discover::{Discovered, discover, first_timestamp};
 pub use error::{ArchiveError, Result};
 #[doc(hidden)]
 pub use frames::{FuzzFrame, fuzz_scan};
@@ -59,9 +58,12 @@ pub use layout::{
     ARCHIVE_SUFFIX, CHECKPOINT_DIR, DICT_DIR, INDEX_FILE, Kind, LOCK_DIR, MAIN_DIR, META_SUFFIX,
     NO_PARENT, SET_ASIDE_DIR, SUBAGENT_DIR, UNKNOWN_AGENT_TYPE, meta_rel_path,
 };
-pub use meta::{SessionMeta, SubagentRef, TokenUsage};
-pub use reader::{open_archived, read_archived};
-pub use restore::{RestoreReport, RestoreRequest};
+pub use meta::{Origin, SessionMeta, SubagentRef, TokenUsage};
+pub use reader::{
+    ArchivedFile, current_files, describe, is_archive_root, open_archived, open_archived_range,
+    read_archived,
+};
+pub use restore::{RestoreContent, RestoreItem, RestoreReport};
 pub use retention::{RetentionOptions, RetentionReport};
 pub use settle::Rebuilt;
 pub use teams::{TEAMS_DIR, TeamConfigStatus};

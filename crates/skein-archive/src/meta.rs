@@ -40,8 +40,24 @@ pub struct SessionMeta {
     pub tool_use_id: Option<String>,
     /// How the session ended (e.g. `completed`, `interrupted`, `error`), as the caller sees it.
     pub outcome: Option<String>,
+    /// Where the source sat in its Claude projects tree (absent in archives written before
+    /// skein recorded it).
+    pub origin: Option<Origin>,
     /// Anything else the caller wants to keep.
     pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// Where an archived transcript came from in Claude Code's projects tree, so that it can be put
+/// back exactly there and read as the session it was.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Origin {
+    /// The transcript's path inside its project directory, `/`-separated: `<sid>.jsonl`,
+    /// `<sid>/subagents/agent-<id>.jsonl`, `agent-<id>.jsonl` (legacy sibling file).
+    pub path: String,
+    /// The subagent's `agent-<id>.meta.json` sidecar as Claude Code wrote it (redacted when
+    /// the transcript is), if it had one.
+    pub sidecar: Option<String>,
 }
 
 /// Token usage, summed once per API message.

@@ -8,49 +8,77 @@ use std::path::{Path, PathBuf};
 use crate::checkpoint::{Checkpoint, FileState};
 use crate::codec::decoder;
 use crate::error::{ArchiveError, IoContext, Result};
-use crate::layout::{ARCHIVE_SUFFIX, CHECKPOINT_DIR, META_SUFFIX, read_optional};
+use crate::layout::{ARCHIVE_SUFFIX, CHECKPOINT_DIR, INDEX_FILE, META_SUFFIX, read_optional};
 
-/// Where an archive file sits in its archive and how much of it is committed.
-#[derive(Debug, Clone)]
-pub(crate) struct Located {
-    pub(crate) root: Option<PathBuf>,
-    pub(crate) committed_len: Option<u64>,
+/// An archive file with what its archive records about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchivedFile {
+    /// The archive directory.
+    pub root: PathBuf,
+    /// The committed state of the file (from its checkpoint when readable, else its
+    /// `.meta.json`): the archive key, project, metadata, committed length, versions.
+    pub state: FileState,
 }
 
-/// Finds the archive root and the committed length of `path` from its `.meta.json` and, if
-/// present, its checkpoint (which wins: the meta file may lag after a crash).
-pub(crate) fn locate(path: &Path) -> Located {
-    let mut out = Located {
-        root: None,
-        committed_len: None,
-    };
+impl ArchivedFile {
+    /// The archive file's path.
+    pub fn path(&self) -> PathBuf {
+        self.root.join(&self.state.file)
+    }
+}
+
+/// What the archive holding `path` records about it: its `.meta.json`, overridden by its
+/// checkpoint (the meta file may lag after a crash). `None` for a file that is not part of a
+/// skein archive, or whose archive no longer describes it.
+pub fn describe(path: &Path) -> Option<ArchivedFile> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let Some(stem) = name.as_deref().and_then(|n| n.strip_suffix(ARCHIVE_SUFFIX)) else {
-        return out;
-    };
+    let stem = name
+        .as_deref()
+        .and_then(|n| n.strip_suffix(ARCHIVE_SUFFIX))?;
     let meta_path = path.with_file_name(format!("{stem}{META_SUFFIX}"));
-    let Ok(Some(bytes)) = read_optional(&meta_path) else {
-        return out;
-    };
-    let Ok(state) = serde_json::from_slice::<FileState>(&bytes) else {
-        return out;
-    };
+    let bytes = read_optional(&meta_path).ok()??;
+    let state = serde_json::from_slice::<FileState>(&bytes).ok()?;
     let depth = state.file.split('/').count();
-    let Some(root) = path.ancestors().nth(depth) else {
-        return out;
-    };
+    let root = path.ancestors().nth(depth)?;
     if root.join(&state.file) != path {
-        return out;
+        return None;
     }
-    out.committed_len = Some(state.committed_len);
     let ck_path = root.join(state.kind.key_path(CHECKPOINT_DIR, "json"));
-    if let Ok(Some(ck)) = Checkpoint::load(&ck_path)
-        && let Some(s) = ck.files().find(|f| f.file == state.file)
-    {
-        out.committed_len = Some(s.committed_len);
+    let state = match Checkpoint::load(&ck_path) {
+        Ok(Some(ck)) => ck
+            .files()
+            .find(|f| f.file == state.file)
+            .cloned()
+            .unwrap_or(state),
+        _ => state,
+    };
+    Some(ArchivedFile {
+        root: root.to_path_buf(),
+        state,
+    })
+}
+
+/// Whether `dir` is the root of a skein archive (it has a checkpoint directory or an index).
+pub fn is_archive_root(dir: &Path) -> bool {
+    dir.join(CHECKPOINT_DIR).is_dir() || dir.join(INDEX_FILE).is_file()
+}
+
+/// The current file of every source in the archive at `root`, read from the checkpoints (the
+/// archive's commit points), in checkpoint order (main sessions by id, then subagents by
+/// parent session and id). Superseded versions are history and not listed. A checkpoint that
+/// cannot be read is an error: a listing that silently missed a source would lose it.
+pub fn current_files(root: &Path) -> Result<Vec<ArchivedFile>> {
+    let mut out = Vec::new();
+    for (_, ck) in crate::verify::load_all_checkpoints(root)? {
+        if let Some(state) = ck?.current {
+            state.kind.validate()?;
+            out.push(ArchivedFile {
+                root: root.to_path_buf(),
+                state,
+            });
+        }
     }
-    out.root = Some(root.to_path_buf());
-    out
+    Ok(out)
 }
 
 /// The dictionary id named by the first frame of `file`, if any.
@@ -76,15 +104,38 @@ pub(crate) fn frame_dict_id(file: &File, path: &Path) -> Result<Option<u32>> {
 /// dictionary of that id from the archive's `dict/` directory (searched upwards from the file
 /// when there is no meta file).
 pub fn open_archived(path: &Path) -> Result<Box<dyn Read + Send>> {
-    let located = locate(path);
+    let located = describe(path);
     let mut file = File::open(path).ctx(path)?;
     let dict = match frame_dict_id(&file, path)? {
         None => None,
-        Some(id) => Some(find_dictionary(path, located.root.as_deref(), id)?),
+        Some(id) => Some(find_dictionary(
+            path,
+            located.as_ref().map(|l| l.root.as_path()),
+            id,
+        )?),
     };
     io::Seek::seek(&mut file, io::SeekFrom::Start(0)).ctx(path)?;
-    let limit = located.committed_len.unwrap_or(u64::MAX);
+    let limit = located.map_or(u64::MAX, |l| l.state.committed_len);
     let dec = decoder(file.take(limit), dict.as_deref()).ctx(path)?;
+    Ok(Box::new(dec))
+}
+
+/// Opens the frames of an archive file from byte `start` (a frame boundary: 0 or a committed
+/// length noted earlier) up to byte `end` (the committed length), for readers that index an
+/// archive file incrementally: only the frames appended since `start` are decoded. The
+/// dictionary is the one the frame at `start` names (every frame of a file uses the same).
+pub fn open_archived_range(path: &Path, start: u64, end: u64) -> Result<Box<dyn Read + Send>> {
+    let mut file = File::open(path).ctx(path)?;
+    io::Seek::seek(&mut file, io::SeekFrom::Start(start)).ctx(path)?;
+    let dict = match frame_dict_id(&file, path)? {
+        None => None,
+        Some(id) => {
+            let root = describe(path).map(|l| l.root);
+            Some(find_dictionary(path, root.as_deref(), id)?)
+        }
+    };
+    io::Seek::seek(&mut file, io::SeekFrom::Start(start)).ctx(path)?;
+    let dec = decoder(file.take(end.saturating_sub(start)), dict.as_deref()).ctx(path)?;
     Ok(Box::new(dec))
 }
 

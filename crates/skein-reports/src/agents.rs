@@ -13,7 +13,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use skein_graph::NodeId;
-use skein_sessions::TeamConfig;
+use skein_layout::TeamConfig;
 
 use crate::session::LoadedSession;
 use crate::tree::{LinkVisitor, SessionLinks, SpawnInput, TreeVisitor};

@@ -9,12 +9,13 @@ use std::path::Path;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use serde::de::IgnoredAny;
+use skein_analysis::SpawnLinks;
 use skein_analysis::collect::MAX_INVALID_SAMPLES;
 use skein_analysis::{Analysis, AnalysisOptions, RecordVisitor};
 use skein_core::{Envelope, Event, Line, Parser, ReadLines, Reader, ReaderOptions, SliceLines};
 use skein_graph::{NodeId, RecordType};
-use skein_sessions::{SessionFiles, SpawnLinks};
-use skein_store::{Input, InputMode, open_input};
+use skein_layout::SessionFiles;
+use skein_store::{Input, InputMode};
 
 use crate::session::{AgentRun, LoadError, LoadedSession, read_file};
 use crate::tree::{LinkVisitor, Source, link_session};
@@ -178,7 +179,7 @@ fn scan_invalid(path: &Path, mmap: bool) -> std::io::Result<Vec<(u64, u64, Strin
     } else {
         InputMode::Read
     };
-    let input = open_input(path, mode).map_err(|e| e.source)?;
+    let input = skein_layout::open(path, mode).map_err(|e| e.source)?;
     let mut out = Vec::new();
     let mut collect = |reader: &mut dyn FnMut() -> std::io::Result<Option<(u64, u64, String)>>| {
         while let Some(x) = reader()? {

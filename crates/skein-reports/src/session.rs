@@ -4,10 +4,11 @@
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
+use skein_analysis::SpawnLinks;
 use skein_analysis::{Analysis, AnalysisOptions, RecordVisitor, ToolInput, analyze_visit};
 use skein_core::{Parser, ReadLines, SliceLines};
-use skein_sessions::{AgentFile, SessionFiles, SpawnLinks};
-use skein_store::{Input, InputMode, open_input};
+use skein_layout::{AgentFile, SessionFiles};
+use skein_store::{Input, InputMode};
 
 /// One subagent transcript, read and linked.
 #[derive(Debug)]
@@ -60,7 +61,7 @@ where
         InputMode::Read
     };
     let name = path.display().to_string();
-    match open_input(path, mode).map_err(|e| err(e.source))? {
+    match skein_layout::open(path, mode).map_err(|e| err(e.source))? {
         Input::Mapped(map) => {
             analyze_visit::<_, I, V>(&name, SliceLines::new(&map), options, parser, visitor)
                 .map_err(err)
@@ -125,7 +126,7 @@ mod tests {
     #[test]
     fn sample_session_links_its_subagent() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sample");
-        let found = skein_sessions::discover(&[root]);
+        let found = skein_layout::discover(&[root]);
         assert_eq!(found.sessions.len(), 1);
         let s = load_session::<serde::de::IgnoredAny, NoVisitor>(
             &found.sessions[0],

@@ -20,7 +20,7 @@ use serde_json::Value;
 use skein_analysis::{Analysis, RecordVisitor};
 use skein_core::{Envelope, Line, LineSource, ReadLines, SliceLines};
 use skein_graph::{NodeId, Seam, repair_parallel_tools};
-use skein_store::{Input, InputMode, open_input};
+use skein_store::{Input, InputMode};
 
 use crate::session::{LoadError, LoadedSession};
 use crate::tree::{LinkVisitor, SessionLinks, Source};
@@ -49,7 +49,7 @@ pub struct ShowOptions {
     /// Memory-map plain files for the second pass.
     pub mmap: bool,
     /// Agent-team configs (`<config dir>/teams/*/config.json`), for agent names and types.
-    pub teams: Vec<skein_sessions::TeamConfig>,
+    pub teams: Vec<skein_layout::TeamConfig>,
 }
 
 impl Default for ShowOptions {
@@ -133,7 +133,7 @@ pub fn read_lines<H: BuildHasher>(
         }
         Ok(())
     };
-    match open_input(path, mode).map_err(|e| err(e.source))? {
+    match skein_layout::open(path, mode).map_err(|e| err(e.source))? {
         Input::Mapped(map) => take(&mut SliceLines::new(&map)).map_err(err)?,
         Input::Stream(r) => take(&mut ReadLines::new(r)).map_err(err)?,
     }

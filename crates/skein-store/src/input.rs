@@ -5,7 +5,6 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// How a plain file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,16 +45,6 @@ pub struct InputError {
 /// Opens a `.zst` file as its decoded bytes.
 pub type ZstdOpener = fn(&Path) -> io::Result<Box<dyn Read + Send>>;
 
-static ZSTD_OPENER: OnceLock<ZstdOpener> = OnceLock::new();
-
-/// Registers how [`open_input`] opens `.zst` files, once per process (later calls are ignored
-/// and return `false`). Without one, a plain zstd stream decoder is used. The `skein` binary
-/// registers the archive's reader, which also knows trained dictionaries and committed lengths;
-/// this crate cannot depend on the archive crate, which sits above it.
-pub fn set_zstd_opener(opener: ZstdOpener) -> bool {
-    ZSTD_OPENER.set(opener).is_ok()
-}
-
 /// True for names skein reads as zstd-compressed transcripts.
 pub fn is_zstd(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "zst")
@@ -70,10 +59,23 @@ pub fn is_transcript_name(path: &Path) -> bool {
     name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")
 }
 
-/// Opens `path` (`-` is standard input). `.zst` files are always streamed through a decoder
-/// (the one registered with [`set_zstd_opener`], if any); `mode` picks between buffered reads
-/// and a memory map for plain files.
-pub fn open_input(path: &Path, mode: InputMode) -> Result<Input, InputError> {
+/// A plain zstd stream decoder, as a [`ZstdOpener`].
+pub fn zstd_stream(path: &Path) -> io::Result<Box<dyn Read + Send>> {
+    Ok(Box::new(zstd::stream::read::Decoder::new(File::open(
+        path,
+    )?)?))
+}
+
+/// Opens `path` (`-` is standard input); `mode` picks between buffered reads and a memory map
+/// for plain files. `.zst` files are always streamed, through `open_zstd`: the caller says how
+/// they decode ([`zstd_stream`], or the archive's reader that `skein_layout::open` passes, which
+/// also knows trained dictionaries and committed lengths; this crate cannot depend on the
+/// archive, which sits above it).
+pub fn open_input(
+    path: &Path,
+    mode: InputMode,
+    open_zstd: ZstdOpener,
+) -> Result<Input, InputError> {
     let err = |source| InputError {
         path: path.to_path_buf(),
         source,
@@ -89,12 +91,8 @@ pub fn open_input(path: &Path, mode: InputMode) -> Result<Input, InputError> {
         )));
     }
     if is_zstd(path) {
-        if let Some(open) = ZSTD_OPENER.get() {
-            drop(file);
-            return open(path).map(Input::Stream).map_err(err);
-        }
-        let decoder = zstd::stream::read::Decoder::new(file).map_err(err)?;
-        return Ok(Input::Stream(Box::new(decoder)));
+        drop(file);
+        return open_zstd(path).map(Input::Stream).map_err(err);
     }
     match mode {
         InputMode::Read => Ok(Input::Stream(Box::new(file))),
@@ -194,7 +192,8 @@ mod tests {
             .expect("encoder");
         enc.write_all(b"{\"type\":\"user\"}\n").expect("write");
         enc.finish().expect("finish");
-        let Input::Stream(mut r) = open_input(&p, InputMode::Mmap).expect("open") else {
+        let Input::Stream(mut r) = open_input(&p, InputMode::Mmap, zstd_stream).expect("open")
+        else {
             panic!("zst must stream")
         };
         let mut s = String::new();
@@ -204,7 +203,12 @@ mod tests {
 
     #[test]
     fn missing_file_error_names_path() {
-        let err = open_input(Path::new("/nonexistent/x.jsonl"), InputMode::Read).expect_err("err");
+        let err = open_input(
+            Path::new("/nonexistent/x.jsonl"),
+            InputMode::Read,
+            zstd_stream,
+        )
+        .expect_err("err");
         assert!(err.to_string().contains("/nonexistent/x.jsonl"));
     }
 }

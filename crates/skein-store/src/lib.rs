@@ -9,6 +9,7 @@
 //!   rewriting a file in place without losing what another process appends meanwhile.
 //! * [`identity`]: whether two paths name the same file (device and inode of
 //!   [`append::FileId`]), through any symlink, hard link or spelling.
+//! * [`writers`]: whether any process still holds a file open for writing (Linux `/proc`).
 //! * [`lock`]: an exclusive lock file with a timeout, for state shared between processes.
 //! * [`names`]: validate ids and file names taken from input so no path escapes its directory.
 #![allow(
@@ -24,12 +25,14 @@ pub mod input;
 pub mod lock;
 pub mod names;
 pub mod replace;
+pub mod writers;
 
 pub use append::{Break, Consumed, FileId};
 pub use atomic::{AtomicFile, Durability, install, write_atomic, write_atomic_with};
 pub use identity::same_file;
 pub use input::{
-    Input, InputError, InputMode, expand_paths, is_transcript_name, is_zstd, open_input,
+    Input, InputError, InputMode, ZstdOpener, expand_paths, is_transcript_name, is_zstd,
+    open_input, zstd_stream,
 };
 pub use lock::{FileLock, LockError};
 pub use names::{NameError, safe_component, sanitize_file_name};

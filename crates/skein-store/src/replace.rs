@@ -26,6 +26,12 @@ pub const DEFAULT_TRIES: u32 = 5;
 /// How many times appended bytes are carried over before the file is processed again.
 const MAX_CARRY_ROUNDS: u32 = 100;
 
+/// After the rename, how long to wait for writers that still hold the old file open, how often
+/// to look, and the grace period where open writers cannot be seen.
+const LATE_WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+const LATE_POLL: std::time::Duration = std::time::Duration::from_millis(1);
+const LATE_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Bytes compared at the start of the file and just before the processed length to notice a
 /// rewrite that kept the inode and did not shrink the file.
 const WINDOW: usize = 4096;
@@ -245,8 +251,9 @@ pub fn rewrite_in_place<E>(
         }
         temp.commit_with(Durability::RenameOnly)
             .map_err(io_err(&target))?;
-        // An append that landed in the old file between the last check and the rename.
-        let late = old.late_bytes(have)?;
+        // Appends that land in the old file after the last check: from a writer that opened it
+        // before the rename. Copied over until no writer holds the old file open.
+        let late = old.drain_late(have)?;
         sync_dir(parent_dir(&target)).map_err(io_err(&target))?;
         return Ok(InPlaceReport {
             replaced: true,
@@ -311,7 +318,30 @@ impl OldFile<'_> {
         Ok(buf)
     }
 
-    /// After the rename: appends to the new file whatever reached the old one past `have`.
+    /// After the rename: copies to the new file whatever reaches the old one past `have`, until
+    /// no process holds the old file open for writing (or, where that cannot be known, for a
+    /// grace period with nothing new), then once more. Returns the bytes copied.
+    fn drain_late(&self, have: u64) -> Result<u64, ReplaceError> {
+        let start = std::time::Instant::now();
+        let mut copied = have;
+        loop {
+            copied += self.late_bytes(copied)?;
+            let writers = crate::writers::open_for_writing(self.id);
+            if writers == Some(false) || start.elapsed() >= LATE_WRITER_WAIT {
+                break;
+            }
+            if writers.is_none() {
+                std::thread::sleep(LATE_GRACE);
+                break;
+            }
+            std::thread::sleep(LATE_POLL);
+        }
+        // A writer that closed after its last write: its bytes are in the file now.
+        copied += self.late_bytes(copied)?;
+        Ok(copied - have)
+    }
+
+    /// Appends to the new file whatever reached the old one past `have`.
     fn late_bytes(&self, have: u64) -> Result<u64, ReplaceError> {
         let size = self.file.metadata().map_err(io_err(self.path))?.len();
         if size <= have {

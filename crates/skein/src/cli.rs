@@ -82,6 +82,13 @@ pub(crate) enum Command {
     Decompress(commands::archive::DecompressArgs),
     /// Write files to standard output, decoding zstd and archive files.
     Cat(commands::archive::CatArgs),
+    /// Bring the catalog (an incremental index of every session, live and archived) up to
+    /// date, or rebuild it.
+    Index(commands::index::Args),
+    /// One row per main session, newest first: title, times, counts, models, cost.
+    Sessions(commands::sessions::Args),
+    /// Full-text search over prompts, replies, thinking, tool inputs and results (BM25).
+    Search(commands::search::Args),
     /// One line for Claude Code's status bar (model, session and today's cost, the active
     /// 5-hour block, context), from its JSON on stdin; `statusline install` sets it up.
     Statusline(commands::statusline::Args),

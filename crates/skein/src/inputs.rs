@@ -11,50 +11,7 @@ use std::collections::BTreeMap;
 
 use skein_core::lines::DEFAULT_BLOCK;
 use skein_core::{LineSource, Parser, ReadLines, SliceLines};
-use skein_store::{Input, InputMode, expand_paths, is_transcript_name, open_input};
-
-/// Makes every command read `.zst` files through the archive's reader: plain zstd files decode
-/// as before, and files of a skein archive are read up to their committed length, with the
-/// trained dictionary their frames name.
-pub(crate) fn register_archive_reader() {
-    skein_store::input::set_zstd_opener(open_zst);
-}
-
-fn open_zst(path: &Path) -> std::io::Result<Box<dyn std::io::Read + Send>> {
-    skein_archive::open_archived(path).map_err(|e| match e {
-        // The caller names the path already.
-        skein_archive::ArchiveError::Io { source, .. } => source,
-        skein_archive::ArchiveError::Corrupt { path: p, reason } if p == path => {
-            std::io::Error::other(reason)
-        }
-        other => std::io::Error::other(other.to_string()),
-    })
-}
-
-/// A transcript file name without its `.jsonl.zst` or `.jsonl` extension.
-pub(crate) fn transcript_stem(name: &str) -> Option<&str> {
-    name.strip_suffix(".jsonl.zst")
-        .or_else(|| name.strip_suffix(".jsonl"))
-}
-
-/// The legacy `agent-*.jsonl[.zst]` transcripts directly in `dir`, sorted (none when it cannot
-/// be listed).
-pub(crate) fn legacy_agent_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut legacy: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
-                && is_transcript_name(p)
-        })
-        .collect();
-    legacy.sort();
-    legacy
-}
+use skein_store::{Input, InputMode, expand_paths};
 
 thread_local! {
     /// Each worker thread reuses one read buffer and one parser across files.
@@ -72,7 +29,7 @@ pub(crate) fn with_lines<T>(
     } else {
         InputMode::Read
     };
-    let input = open_input(path, mode)?;
+    let input = skein_layout::open(path, mode)?;
     let shown = path.display();
     SCRATCH.with(|cell| {
         let mut scratch = cell.borrow_mut();

@@ -18,9 +18,10 @@ mod zone;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    inputs::register_archive_reader();
     skein_core::lines::set_default_max_line(cli.max_line);
-    match commands::run(cli) {
+    // The one place the environment is read; everything below takes it as a value.
+    let env = skein_layout::Env::from_vars(|k| std::env::var_os(k));
+    match commands::run(cli, &env) {
         Ok(code) => code,
         Err(err) => {
             if output::is_broken_pipe(&err) {

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use skein_core::Parser;
 use skein_core::time::{DateRange, Day, Zone};
-use skein_sessions::{SessionFiles, discover};
+use skein_layout::{Env, SessionFiles, discover};
 use skein_store::InputError;
 
 use crate::cli::Format;
@@ -25,8 +25,8 @@ use crate::output::{Align, aligned_table, choose_format, error_line, table};
 /// Arguments shared by the reports.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ReportArgs {
-    /// Transcript files or directories (default: `$CLAUDE_CONFIG_DIR/projects`, else
-    /// `~/.claude/projects` and `~/.config/claude/projects`).
+    /// Transcript files, directories or skein archives (default: `$CLAUDE_CONFIG_DIR/projects`,
+    /// else `~/.claude/projects` and `~/.config/claude/projects`).
     pub(crate) paths: Vec<PathBuf>,
     /// Output format (default: table on a terminal, jsonl otherwise).
     #[arg(long, value_enum)]
@@ -64,25 +64,6 @@ pub(crate) struct ReportArgs {
     pub(crate) mmap: bool,
 }
 
-/// The Claude projects directories to read when no path is given.
-pub(crate) fn default_roots() -> Vec<PathBuf> {
-    if let Some(dirs) = std::env::var_os("CLAUDE_CONFIG_DIR") {
-        return std::env::split_paths(&dirs.to_string_lossy().replace(',', ":"))
-            .map(|d| d.join("projects"))
-            .collect();
-    }
-    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
-        return Vec::new();
-    };
-    [
-        home.join(".claude/projects"),
-        home.join(".config/claude/projects"),
-    ]
-    .into_iter()
-    .filter(|p| p.is_dir())
-    .collect()
-}
-
 fn globs(patterns: &[String]) -> Result<Option<GlobSet>> {
     if patterns.is_empty() {
         return Ok(None);
@@ -114,15 +95,18 @@ impl ReportArgs {
 
     /// The sessions to report on, after the project and glob filters. Unreadable paths are
     /// reported on stderr; `Ok(false)` in the second field says some were.
-    pub(crate) fn sessions(&self) -> Result<(Vec<SessionFiles>, bool)> {
-        let (sessions, errors) = self.sessions_and_errors()?;
+    pub(crate) fn sessions(&self, env: &Env) -> Result<(Vec<SessionFiles>, bool)> {
+        let (sessions, errors) = self.sessions_and_errors(env)?;
         Ok((sessions, errors.is_empty()))
     }
 
     /// [`ReportArgs::sessions`], with the paths that could not be read.
-    pub(crate) fn sessions_and_errors(&self) -> Result<(Vec<SessionFiles>, Vec<InputError>)> {
+    pub(crate) fn sessions_and_errors(
+        &self,
+        env: &Env,
+    ) -> Result<(Vec<SessionFiles>, Vec<InputError>)> {
         let roots = if self.paths.is_empty() {
-            let roots = default_roots();
+            let roots = env.projects_roots();
             if roots.is_empty() {
                 bail!("no transcripts: give paths, or set CLAUDE_CONFIG_DIR");
             }

@@ -7,7 +7,7 @@ use std::fs;
 
 use common::*;
 use skein_archive::{
-    ArchiveError, ArchiveOptions, CompactOptions, DictMode, Problem, RestoreRequest,
+    ArchiveError, ArchiveOptions, CompactOptions, DictMode, Problem, RestoreContent, RestoreItem,
     RetentionOptions, SessionMeta, TrainOptions, decompress_file, read_archived, verify,
 };
 
@@ -209,72 +209,91 @@ fn compact_recompresses_cold_files_and_appends_continue() {
 }
 
 #[test]
-fn restore_writes_a_claude_projects_layout() {
+fn restore_writes_files_all_or_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("arch");
-    let projects = dir.path().join("projects");
-    let live = dir.path().join("live/-home-me-proj");
-    let sid = "0b4c6f9e-1d2a-4e5f-8a9b-0c1d2e3f4a5b";
-    fs::create_dir_all(live.join(sid).join("subagents")).expect("mkdir");
-    let main_src = live.join(format!("{sid}.jsonl"));
-    let agent_src = live.join(sid).join("subagents/agent-a1b2c3d.jsonl");
+    let out = dir.path().join("out");
+    let main_src = dir.path().join("main.jsonl");
+    let agent_src = dir.path().join("agent.jsonl");
     append(&main_src, &lines(0..30));
     append(&agent_src, &lines(30..40));
+    let sid = "0b4c6f9e-1d2a-4e5f-8a9b-0c1d2e3f4a5b";
     let a = open(&root);
-    ingest(&a, &main_src, &main_kind(sid)).expect("main");
-    ingest(&a, &agent_src, &sub_kind(sid, "a1b2c3d", "Explore")).expect("agent");
-    // Claude Code's cleanup deletes the originals.
-    fs::remove_dir_all(dir.path().join("live")).expect("rm");
-
-    let req = RestoreRequest {
-        session_id: sid,
-        projects_dir: &projects,
-        project: None,
-        include_subagents: true,
-        overwrite: false,
+    let main = ingest(&a, &main_src, &main_kind(sid)).expect("main");
+    let agent = ingest(&a, &agent_src, &sub_kind(sid, "a1b2c3d", "Explore")).expect("agent");
+    let rel = |r: &skein_archive::IngestReport| {
+        let p = r.archive_path.as_ref().expect("archived");
+        p.strip_prefix(&root)
+            .expect("inside")
+            .to_string_lossy()
+            .into_owned()
     };
-    let rep = a.restore(&req).expect("restore");
-    assert_eq!(rep.written.len(), 3, "{rep:?}");
-    let main_out = projects.join(format!("-home-me-proj/{sid}.jsonl"));
-    let agent_out = projects.join(format!("-home-me-proj/{sid}/subagents/agent-a1b2c3d.jsonl"));
+    // The originals are gone (Claude Code's cleanup).
+    fs::remove_file(&main_src).expect("rm");
+    fs::remove_file(&agent_src).expect("rm");
+
+    let main_out = out.join("p/s.jsonl");
+    let agent_out = out.join("p/s/subagents/agent-a1b2c3d.jsonl");
+    let side_out = out.join("p/s/subagents/agent-a1b2c3d.meta.json");
+    let plan = vec![
+        RestoreItem {
+            target: main_out.clone(),
+            content: RestoreContent::Archived(rel(&main)),
+        },
+        RestoreItem {
+            target: agent_out.clone(),
+            content: RestoreContent::Archived(rel(&agent)),
+        },
+        RestoreItem {
+            target: side_out.clone(),
+            content: RestoreContent::Bytes {
+                bytes: b"{}\n".to_vec(),
+                if_missing: true,
+            },
+        },
+    ];
+    let rep = a.restore(&plan, false).expect("restore");
+    assert_eq!(
+        rep.written,
+        [main_out.clone(), agent_out.clone(), side_out.clone()]
+    );
     assert_eq!(fs::read(&main_out).expect("main"), lines(0..30).as_bytes());
     assert_eq!(
         fs::read(&agent_out).expect("agent"),
         lines(30..40).as_bytes()
     );
-    let side: serde_json::Value = serde_json::from_slice(
-        &fs::read(agent_out.with_file_name("agent-a1b2c3d.meta.json")).expect("sidecar"),
-    )
-    .expect("json");
-    assert_eq!(side["agentType"], "Explore");
-    assert_eq!(side["toolUseId"], "toolu_a1b2c3d");
-    // Idempotent; a different existing file is a conflict unless overwrite.
-    assert_eq!(a.restore(&req).expect("again").unchanged.len(), 2);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&main_out).expect("md").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    // Idempotent; an `if_missing` file is kept whatever it holds.
+    fs::write(&side_out, "edited\n").expect("edit");
+    let again = a.restore(&plan, false).expect("again");
+    assert!(again.written.is_empty());
+    assert_eq!(again.unchanged.len(), 3);
+    assert_eq!(fs::read(&side_out).expect("side"), b"edited\n");
+    // A different existing file is a conflict, and nothing at all is written then.
     fs::write(&main_out, "other\n").expect("edit");
+    fs::remove_file(&agent_out).expect("rm");
     assert!(matches!(
-        a.restore(&req),
+        a.restore(&plan, false),
         Err(ArchiveError::Conflict { .. })
     ));
-    a.restore(&RestoreRequest {
-        overwrite: true,
-        ..req.clone()
-    })
-    .expect("overwrite");
+    assert!(!agent_out.exists(), "a conflict must write nothing");
+    a.restore(&plan, true).expect("overwrite");
     assert_eq!(fs::read(&main_out).expect("main"), lines(0..30).as_bytes());
-    assert!(matches!(
-        a.restore(&RestoreRequest {
-            session_id: "nope",
-            ..req.clone()
-        }),
-        Err(ArchiveError::NotFound(_))
-    ));
-    assert!(
-        a.restore(&RestoreRequest {
-            project: Some("../../etc"),
-            ..req
-        })
-        .is_err()
+    assert_eq!(
+        fs::read(&agent_out).expect("agent"),
+        lines(30..40).as_bytes()
     );
+    // A stored relative path that leaves the archive is refused.
+    let evil = [RestoreItem {
+        target: out.join("x"),
+        content: RestoreContent::Archived("../outside.jsonl.zst".into()),
+    }];
+    assert!(a.restore(&evil, false).is_err());
 }
 
 /// A small subagent transcript: shared boilerplate (what a dictionary learns) plus unique bits.

@@ -197,7 +197,7 @@ mod tests;
 pub fn calls_by_agent<V>(
     s: &LoadedSession<V>,
     links_of: impl Fn(&V) -> &crate::tree::LinkVisitor,
-    teams: &[skein_sessions::TeamConfig],
+    teams: &[skein_layout::TeamConfig],
 ) -> Vec<(String, ToolCall)> {
     let key = crate::agents::agent_groups(s, links_of, teams);
     tool_calls(s)

@@ -3,9 +3,10 @@
 use super::*;
 use serde_json::{Value, json};
 
+use skein_analysis::SpawnLinks;
 use skein_analysis::{AnalysisOptions, NoVisitor, analyze_visit};
 use skein_core::{Parser, SliceLines};
-use skein_sessions::{SessionFiles, SpawnLinks};
+use skein_layout::SessionFiles;
 
 /// A one-file session from JSONL lines.
 fn session(lines: &[String]) -> LoadedSession<NoVisitor> {

@@ -9,10 +9,10 @@ use serde::Serialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use skein_analysis::RecordVisitor;
+use skein_analysis::SpawnLinks;
 use skein_core::record::is_spawn_tool;
 use skein_core::{Content, Envelope, Line, Message};
 use skein_graph::NodeId;
-use skein_sessions::SpawnLinks;
 
 use super::Source;
 use crate::agents::{MessageCall, SEND_MESSAGE};

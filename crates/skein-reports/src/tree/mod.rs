@@ -48,7 +48,7 @@ pub struct TreeOptions {
     /// Draw internal agents (`acompact-`, …) in full instead of one line.
     pub internal: bool,
     /// Agent-team configs, for agent names and types.
-    pub teams: Vec<skein_sessions::TeamConfig>,
+    pub teams: Vec<skein_layout::TeamConfig>,
 }
 
 /// `1 node`, `N nodes`.

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use skein_sessions::SessionFiles;
+use skein_layout::SessionFiles;
 
 use super::rows::{Acc, RowKey, SourceTokens, TotalsRow, UsageReport, UsageRow};
 use super::scan::{RequestCopy, SessionScan};

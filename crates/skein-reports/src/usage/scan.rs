@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use skein_core::lenient::{Count, Flag, Obj, Str};
 use skein_core::{LineSource, ReadLines, SliceLines};
-use skein_sessions::SessionFiles;
-use skein_store::{Input, InputMode, open_input};
+use skein_layout::SessionFiles;
+use skein_store::{Input, InputMode};
 
 use super::Tokens;
 use crate::session::LoadError;
@@ -316,7 +316,7 @@ impl UsageScanner {
             InputMode::Read
         };
         scan.files += 1;
-        match open_input(path, mode).map_err(|e| err(e.source))? {
+        match skein_layout::open(path, mode).map_err(|e| err(e.source))? {
             Input::Mapped(map) => self
                 .scan_agent_lines(SliceLines::new(&map), session_id, source, agent_id, scan)
                 .map_err(err),

@@ -2,20 +2,14 @@
 //! subcommands), `skein compress`, `skein decompress` and `skein cat`. The work is in
 //! `skein-archive`; see `docs/archive.md` ("Command line").
 //!
-//! * [`run`]: `skein archive PATH… --to DIR`: sessions found like the reports find them, metadata
-//!   computed from the transcripts ([`meta`]), optional prune and redact on the way in.
+//! * [`run`]: `skein archive PATH… --to DIR`: sessions found like the reports find them,
+//!   archived by `skein_app::ArchiveJob` (metadata, origin, prune and redact on the way in).
 //! * [`admin`]: `verify`, `restore`, `compact`, `train-dict`, `prune` (retention), `repair`.
 //! * [`files`]: single files: `compress`, `decompress`, `cat`.
-//! * [`source`]: what the hook's `archive` pass shares with this command.
-//! * [`teams`]: the agent-team configs archived next to the sessions.
 
 mod admin;
 mod files;
-mod meta;
 mod run;
-pub(crate) mod source;
-mod teams;
-mod transform;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -230,9 +224,9 @@ struct RepairArgs {
 }
 
 /// `skein archive …`.
-pub(crate) fn run(args: &ArchiveArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &ArchiveArgs, env: &skein_layout::Env) -> Result<ExitCode> {
     match &args.action {
-        None => run::run(&args.ingest),
+        None => run::run(&args.ingest, env),
         Some(Action::Verify(a)) => admin::verify(a),
         Some(Action::Restore(a)) => admin::restore(a),
         Some(Action::Compact(a)) => admin::compact(a),

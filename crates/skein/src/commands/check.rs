@@ -7,6 +7,8 @@ use anyhow::{Result, bail};
 use clap::{Args as ClapArgs, ValueEnum};
 use skein_reports::check::{Diagnostic, Level, LevelCounts, check_session, codes};
 
+use skein_layout::Env;
+
 use crate::output::{Align, error_line};
 use crate::report::{ReportArgs, RowWriter};
 
@@ -62,7 +64,7 @@ fn cells(d: &Diagnostic) -> Vec<String> {
     ]
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     if args.report.since.is_some() || args.report.until.is_some() {
         bail!("--since and --until do not apply to skein check");
     }
@@ -71,7 +73,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     }
     let format = args.report.format();
     let min = args.level.level();
-    let (sessions, errors) = args.report.sessions_and_errors()?;
+    let (sessions, errors) = args.report.sessions_and_errors(env)?;
     let mut counts = LevelCounts::default();
     let stdout = std::io::stdout();
     let mut w = RowWriter::new(format, std::io::BufWriter::new(stdout.lock()));

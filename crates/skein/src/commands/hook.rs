@@ -1,8 +1,8 @@
 //! `skein hook` (the Claude Code hook itself) and `skein hooks install|uninstall|doctor`.
 //!
-//! The work lives in `skein-hook`; this module collects the environment, stdin and arguments,
-//! plugs the `snapshot` and `archive` passes into the runtime ([`runner`]) and turns results
-//! into output and an exit code.
+//! The work lives in `skein-hook` (the runtime) and `skein-app` (the `snapshot` and `archive`
+//! passes); this module collects the environment, stdin and arguments, plugs the passes into
+//! the runtime and turns results into output and an exit code.
 //!
 //! `skein hook` fails open: whatever happens it prints nothing but the runtime's single JSON
 //! object on stdout and exits with the runtime's code (0, or 2 when `blocking = true` asked for
@@ -12,19 +12,17 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use anyhow::Result;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
-use skein_hook::{EventKind, LogEntry, LogLevel, MAX_EVENT_BYTES};
+use skein_hook::{LogEntry, LogLevel, MAX_EVENT_BYTES};
 
-mod archive;
 pub(crate) mod env;
-mod runner;
 mod settings;
-mod snapshot;
 
-use env::HookEnv;
 pub(crate) use settings::target_path;
+use skein_layout::Env;
 
 /// Arguments of `skein hook`.
 #[derive(Debug, Args)]
@@ -112,18 +110,17 @@ pub(crate) struct DoctorArgs {
 }
 
 /// `skein hook`: never fails; see the module documentation.
-pub(crate) fn run_hook(args: &HookArgs) -> ExitCode {
+pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
     // A panic in a pass is caught and logged by the runtime; the default hook would also
     // print it on stderr, which Claude Code may show to the user.
     std::panic::set_hook(Box::new(|_| {}));
-    let env = HookEnv::from_process();
     let mut input = Vec::new();
     // One byte more than allowed, so that the runtime can tell "too large" from "just fits".
     let read = std::io::stdin()
         .lock()
         .take(MAX_EVENT_BYTES as u64 + 1)
         .read_to_end(&mut input);
-    let Some(ctx) = env.context(args.config.clone()) else {
+    let Some(ctx) = skein_app::hook::context(env, args.config.clone(), SystemTime::now) else {
         // No home and no XDG_STATE_HOME: nowhere to log or keep state. Fail open.
         return ExitCode::SUCCESS;
     };
@@ -143,8 +140,9 @@ pub(crate) fn run_hook(args: &HookArgs) -> ExitCode {
             config.lock_timeout(),
         );
     }
-    let mut passes = runner::Passes::default();
-    if will_redact(&input) {
+    let mut passes = skein_app::hook::Passes::default();
+    passes.catalog = skein_catalog::default_path(env);
+    if skein_app::hook::will_redact(&input) {
         passes.prepare_redactor();
     }
     let outcome = skein_hook::run(&input, &ctx, &mut passes);
@@ -159,30 +157,11 @@ pub(crate) fn run_hook(args: &HookArgs) -> ExitCode {
     ExitCode::from(u8::try_from(outcome.exit_code).unwrap_or(0))
 }
 
-/// Whether the event is one the default configuration archives (Stop, SubagentStop,
-/// PreCompact, SessionEnd): those redact, so the redactor is worth starting early. A guess
-/// only (the config may say otherwise); a wrong guess costs CPU, not correctness.
-fn will_redact(input: &[u8]) -> bool {
-    // Stop-like events are small; a huge input is a pasted prompt, not worth parsing twice.
-    if input.len() > 1 << 20 {
-        return false;
-    }
-    let Ok(ev) = skein_hook::HookEvent::parse(input) else {
-        return false;
-    };
-    match ev.kind() {
-        EventKind::Stop => !ev.stop_hook_active,
-        EventKind::SubagentStop | EventKind::PreCompact | EventKind::SessionEnd => true,
-        _ => false,
-    }
-}
-
 /// `skein hooks install|uninstall|doctor`.
-pub(crate) fn run_hooks(args: &HooksArgs) -> Result<ExitCode> {
-    let env = HookEnv::from_process();
+pub(crate) fn run_hooks(args: &HooksArgs, env: &Env) -> Result<ExitCode> {
     match &args.action {
-        HooksAction::Install(a) => settings::change(&env, a, settings::Action::Install),
-        HooksAction::Uninstall(a) => settings::change(&env, a, settings::Action::Uninstall),
-        HooksAction::Doctor(a) => settings::doctor(&env, a),
+        HooksAction::Install(a) => settings::change(env, a, settings::Action::Install),
+        HooksAction::Uninstall(a) => settings::change(env, a, settings::Action::Uninstall),
+        HooksAction::Doctor(a) => settings::doctor(env, a),
     }
 }

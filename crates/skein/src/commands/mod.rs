@@ -4,12 +4,18 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use skein_layout::Env;
+
 use crate::cli::{Cli, Command};
 
 pub(crate) mod archive;
+pub(crate) mod catalog;
 pub(crate) mod check;
 pub(crate) mod hook;
+pub(crate) mod index;
 pub(crate) mod passes;
+pub(crate) mod search;
+pub(crate) mod sessions;
 pub(crate) mod show;
 pub(crate) mod skills;
 mod stats;
@@ -19,24 +25,27 @@ pub(crate) mod tree;
 pub(crate) mod usage;
 
 /// Runs the parsed command line.
-pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
+pub(crate) fn run(cli: Cli, env: &Env) -> Result<ExitCode> {
     match cli.command {
         Command::Stats(args) => stats::run(&args),
-        Command::Usage(args) => usage::run(&args),
-        Command::Tools(args) => tools::run(&args),
-        Command::Skills(args) => skills::run(&args),
-        Command::Tree(args) => tree::run(&args),
-        Command::Check(args) => check::run(&args),
-        Command::Show(args) => show::run(&args),
-        Command::Hook(args) => Ok(hook::run_hook(&args)),
-        Command::Hooks(args) => hook::run_hooks(&args),
+        Command::Usage(args) => usage::run(&args, env),
+        Command::Tools(args) => tools::run(&args, env),
+        Command::Skills(args) => skills::run(&args, env),
+        Command::Tree(args) => tree::run(&args, env),
+        Command::Check(args) => check::run(&args, env),
+        Command::Show(args) => show::run(&args, env),
+        Command::Hook(args) => Ok(hook::run_hook(&args, env)),
+        Command::Hooks(args) => hook::run_hooks(&args, env),
         Command::Prune(args) => passes::prune(&args),
         Command::Snapshot(args) => passes::snapshot(&args),
         Command::Redact(args) => passes::redact(&args),
-        Command::Archive(args) => archive::run(&args),
+        Command::Archive(args) => archive::run(&args, env),
         Command::Compress(args) => archive::compress(&args),
         Command::Decompress(args) => archive::decompress(&args),
         Command::Cat(args) => archive::cat(&args),
-        Command::Statusline(args) => statusline::run(&args),
+        Command::Index(args) => index::run(&args, env),
+        Command::Sessions(args) => sessions::run(&args, env),
+        Command::Search(args) => search::run(&args, env),
+        Command::Statusline(args) => statusline::run(&args, env),
     }
 }

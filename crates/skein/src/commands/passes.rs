@@ -18,7 +18,7 @@ use skein_passes::{
     RedactOptions, RedactPass, SnapshotConfig, SnapshotOptions, ToolUseResultMode,
 };
 use skein_store::{
-    InPlaceError, InPlaceOptions, Input, InputMode, ensure_not_input, open_input, rewrite_in_place,
+    InPlaceError, InPlaceOptions, Input, InputMode, ensure_not_input, rewrite_in_place,
 };
 
 /// Where the input comes from and where the output and reports go.
@@ -354,7 +354,7 @@ fn load_config(path: Option<&Path>) -> Result<PassesConfig> {
 
 pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    match open_input(path, InputMode::Read)? {
+    match skein_layout::open(path, InputMode::Read)? {
         Input::Stream(mut r) => {
             r.read_to_end(&mut bytes)
                 .with_context(|| format!("reading {}", path.display()))?;

@@ -47,14 +47,14 @@ pub(crate) struct Args {
     pub(crate) all_branches: bool,
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let analysis = AnalysisOptions {
         node_tools: true,
         ..AnalysisOptions::default()
     };
     if let Some(out) = &args.output {
         // `-o` naming a transcript of the session would replace it with Markdown.
-        let files = args.session.resolve()?;
+        let files = args.session.resolve(env)?;
         let inputs: Vec<&Path> = files
             .main
             .iter()
@@ -63,7 +63,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             .collect();
         skein_store::ensure_not_input(out, &inputs)?;
     }
-    let loaded = args.session.load::<ShowVisitor>(&analysis)?;
+    let loaded = args.session.load::<ShowVisitor>(env, &analysis)?;
     let links = link_session(&loaded, |v| &v.links);
     let options = ShowOptions {
         thinking: !args.no_thinking,
@@ -74,7 +74,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         bridge: !args.since_compaction,
         all_branches: args.all_branches,
         mmap: args.session.mmap,
-        teams: args.session.teams(),
+        teams: args.session.teams(env),
     };
     let markdown = render_session(&loaded, &links, &options)?;
     if let Some(path) = &args.output {

@@ -42,11 +42,11 @@ fn cells(r: &SkillRow, zone: &Zone) -> Vec<String> {
     ]
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let format = args.report.format();
     let dates = args.report.date_range()?;
     let zone = args.report.zone()?;
-    let (sessions, found_ok) = args.report.sessions()?;
+    let (sessions, found_ok) = args.report.sessions(env)?;
     let options = AnalysisOptions::default();
     let mut totals = SkillTotals::in_zone(zone.clone());
     let jobs_ok = args.report.for_each_row(

@@ -15,8 +15,8 @@ use skein_reports::statusline::{
     DEFAULT_FORMAT, MINIMAL_FORMAT, StatusFigures, StatusInput, Template, render,
 };
 
-use super::hook::env::HookEnv;
 use crate::output::error_line;
+use skein_layout::Env;
 
 mod config;
 mod install;
@@ -58,19 +58,18 @@ pub(crate) enum Action {
     Uninstall(install::InstallArgs),
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     match &args.action {
-        Some(Action::Install(a)) => return install::run(a, true),
-        Some(Action::Uninstall(a)) => return install::run(a, false),
+        Some(Action::Install(a)) => return install::run(a, env, true),
+        Some(Action::Uninstall(a)) => return install::run(a, env, false),
         None => {}
     }
-    let env = HookEnv::from_process();
     let input = read_input();
-    let config = config::load(&env);
+    let config = config::load(env);
     let color = color_wanted(config.as_ref().ok().and_then(|c| c.color));
     // Whatever fails (or panics) below, the minimal line is printed and the exit status is 0.
     let line = catch_unwind(AssertUnwindSafe(|| {
-        full_line(args, &env, &input, &config, color)
+        full_line(args, env, &input, &config, color)
     }))
     .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error")))
     .unwrap_or_else(|e| {
@@ -107,7 +106,7 @@ fn color_wanted(configured: Option<bool>) -> bool {
 
 fn full_line(
     args: &Args,
-    env: &HookEnv,
+    env: &Env,
     input: &Result<StatusInput>,
     config: &Result<config::StatuslineConfig>,
     color: bool,
@@ -122,7 +121,14 @@ fn full_line(
     let template = Template::parse(format).context("bad [statusline] format")?;
     let zone = crate::zone::resolve(args.timezone.as_deref().or(config.timezone.as_deref()))?;
     let now = args.now.unwrap_or_else(super::usage::clock_ms);
-    let figures: StatusFigures = source::figures(env, args.catalog.as_deref(), input, now, &zone)?;
+    let figures: StatusFigures = source::figures(
+        env,
+        args.catalog.as_deref(),
+        config.catalog_path.as_deref(),
+        input,
+        now,
+        &zone,
+    )?;
     Ok(render(&template, input, &figures, color))
 }
 

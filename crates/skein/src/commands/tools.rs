@@ -8,13 +8,13 @@ use clap::{Args as ClapArgs, ValueEnum};
 use serde::de::IgnoredAny;
 use skein_analysis::{AnalysisOptions, NoVisitor};
 use skein_core::Parser;
+use skein_layout::SessionFiles;
 use skein_reports::tools::{
     AgentTotals, ToolCall, ToolFigures, ToolFilter, ToolLoop, ToolTotals, ToolTotalsBuilder,
     calls_by_agent, tool_calls, tool_loops,
 };
 use skein_reports::tree::LinkVisitor;
 use skein_reports::{LoadedSession, load_session};
-use skein_sessions::SessionFiles;
 
 use crate::output::{Align, or_dash, percent, short_id};
 use crate::report::{ReportArgs, exit_status, write_rows};
@@ -154,14 +154,14 @@ fn agent_cells(t: &AgentTotals) -> Vec<String> {
     cells
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let report = &args.report;
     let filter = ToolFilter {
         dates: report.date_range()?,
         zone: report.zone()?,
         tools: args.tools.clone(),
     };
-    let (sessions, found_ok) = report.sessions()?;
+    let (sessions, found_ok) = report.sessions(env)?;
     let options = AnalysisOptions::default();
     let mmap = report.mmap;
     let jobs_ok = if let Some(min) = args.loops {
@@ -174,7 +174,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         };
         report.stream_rows(&sessions, &LOOP_COLUMNS, job, loop_cells)?
     } else if args.by == Some(By::Agent) {
-        let teams = super::tree::team_configs(report.quiet);
+        let teams = super::tree::team_configs(env, report.quiet);
         let mut totals = ToolTotalsBuilder::new();
         let job = |s: &SessionFiles, parser: &mut Parser| {
             let loaded = load_session::<IgnoredAny, LinkVisitor>(s, &options, parser, mmap)?;

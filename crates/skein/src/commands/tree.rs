@@ -10,24 +10,26 @@ use clap::Args as ClapArgs;
 use serde::de::IgnoredAny;
 use skein_analysis::{AnalysisOptions, RecordVisitor};
 use skein_core::Parser;
+use skein_layout::{Env, SessionFiles, discover, session_of};
+use skein_layout::{TeamConfig, read_team_configs};
 use skein_reports::tree::{TreeOptions, TreeVisitor, draw_tree, link_session, tree_rows};
 use skein_reports::{LoadedSession, load_session};
-use skein_sessions::{SessionFiles, TeamConfig, discover, read_team_configs};
 
 use crate::cli::Format;
-use crate::inputs::{legacy_agent_files, transcript_stem};
 use crate::output::{choose_format, error_line};
 use crate::report::ReportArgs;
 
 /// The session to read: a file, or an id looked up among the discovered sessions.
 #[derive(Debug, Clone, ClapArgs)]
 pub(crate) struct SessionArgs {
-    /// A session transcript (`<id>.jsonl`, its subagents are found beside it), an agent
-    /// transcript, or a session id (or a unique prefix of one) looked up under `--in`.
+    /// A session transcript (`<id>.jsonl`, its subagents are found beside it; or an archive
+    /// file, its subagents found in its archive), an agent transcript, or a session id (or a
+    /// unique prefix of one) looked up under `--in`.
     #[arg(value_name = "SESSION")]
     pub(crate) session: String,
-    /// Where to look a session id up: files or directories (default: `$CLAUDE_CONFIG_DIR/projects`,
-    /// else `~/.claude/projects` and `~/.config/claude/projects`). Repeatable.
+    /// Where to look a session id up: files, directories or skein archives (default:
+    /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects` and `~/.config/claude/projects`).
+    /// Repeatable.
     #[arg(long = "in", value_name = "PATH")]
     pub(crate) inputs: Vec<PathBuf>,
     /// Only look among sessions whose project directory name contains this text.
@@ -41,42 +43,13 @@ pub(crate) struct SessionArgs {
     pub(crate) quiet: bool,
 }
 
-/// The files of the session a transcript path belongs to: the file itself, its
-/// `<stem>/subagents/` directory and legacy sibling `agent-*.jsonl` files.
-fn session_of_file(path: &Path) -> Result<SessionFiles> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut roots = vec![path.to_path_buf()];
-    let is_agent = name.starts_with("agent-");
-    if !is_agent && let Some(stem) = transcript_stem(&name) {
-        let companion = path.with_file_name(stem);
-        if companion.is_dir() {
-            roots.push(companion);
-        }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            roots.extend(legacy_agent_files(dir).into_iter().filter(|p| p.is_file()));
-        }
-    }
-    let found = discover(&roots);
-    let mut sessions = found.sessions;
-    let pick = sessions
-        .iter()
-        .position(|s| s.main.as_deref() == Some(path) || s.agents.iter().any(|a| a.path == path));
-    match pick {
-        Some(i) => Ok(sessions.swap_remove(i)),
-        None => bail!("{}: not a transcript", path.display()),
-    }
-}
-
 /// The agent-team configs under Claude Code's config dir (`<dir>/teams/*/config.json`), for
 /// agent names and types; unreadable ones are reported on stderr unless `quiet`.
-pub(crate) fn team_configs(quiet: bool) -> Vec<TeamConfig> {
-    let Some(dir) = super::hook::env::HookEnv::from_process().claude_dir() else {
+pub(crate) fn team_configs(env: &Env, quiet: bool) -> Vec<TeamConfig> {
+    let Some(dir) = env.teams_dir() else {
         return Vec::new();
     };
-    let (teams, errors) = read_team_configs(&dir.join("teams"));
+    let (teams, errors) = read_team_configs(&dir);
     if !quiet {
         for e in errors {
             error_line(&format!("{e} (skipped)"));
@@ -88,11 +61,11 @@ pub(crate) fn team_configs(quiet: bool) -> Vec<TeamConfig> {
 impl SessionArgs {
     /// Resolves and reads the session; warns on stderr (unless `--quiet`) about each file's
     /// invalid lines, which the drawing or rendering skips.
-    pub(crate) fn load<V>(&self, options: &AnalysisOptions) -> Result<LoadedSession<V>>
+    pub(crate) fn load<V>(&self, env: &Env, options: &AnalysisOptions) -> Result<LoadedSession<V>>
     where
         V: RecordVisitor<IgnoredAny> + Default,
     {
-        let files = self.resolve()?;
+        let files = self.resolve(env)?;
         let loaded = load_session::<IgnoredAny, V>(&files, options, &mut Parser::new(), self.mmap)
             .context("cannot read the session")?;
         if !self.quiet {
@@ -111,15 +84,16 @@ impl SessionArgs {
     }
 
     /// The agent-team configs (see [`team_configs`]).
-    pub(crate) fn teams(&self) -> Vec<TeamConfig> {
-        team_configs(self.quiet)
+    pub(crate) fn teams(&self, env: &Env) -> Vec<TeamConfig> {
+        team_configs(env, self.quiet)
     }
 
     /// Resolves `SESSION` to its files.
-    pub(crate) fn resolve(&self) -> Result<SessionFiles> {
+    pub(crate) fn resolve(&self, env: &Env) -> Result<SessionFiles> {
         let path = Path::new(&self.session);
         if path.is_file() {
-            return session_of_file(path);
+            return session_of(path)
+                .with_context(|| format!("{}: not a transcript", path.display()));
         }
         if path.is_dir() {
             let found = discover(&[path.to_path_buf()]);
@@ -139,7 +113,7 @@ impl SessionArgs {
             mmap: self.mmap,
             ..ReportArgs::default()
         };
-        let (sessions, _) = report.sessions()?;
+        let (sessions, _) = report.sessions(env)?;
         let id = self.session.as_str();
         if let Some(s) = sessions.iter().find(|s| s.session_id == id) {
             return Ok(s.clone());
@@ -188,10 +162,10 @@ pub(crate) struct Args {
     pub(crate) internal: bool,
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     let loaded = args
         .session
-        .load::<TreeVisitor>(&AnalysisOptions::default())?;
+        .load::<TreeVisitor>(env, &AnalysisOptions::default())?;
     let links = link_session(&loaded, |v| &v.links);
     let tree = TreeOptions {
         max_depth: args.max_depth,
@@ -199,7 +173,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             .collapse
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         internal: args.internal,
-        teams: args.session.teams(),
+        teams: args.session.teams(env),
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

@@ -12,6 +12,8 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
+use crate::common::copy_dir;
+
 const SID: &str = "11111111-aaaa-4bbb-8ccc-000000000001";
 const AID: &str = "a7f3c2e1d9b8";
 const MAIN_FILE: &str =
@@ -22,19 +24,6 @@ const AWS_KEY: &str = "AKIAQ3EGRVLPXJ5KZ7WN";
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/archive/projects")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let target = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// A temporary HOME with `$CLAUDE_CONFIG_DIR/projects` holding the fixture, and an archive

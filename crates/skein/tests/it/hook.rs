@@ -337,7 +337,12 @@ fn every_event_runs_from_real_hook_json() {
     let md = fs::read_to_string(req.join("session-log.md")).expect("session-log.md");
     assert!(md.contains(PROMPT), "{md}");
     assert!(md.contains("Done. Tests pass."), "{md}");
-    assert!(md.contains("`Bash` export GITHUB_TOKEN=[REDACTED"), "{md}");
+    // The request's facts, then the transcript as `skein show` renders it (redacted).
+    assert!(md.starts_with("# Request "), "{md}");
+    assert!(
+        md.contains("<summary><b>Bash</b> export GITHUB_TOKEN=[REDACTED"),
+        "{md}"
+    );
     assert!(!md.contains(SECRET));
     let request = read_json(&req.join("request.json"));
     assert_eq!(request["start_uuid"], "u1");
@@ -370,6 +375,32 @@ fn every_event_runs_from_real_hook_json() {
     assert_eq!(meta["tool_use_id"], "toolu_spawn1");
     assert_eq!(meta["agent_type"], "Explore");
     assert_eq!(meta["meta"]["parent_session"], SID);
+    // Where it came from, so that restore and the reports read it as the file it was.
+    assert_eq!(
+        meta["meta"]["origin"]["path"],
+        format!("{SID}/subagents/agent-{AGENT}.jsonl")
+    );
+    assert_eq!(
+        meta["meta"]["origin"]["sidecar"],
+        r#"{"agentType":"Explore","description":"find bug","toolUseId":"toolu_spawn1"}"#
+    );
+    let main = env.archived("main-session");
+    assert_eq!(
+        meta_of(&main[0])["meta"]["origin"]["path"],
+        format!("{SID}.jsonl")
+    );
+    // The hook's archive reads as the session it holds: its id, project and subagent.
+    let archived_tree = env
+        .cmd()
+        .args(["tree", "--format", "jsonl"])
+        .arg(&main[0])
+        .output()
+        .expect("tree");
+    let nodes = String::from_utf8_lossy(&archived_tree.stdout);
+    assert!(
+        nodes.contains(&format!("\"agent_id\":\"{AGENT}\"")),
+        "{nodes}"
+    );
     // The runtime's own bookkeeping: the agent is linked to the request.
     let request = read_json(&req.join("request.json"));
     assert_eq!(request["agents"][0]["agent_id"], AGENT);
@@ -473,6 +504,47 @@ fn incremental_stops_append_one_frame_each() {
     // The snapshot followed the request.
     let snap = fs::read_to_string(env.current_request_dir().join("snapshot.jsonl")).expect("snap");
     assert_eq!(snap.lines().count(), 5, "{snap}");
+    assert_eq!(env.log_errors(), Vec::<Value>::new());
+}
+
+#[test]
+fn the_index_pass_makes_each_stop_searchable() {
+    let env = Env::new();
+    let t = env.transcript();
+    let search = |word: &str| -> Vec<Value> {
+        // The default catalog, read without refreshing anything (no live file is given).
+        let out = env
+            .cmd()
+            .env("CLAUDE_CONFIG_DIR", env.dir.path().join("nowhere"))
+            .args(["search", word, "--format", "jsonl", "-q"])
+            .output()
+            .expect("search");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect()
+    };
+    append(
+        &t,
+        &[
+            user("u1", None, "the ocelot prompt"),
+            assistant("a1", "u1", "First."),
+        ],
+    );
+    assert_silent_ok(&env.hook(&env.event("stop")), "stop 1");
+    let hits = search("ocelot");
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["session_id"], SID);
+    append(&t, &[assistant("a2", "a1", "a gazelle reply")]);
+    assert!(search("gazelle").is_empty());
+    assert_silent_ok(&env.hook(&env.event("stop")), "stop 2");
+    assert_eq!(search("gazelle").len(), 1);
+    assert_eq!(search("ocelot").len(), 1, "indexed once");
     assert_eq!(env.log_errors(), Vec::<Value>::new());
 }
 

@@ -6,8 +6,10 @@
 )]
 
 mod archive;
+mod archive_input;
 mod archive_safety;
 mod blocks;
+mod catalog;
 mod check;
 mod cli;
 mod common;
@@ -20,6 +22,7 @@ mod passes;
 mod show;
 mod skills;
 mod stats_fixtures;
+mod statusline;
 mod tools;
 mod tree;
 mod usage;

@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::json;
+use skein_app::restore::{RestoreOptions, archived_sessions, restore_session};
 use skein_archive::{
-    Archive, ArchiveOptions, CHECKPOINT_DIR, CompactOptions, MAIN_DIR, RestoreRequest,
-    RetentionOptions, Severity, TrainOptions, now_unix,
+    Archive, ArchiveOptions, CompactOptions, RetentionOptions, Severity, TrainOptions, now_unix,
 };
 
 use super::{CompactArgs, PruneArgs, RepairArgs, RestoreArgs, TrainDictArgs, VerifyArgs};
@@ -118,47 +118,29 @@ pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
     })
 }
 
-/// Every archived main session (the checkpoints are the source of truth, not the index).
-fn archived_sessions(root: &Path) -> Result<Vec<String>> {
-    let dir = root.join(CHECKPOINT_DIR).join(MAIN_DIR);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| dir.display().to_string()),
-    };
-    let mut out = Vec::new();
-    for e in entries {
-        let name = e
-            .with_context(|| dir.display().to_string())?
-            .file_name()
-            .to_string_lossy()
-            .into_owned();
-        if let Some(id) = name.strip_suffix(".json") {
-            out.push(id.to_owned());
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 pub(super) fn restore(args: &RestoreArgs) -> Result<ExitCode> {
     let archive = open(&args.dir)?;
+    let mut archived = archived_sessions(archive.root())
+        .with_context(|| format!("listing {}", args.dir.display()))?;
+    let opts = RestoreOptions {
+        projects: &args.to,
+        project: args.project.as_deref(),
+        subagents: !args.no_subagents,
+        overwrite: args.overwrite,
+    };
     let sessions = if args.sessions.is_empty() {
-        archived_sessions(archive.root())?
+        archived.keys().cloned().collect()
     } else {
         args.sessions.clone()
     };
     let mut rows = Vec::new();
     let (mut written, mut same, mut failed) = (0, 0, 0);
     for id in &sessions {
-        let req = RestoreRequest {
-            session_id: id,
-            projects_dir: &args.to,
-            project: args.project.as_deref(),
-            include_subagents: !args.no_subagents,
-            overwrite: args.overwrite,
+        let result = match archived.remove(id) {
+            Some(sources) => restore_session(&archive, &sources, &opts).map_err(Into::into),
+            None => Err(anyhow::anyhow!("session {id} not found in the archive")),
         };
-        match archive.restore(&req) {
+        match result {
             Ok(r) => {
                 let mut row = |path: &PathBuf, status: &str| {
                     rows.push(json!({"session_id": id, "path": path.display().to_string(), "status": status}));
@@ -175,9 +157,9 @@ pub(super) fn restore(args: &RestoreArgs) -> Result<ExitCode> {
             Err(e) => {
                 failed += 1;
                 if !args.quiet {
-                    error_line(&format!("session {id}: {e}"));
+                    error_line(&format!("session {id}: {e:#}"));
                 }
-                rows.push(json!({"session_id": id, "status": "error", "error": e.to_string()}));
+                rows.push(json!({"session_id": id, "status": "error", "error": format!("{e:#}")}));
             }
         }
     }

@@ -11,7 +11,11 @@ use serde_json::json;
 use skein_hook::settings::{SettingsScope, settings_path};
 use skein_hook::{DoctorInput, Finding, InstallOptions, SettingsChange, Severity, default_hooks};
 
-use super::env::{HookEnv, absolute_from_cwd};
+use skein_layout::Env;
+
+use skein_app::hook::config_files;
+
+use super::env::absolute_from_cwd;
 use super::{ChangeArgs, DoctorArgs, HooksFormat, Target};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +38,7 @@ fn cwd() -> Result<PathBuf> {
 }
 
 /// The settings file `target` names.
-pub(crate) fn target_path(env: &HookEnv, target: &Target) -> Result<PathBuf> {
+pub(crate) fn target_path(env: &Env, target: &Target) -> Result<PathBuf> {
     if let Some(file) = &target.settings {
         return Ok(absolute_from_cwd(file));
     }
@@ -55,7 +59,7 @@ pub(crate) fn target_path(env: &HookEnv, target: &Target) -> Result<PathBuf> {
     ))
 }
 
-pub(super) fn change(env: &HookEnv, args: &ChangeArgs, action: Action) -> Result<ExitCode> {
+pub(super) fn change(env: &Env, args: &ChangeArgs, action: Action) -> Result<ExitCode> {
     let path = target_path(env, &args.target)?;
     let opts = InstallOptions {
         command: args.command.clone(),
@@ -126,7 +130,7 @@ fn summary(action: Action, args: &ChangeArgs, change: &SettingsChange) -> String
     s
 }
 
-pub(super) fn doctor(env: &HookEnv, args: &DoctorArgs) -> Result<ExitCode> {
+pub(super) fn doctor(env: &Env, args: &DoctorArgs) -> Result<ExitCode> {
     let cwd = cwd()?;
     let mut files: Vec<PathBuf> = env.user_settings().into_iter().collect();
     for scope in [SettingsScope::Project, SettingsScope::ProjectLocal] {
@@ -145,7 +149,7 @@ pub(super) fn doctor(env: &HookEnv, args: &DoctorArgs) -> Result<ExitCode> {
         expected: default_hooks(),
         path_env: Some(env.path.clone().unwrap_or_default()),
         config: Some((
-            env.config_files(args.config.as_deref().map(absolute_from_cwd)),
+            config_files(env, args.config.as_deref().map(absolute_from_cwd)),
             Some(cwd),
         )),
         home: env.home.clone(),

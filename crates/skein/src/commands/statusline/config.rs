@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use super::super::hook::env::HookEnv;
+use skein_layout::Env;
 
 /// What the status line takes from the config.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -39,7 +39,7 @@ struct CatalogTable {
 }
 
 /// The user config's `[statusline]` table (empty when the file does not exist).
-pub(crate) fn load(env: &HookEnv) -> Result<StatuslineConfig> {
+pub(crate) fn load(env: &Env) -> Result<StatuslineConfig> {
     match env.user_config() {
         Some(path) => read(&path, env.home.as_deref()),
         None => Ok(StatuslineConfig::default()),

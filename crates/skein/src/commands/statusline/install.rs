@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 use skein_hook::{DEFAULT_STATUS_COMMAND, StatusLineOptions};
 
-use super::super::hook::env::HookEnv;
 use super::super::hook::{Target, target_path};
+use skein_layout::Env;
 
 #[derive(Debug, Args)]
 pub(crate) struct InstallArgs {
@@ -27,8 +27,8 @@ pub(crate) struct InstallArgs {
     pub(crate) dry_run: bool,
 }
 
-pub(crate) fn run(args: &InstallArgs, install: bool) -> Result<ExitCode> {
-    let path = target_path(&HookEnv::from_process(), &args.target)?;
+pub(crate) fn run(args: &InstallArgs, env: &Env, install: bool) -> Result<ExitCode> {
+    let path = target_path(env, &args.target)?;
     let opts = StatusLineOptions {
         command: args.command.clone(),
         replace: args.force,

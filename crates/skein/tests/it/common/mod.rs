@@ -152,3 +152,17 @@ pub(crate) fn skein_stdin(args: &[&str], cwd: &Path, input: &[u8]) -> Output {
     }
     child.wait_with_output().expect("wait")
 }
+
+/// Copies the directory tree `from` to `to` (created as needed).
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy");
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The hook, composed: its runtime context from the environment ([`context`]), and the passes
+//! skein runs inside the runtime (`skein-hook`): `archive` ([`archive`]) and `snapshot`
+//! ([`snapshot`]). [`Passes`] is the runtime's [`PassRunner`]; any other name is
+//! [`PassError::Unknown`] (the built-in `open-request` and `extract` never reach it).
+
+pub mod archive;
+pub mod index;
+pub mod snapshot;
+
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+use std::time::SystemTime;
+
+use skein_hook::{
+    Config, ConfigFiles, EventKind, HookContext, PassError, PassInput, PassReport, PassRunner,
+    ProjectLookup,
+};
+use skein_layout::Env;
+use skein_redact::{RedactOptions, Redactor};
+
+use crate::error::{Error, chain};
+
+/// Pass name: archive the transcript (main session or subagent).
+pub const ARCHIVE: &str = "archive";
+/// Pass name: index the transcript's new bytes into the catalog.
+pub const INDEX: &str = "index";
+/// Pass name: write the request's snapshot.
+pub const SNAPSHOT: &str = "snapshot";
+
+/// A redactor being built on another thread.
+type Pending = JoinHandle<Result<Redactor, skein_redact::Error>>;
+
+/// The runner for one hook process. Holds what passes of the same run can share.
+#[derive(Default)]
+pub struct Passes {
+    /// Built on first use and shared by the passes of this run, keyed by its options.
+    redactor: Option<(RedactOptions, Redactor)>,
+    /// The default redactor, started early by [`Passes::prepare_redactor`].
+    pending: Option<Pending>,
+    /// The catalog the `index` pass writes (its `catalog` option overrides it).
+    pub catalog: Option<std::path::PathBuf>,
+}
+
+impl std::fmt::Debug for Passes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Passes")
+            .field("redactor", &self.redactor.is_some())
+            .field("pending", &self.pending.is_some())
+            .field("catalog", &self.catalog)
+            .finish()
+    }
+}
+
+impl Passes {
+    /// Starts building the default redactor on another thread (about 1.3 ms since the rule
+    /// regexes compile lazily); started before the runtime reads its state, the work overlaps
+    /// with it. If no pass asks for it, the thread dies with the process.
+    pub fn prepare_redactor(&mut self) {
+        self.pending = std::thread::Builder::new()
+            .name("redactor".into())
+            .spawn(|| Redactor::new(&RedactOptions::default()))
+            .ok();
+    }
+
+    /// The redactor for `opts`, built once per process.
+    pub fn redactor(&mut self, opts: &RedactOptions) -> Result<&Redactor, Error> {
+        if self.redactor.as_ref().is_none_or(|(o, _)| o != opts) {
+            let prepared = match self.pending.take() {
+                Some(handle) if *opts == RedactOptions::default() => handle.join().ok(),
+                _ => None,
+            };
+            let r = match prepared {
+                Some(r) => r,
+                None => Redactor::new(opts),
+            }?;
+            self.redactor = Some((opts.clone(), r));
+        }
+        Ok(&self.redactor.as_ref().expect("just set").1)
+    }
+}
+
+impl PassRunner for Passes {
+    fn run_pass(&mut self, input: &PassInput<'_>) -> Result<PassReport, PassError> {
+        let result = match input.pass {
+            ARCHIVE => archive::run(self, input),
+            SNAPSHOT => snapshot::run(self, input),
+            INDEX => index::run(self, input),
+            other => return Err(PassError::Unknown(other.to_owned())),
+        };
+        result.map_err(|e| PassError::Failed {
+            pass: input.pass.to_owned(),
+            source: chain(&e).into(),
+        })
+    }
+}
+
+/// The config layers `skein hook` reads: the user's (`env`), the project's (found from the
+/// event's cwd), then `explicit`.
+pub fn config_files(env: &Env, explicit: Option<PathBuf>) -> ConfigFiles {
+    ConfigFiles {
+        user: env.user_config(),
+        project: ProjectLookup::EventCwd,
+        explicit,
+    }
+}
+
+/// The hook runtime's context from the environment and the clock, or `None` when no state
+/// directory can be derived (no `XDG_STATE_HOME` and no home).
+pub fn context(
+    env: &Env,
+    explicit_config: Option<PathBuf>,
+    clock: fn() -> SystemTime,
+) -> Option<HookContext> {
+    Some(HookContext {
+        state_root: env.state_root()?,
+        projects_dirs: env.transcript_roots(),
+        config_files: config_files(env, explicit_config),
+        base_config: Config::default(),
+        home: env.home.clone(),
+        clock,
+    })
+}
+
+/// Whether the event is one the default configuration archives (Stop, SubagentStop,
+/// PreCompact, SessionEnd): those redact, so the redactor is worth starting early. A guess
+/// only (the config may say otherwise); a wrong guess costs CPU, not correctness.
+pub fn will_redact(input: &[u8]) -> bool {
+    // Stop-like events are small; a huge input is a pasted prompt, not worth parsing twice.
+    if input.len() > 1 << 20 {
+        return false;
+    }
+    let Ok(ev) = skein_hook::HookEvent::parse(input) else {
+        return false;
+    };
+    match ev.kind() {
+        EventKind::Stop => !ev.stop_hook_active,
+        EventKind::SubagentStop | EventKind::PreCompact | EventKind::SessionEnd => true,
+        _ => false,
+    }
+}
+
+/// Deserialises a pass's `[pass.<name>]` table (absent: the defaults).
+pub(crate) fn pass_options<T>(input: &PassInput<'_>) -> Result<T, Error>
+where
+    T: serde::de::DeserializeOwned + Default,
+{
+    match input.options() {
+        None => Ok(T::default()),
+        Some(table) => {
+            toml::Value::Table(table.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    Error::Pass(format!("[pass.{}]: {}", input.pass, e.message().trim()))
+                })
+        }
+    }
+}
+
+/// A one-line summary for the hook log.
+pub(crate) fn summary(s: &str) -> PassReport {
+    PassReport {
+        summary: Some(s.to_owned()),
+    }
+}

@@ -1,0 +1,309 @@
+//! The `snapshot` pass (Stop): the current request's part of the session, cut by
+//! `skein-passes`' snapshot (from the request's prompt to the end of the active branch), written
+//! to the request directory as
+//!
+//! * `snapshot.jsonl`: the self-contained request transcript (redacted when `redact = true`);
+//! * `session-log.md`: the request's facts (id, prompt, records, todos) over the same transcript
+//!   rendered by `skein show`'s renderer (the one Markdown renderer).
+//!
+//! Only the request's bytes are read: from the transcript size recorded when the request
+//! opened (`start_offset`) to the end of the last complete line, at most `max_bytes` (the
+//! newest ones). Both files are derived and rewritten on every Stop, so they are replaced
+//! atomically (rename) without fsync: after a crash the next Stop writes them again.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use skein_analysis::AnalysisOptions;
+use skein_core::Parser;
+use skein_hook::{ChangeKind, PassInput, PassReport, RequestRecord};
+use skein_layout::SessionFiles;
+use skein_passes::{Error as SnapshotError, SnapshotOptions, SnapshotReport, Start};
+use skein_redact::RedactOptions;
+use skein_reports::load_session;
+use skein_reports::show::{ShowOptions, ShowVisitor, render_session};
+use skein_reports::tree::link_session;
+use skein_store::Durability;
+
+use super::{Passes, pass_options, summary};
+use crate::error::Error;
+use crate::transform::redact_line;
+
+/// The request transcript written next to `session-log.md`.
+pub const SNAPSHOT_JSONL: &str = "snapshot.jsonl";
+/// Default cap on the request bytes read per Stop.
+const DEFAULT_MAX_BYTES: u64 = 64 << 20;
+/// How far before an implicit request's opening offset its prompt is looked for.
+const IMPLICIT_LOOK_BACK: u64 = 4 << 20;
+
+/// `[pass.snapshot]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct SnapshotPassOptions {
+    /// Most request bytes read per run (the newest ones); default 64 MiB.
+    max_bytes: Option<u64>,
+    /// Redaction rules (used when `redact = true`).
+    redact: RedactOptions,
+}
+
+pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport, Error> {
+    let (Some(request), Some(dir)) = (input.request, input.request_dir) else {
+        return Ok(summary("no request to snapshot"));
+    };
+    let Some(transcript) = input.transcript else {
+        return Ok(summary("no transcript in the event"));
+    };
+    let log_path = input
+        .snapshot_path()
+        .unwrap_or_else(|| dir.join(skein_hook::state::SNAPSHOT_FILE));
+    match input.change {
+        None => return Ok(summary("transcript does not exist (yet)")),
+        Some(ChangeKind::Unchanged) if log_path.is_file() => return Ok(PassReport::default()),
+        Some(_) => {}
+    }
+    let opts: SnapshotPassOptions = pass_options(input)?;
+    let max = opts.max_bytes.unwrap_or(DEFAULT_MAX_BYTES).max(1);
+    let (start, truncated) = region_start(request, input.end, max);
+    let bytes = read_region(transcript, start, input.end).map_err(|error| Error::Io {
+        path: transcript.to_path_buf(),
+        error,
+    })?;
+    let Some((out, report)) = cut(&bytes, request)? else {
+        return Ok(summary("no prompt on the active branch yet"));
+    };
+    let out = if input.config.redact {
+        let redactor = passes.redactor(&opts.redact)?;
+        let mut red = Vec::with_capacity(out.len());
+        for line in out.split_inclusive(|&b| b == b'\n') {
+            redact_line(redactor, line, &mut red);
+        }
+        red
+    } else {
+        out
+    };
+    let jsonl = dir.join(SNAPSHOT_JSONL);
+    replace(&jsonl, &out)?;
+    let md = render_markdown(request, &report, truncated, &jsonl)?;
+    replace(&log_path, md.as_bytes())?;
+    Ok(summary(&format!(
+        "{} record(s) from {} ({} bytes read{})",
+        report.records,
+        report.start.uuid,
+        bytes.len(),
+        if truncated { ", truncated" } else { "" }
+    )))
+}
+
+/// Where the request's bytes start, and whether the `max` cap cut them.
+fn region_start(request: &RequestRecord, end: u64, max: u64) -> (u64, bool) {
+    let floor = end.saturating_sub(max);
+    let start = match request.start_offset {
+        // Opened at a Stop (skein installed mid-session): the prompt came before; look back.
+        Some(at) if request.implicit && at <= end => at.saturating_sub(IMPLICIT_LOOK_BACK),
+        Some(at) if at <= end => at,
+        // The transcript shrank since (rewritten): its end is all that can be trusted.
+        Some(_) => return (floor, floor > 0),
+        // The transcript did not exist when the request opened: all of it is the request's.
+        None => 0,
+    };
+    (start.max(floor), start < floor)
+}
+
+/// `[start, end)` of the file, from the first line that starts at or after `start`.
+fn read_region(path: &Path, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
+    let mut file = File::open(path)?;
+    let from = start.saturating_sub(1);
+    file.seek(SeekFrom::Start(from))?;
+    let mut buf = Vec::with_capacity(usize::try_from(end - from).unwrap_or(0));
+    file.take(end.saturating_sub(from)).read_to_end(&mut buf)?;
+    if start == 0 {
+        return Ok(buf);
+    }
+    // buf[0] is the byte before `start`: drop everything up to the first newline from there.
+    let cut = memchr::memchr(b'\n', &buf).map_or(buf.len(), |i| i + 1);
+    buf.drain(..cut);
+    Ok(buf)
+}
+
+/// Runs the snapshot from the request's prompt record (or the last prompt when it is not known
+/// or not on the active branch). `None` when the bytes hold no prompt or no branch yet.
+fn cut(bytes: &[u8], request: &RequestRecord) -> Result<Option<(Vec<u8>, SnapshotReport)>, Error> {
+    let mut starts = Vec::new();
+    if let Some(u) = &request.start_uuid {
+        starts.push(Start::Uuid(u.clone()));
+    }
+    starts.push(Start::LastPrompt);
+    for start in starts {
+        match skein_passes::snapshot(bytes, &SnapshotOptions { start }) {
+            Ok(r) => return Ok(Some(r)),
+            Err(SnapshotError::StartNotOnBranch(_)) => {}
+            Err(SnapshotError::NoPrompt | SnapshotError::NoActiveBranch) => return Ok(None),
+            Err(e) => return Err(Error::Pass(format!("snapshot: {e}"))),
+        }
+    }
+    Ok(None)
+}
+
+/// Replaces `path` by rename, without fsync (derived data, see the module docs).
+fn replace(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    skein_store::write_atomic_with(path, bytes, Durability::RenameOnly).map_err(|error| Error::Io {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// The request as Markdown: its facts and todos, then the request transcript at `jsonl`
+/// rendered by `skein show`'s renderer.
+fn render_markdown(
+    request: &RequestRecord,
+    report: &SnapshotReport,
+    truncated: bool,
+    jsonl: &Path,
+) -> Result<String, Error> {
+    let mut md = format!("# Request {}\n\n", request.id);
+    let _ = writeln!(md, "- session: `{}`", request.session);
+    if let Some(p) = &request.prompt_id {
+        let _ = writeln!(md, "- prompt id: `{p}`");
+    }
+    let _ = writeln!(md, "- opened: {}", request.opened_at);
+    let _ = writeln!(
+        md,
+        "- records: {} (from `{}` to `{}`)",
+        report.records, report.start.uuid, report.leaf
+    );
+    if !report.agent_ids.is_empty() {
+        let _ = writeln!(md, "- subagents: {}", report.agent_ids.join(", "));
+    }
+    if truncated {
+        md.push_str("- note: only the newest part of the request was read\n");
+    }
+    if let Some(todos) = request.todos.as_ref().filter(|t| !t.is_empty()) {
+        md.push_str("\n## Todos\n\n");
+        for t in todos {
+            let mark = if t.status == "completed" { "x" } else { " " };
+            let _ = writeln!(md, "- [{mark}] {}", one_line(&t.content, 200));
+        }
+    }
+    md.push_str("\n---\n\n");
+    md.push_str(&shown(&request.session, jsonl)?);
+    Ok(md)
+}
+
+/// The transcript at `jsonl` as `skein show` renders it (no subagent files: a request
+/// snapshot has none beside it).
+fn shown(session_id: &str, jsonl: &Path) -> Result<String, Error> {
+    let files = SessionFiles {
+        session_id: session_id.to_owned(),
+        main: Some(jsonl.to_path_buf()),
+        ..SessionFiles::default()
+    };
+    let options = AnalysisOptions {
+        node_tools: true,
+        ..AnalysisOptions::default()
+    };
+    let loaded =
+        load_session::<IgnoredAny, ShowVisitor>(&files, &options, &mut Parser::new(), false)?;
+    let links = link_session(&loaded, |v| &v.links);
+    let show = ShowOptions {
+        agents: false,
+        ..ShowOptions::default()
+    };
+    render_session(&loaded, &links, &show).map_err(|e| Error::Pass(e.to_string()))
+}
+
+/// `s` on one line (control characters as spaces), at most `max` characters.
+fn one_line(s: &str, max: usize) -> String {
+    let mut out: String = s
+        .chars()
+        .take(max)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if s.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(start_offset: Option<u64>, implicit: bool) -> RequestRecord {
+        RequestRecord {
+            start_offset,
+            implicit,
+            ..RequestRecord::default()
+        }
+    }
+
+    #[test]
+    fn region_follows_the_request() {
+        let mib = 1 << 20;
+        assert_eq!(
+            region_start(&request(Some(500), false), 900, mib),
+            (500, false)
+        );
+        assert_eq!(region_start(&request(None, false), 900, mib), (0, false));
+        // Capped to the newest `max` bytes.
+        assert_eq!(
+            region_start(&request(Some(100), false), 900, 300),
+            (600, true)
+        );
+        // Shrunk below the opening offset: only the newest bytes.
+        assert_eq!(
+            region_start(&request(Some(5000), false), 900, 300),
+            (600, true)
+        );
+        // Implicit: look back for the prompt.
+        let (start, cut) = region_start(&request(Some(10 * mib), true), 11 * mib, 64 * mib);
+        assert_eq!((start, cut), (10 * mib - IMPLICIT_LOOK_BACK, false));
+    }
+
+    #[test]
+    fn region_starts_at_a_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("t.jsonl");
+        std::fs::write(&p, b"aaaa\nbbbb\ncccc\n").expect("write");
+        assert_eq!(read_region(&p, 0, 15).expect("read"), b"aaaa\nbbbb\ncccc\n");
+        assert_eq!(read_region(&p, 5, 15).expect("read"), b"bbbb\ncccc\n");
+        assert_eq!(read_region(&p, 6, 15).expect("read"), b"cccc\n");
+        assert_eq!(read_region(&p, 6, 10).expect("read"), b"");
+    }
+
+    #[test]
+    fn markdown_log_uses_the_show_renderer() {
+        let jsonl = concat!(
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-05-01T10:00:00.000Z","message":{"role":"user","content":"Fix it."}}"#,
+            "\n",
+            r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2026-05-01T10:00:01.000Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"Looking."}]}}"#,
+            "\n",
+            r#"{"type":"assistant","uuid":"a2","parentUuid":"a1","timestamp":"2026-05-01T10:00:02.000Z","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cargo test -q"}}]}}"#,
+            "\n",
+        );
+        let report = skein_passes::snapshot(jsonl.as_bytes(), &SnapshotOptions::default())
+            .expect("snapshot")
+            .1;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(SNAPSHOT_JSONL);
+        std::fs::write(&path, jsonl).expect("write");
+        let req = RequestRecord {
+            id: "r-1".into(),
+            session: "s".into(),
+            ..RequestRecord::default()
+        };
+        let md = render_markdown(&req, &report, false, &path).expect("render");
+        assert!(md.starts_with("# Request r-1\n\n- session: `s`\n"), "{md}");
+        // The same Markdown `skein show` writes for the transcript, after the request's facts.
+        let shown = shown("s", &path).expect("show");
+        assert!(md.ends_with(&shown), "{md}");
+        assert!(
+            shown.contains("Fix it.") && shown.contains("Looking."),
+            "{shown}"
+        );
+        assert!(shown.contains("cargo test -q"), "{shown}");
+    }
+}

@@ -1,0 +1,353 @@
+//! The archive's metadata of a transcript ([`SessionMeta`]), collected by an incremental
+//! visitor: [`MetaCollector`] is fed records one by one and keeps only what the metadata needs,
+//! in a serializable state, so a caller that reads only new bytes (the hook) can keep the same
+//! metadata up to date by saving the collector between runs. `skein archive` and the hook's
+//! `archive` pass share it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use skein_analysis::RecordVisitor;
+use skein_archive::{SessionMeta, TokenUsage};
+use skein_core::{Content, Envelope, Line, Usage};
+use skein_graph::NodeId;
+use skein_reports::skills::skill_name;
+use skein_reports::tools::normalized_input;
+
+use crate::identity::clean;
+
+/// `extra` key: the source size the metadata was computed from. A later run that finds the
+/// source at that size with nothing new to archive skips reading it again.
+pub const SOURCE_BYTES: &str = "source_bytes";
+
+/// Tools whose `file_path` (or `notebook_path`) input names a file they modify.
+const MODIFYING_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
+
+/// One usage group's counters: Claude Code writes one line per content block, each with a copy
+/// of the message's usage; per group each counter is the maximum over its lines (as
+/// `skein_analysis::UsageAccumulator` counts them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Counters([u64; 4]);
+
+impl Counters {
+    fn of(u: &Usage) -> Self {
+        Self([
+            u.input_tokens.0,
+            u.output_tokens.0,
+            u.cache_creation_input_tokens.0,
+            u.cache_read_input_tokens.0,
+        ])
+    }
+
+    fn max_with(&mut self, o: Self) {
+        for (a, b) in self.0.iter_mut().zip(o.0) {
+            *a = (*a).max(b);
+        }
+    }
+
+    fn add(&mut self, o: Self) {
+        for (a, b) in self.0.iter_mut().zip(o.0) {
+            *a += b;
+        }
+    }
+}
+
+/// Everything the metadata of one transcript needs, fed record by record. `Serialize` +
+/// `Deserialize`: the state can be saved and fed more records later, with the same result as
+/// one pass over the whole transcript.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MetaCollector {
+    session_id: Option<String>,
+    cwd: Option<String>,
+    git_branch: Option<String>,
+    first_timestamp: Option<String>,
+    last_timestamp: Option<String>,
+    models: Vec<String>,
+    prompts: u64,
+    message_ids: BTreeSet<String>,
+    anonymous_messages: u64,
+    /// Usage groups by `message.id` + `\0` + `requestId`.
+    usage_groups: BTreeMap<String, Counters>,
+    /// Usage of lines without a `message.id` (each its own group).
+    usage_loose: Counters,
+    /// Ids of the `tool_use` blocks counted (later copies are not counted again).
+    tool_ids: BTreeSet<String>,
+    tool_counts: BTreeMap<String, u64>,
+    tool_calls: u64,
+    skills: Vec<String>,
+    files: Vec<String>,
+    /// `tool_result` ids, with whether any copy was an error.
+    results: BTreeMap<String, bool>,
+}
+
+/// Pushes `v` unless present (first-appearance order).
+fn push_unique(list: &mut Vec<String>, v: String) {
+    if !list.contains(&v) {
+        list.push(v);
+    }
+}
+
+impl MetaCollector {
+    /// A collector that has seen nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn tool_use(&mut self, id: &str, name: Option<&str>, input: Option<&Value>) {
+        if !self.tool_ids.insert(id.to_owned()) {
+            return;
+        }
+        let name = name.unwrap_or("<unknown>");
+        *self.tool_counts.entry(name.to_owned()).or_default() += 1;
+        self.tool_calls += 1;
+        let Some(input) = input else { return };
+        let input = normalized_input(input);
+        if name == "Skill"
+            && let Some(s) = skill_name(&input)
+        {
+            push_unique(&mut self.skills, s);
+        }
+        if MODIFYING_TOOLS.contains(&name) {
+            let path = ["file_path", "notebook_path"]
+                .iter()
+                .find_map(|k| input.get(*k).and_then(Value::as_str));
+            if let Some(p) = path.filter(|p| !p.is_empty()) {
+                push_unique(&mut self.files, p.to_owned());
+            }
+        }
+    }
+
+    fn assistant(&mut self, env: &Envelope<'_, Value>) {
+        let Some(message) = env.message.0.as_ref() else {
+            return;
+        };
+        let model = message.model.get();
+        if model != Some("<synthetic>") {
+            if let Some(m) = model
+                && !self.models.iter().any(|x| x == m)
+            {
+                self.models.push(m.to_owned());
+            }
+            match message.id.get() {
+                Some(id) => {
+                    self.message_ids.insert(id.to_owned());
+                }
+                None => self.anonymous_messages += 1,
+            }
+            if let Some(u) = message.usage.0.as_ref() {
+                let c = Counters::of(u);
+                match message.id.get() {
+                    Some(mid) => {
+                        let key = format!("{mid}\0{}", env.request_id.get().unwrap_or(""));
+                        self.usage_groups.entry(key).or_default().max_with(c);
+                    }
+                    None => self.usage_loose.add(c),
+                }
+            }
+        }
+        for b in message.content.blocks() {
+            if let (Some("tool_use"), Some(id)) = (b.kind(), b.id.get()) {
+                self.tool_use(id, b.name.get(), b.input.as_ref());
+            }
+        }
+    }
+
+    fn user(&mut self, env: &Envelope<'_, Value>) {
+        let Some(message) = env.message.0.as_ref() else {
+            return;
+        };
+        if !env.is_meta.0 && !env.is_compact_summary.0 {
+            let prompt = match &message.content {
+                Content::Text(t) => t.get().is_some_and(|t| !t.trim().is_empty()),
+                Content::Blocks(b) => b
+                    .iter()
+                    .any(|b| matches!(b.kind(), Some("text" | "image" | "document"))),
+                Content::None => false,
+            };
+            self.prompts += u64::from(prompt);
+        }
+        for b in message.content.blocks() {
+            if let (Some("tool_result"), Some(id)) = (b.kind(), b.tool_use_id.get()) {
+                *self.results.entry(id.to_owned()).or_default() |= b.is_error.0;
+            }
+        }
+    }
+
+    /// The first `sessionId` seen in the records.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// How a `tool_use` ended, from its `tool_result`: `completed` or `error`; `None` while no
+    /// result exists.
+    pub fn outcome_of(&self, tool_use_id: &str) -> Option<String> {
+        let is_error = *self.results.get(tool_use_id)?;
+        Some(if is_error { "error" } else { "completed" }.to_owned())
+    }
+
+    /// The metadata every transcript has: timestamps, counts, tools, usage, models, files,
+    /// skills, cwd and git branch. Identity fields (session, project, subagents, origin) are the
+    /// caller's.
+    pub fn meta(&self) -> SessionMeta {
+        let mut m = SessionMeta {
+            cwd: self.cwd.clone(),
+            git_branch: self.git_branch.clone(),
+            first_timestamp: self.first_timestamp.clone(),
+            last_timestamp: self.last_timestamp.clone(),
+            models: self.models.clone(),
+            user_messages: self.prompts,
+            assistant_messages: self.message_ids.len() as u64 + self.anonymous_messages,
+            tool_calls: self.tool_calls,
+            tool_counts: self.tool_counts.clone(),
+            files_modified: self.files.clone(),
+            skills_used: self.skills.clone(),
+            ..SessionMeta::default()
+        };
+        m.message_count = m.user_messages + m.assistant_messages;
+        let ms = |t: &Option<String>| t.as_deref().and_then(skein_core::time::parse_ms);
+        if let (Some(a), Some(b)) = (ms(&m.first_timestamp), ms(&m.last_timestamp)) {
+            m.duration_ms = u64::try_from(b - a).ok();
+        }
+        let mut total = self.usage_loose;
+        for c in self.usage_groups.values() {
+            total.add(*c);
+        }
+        let [input, output, cache_creation, cache_read] = total.0;
+        m.usage = TokenUsage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_creation_input_tokens: cache_creation,
+            cache_read_input_tokens: cache_read,
+        };
+        m
+    }
+}
+
+impl RecordVisitor<Value> for MetaCollector {
+    fn record(&mut self, _: &Line<'_>, env: &Envelope<'_, Value>, _: Option<(NodeId, bool)>) {
+        if self.session_id.is_none() {
+            self.session_id = env.session_id.get().map(str::to_owned);
+        }
+        if self.cwd.is_none() {
+            self.cwd = clean(env.cwd.get());
+        }
+        if let Some(b) = clean(env.git_branch.get()) {
+            self.git_branch = Some(b);
+        }
+        if let Some(ts) = env.timestamp.get() {
+            if self.first_timestamp.as_deref().is_none_or(|f| ts < f) {
+                self.first_timestamp = Some(ts.to_owned());
+            }
+            if self.last_timestamp.as_deref().is_none_or(|l| ts > l) {
+                self.last_timestamp = Some(ts.to_owned());
+            }
+        }
+        match env.kind.get() {
+            Some("assistant") => self.assistant(env),
+            Some("user") => self.user(env),
+            _ => {}
+        }
+    }
+}
+
+/// Carries over what an earlier run (or the hook) stored and this one cannot know: the
+/// outcome (the hook records how the session ended) and extra keys; then records the source
+/// size this metadata describes.
+pub fn finish(mut m: SessionMeta, stored: Option<&SessionMeta>, source_bytes: u64) -> SessionMeta {
+    if let Some(old) = stored {
+        if m.outcome.is_none() {
+            m.outcome.clone_from(&old.outcome);
+        }
+        for (k, v) in &old.extra {
+            m.extra.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    m.extra.insert(SOURCE_BYTES.into(), source_bytes.into());
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skein_core::{Event, Reader, ReaderOptions, SliceLines};
+
+    fn feed(c: &mut MetaCollector, text: &str) {
+        let mut r: Reader<SliceLines<'_>> =
+            Reader::new(SliceLines::new(text.as_bytes()), ReaderOptions::default());
+        while let Some(ev) = r.next_event_as::<Value>().expect("read") {
+            if let Event::Record(line, p) = ev {
+                c.record(&line, &p.envelope, None);
+            }
+        }
+    }
+
+    const LINES: &str = concat!(
+        r#"{"type":"user","sessionId":"s1","cwd":"/w","timestamp":"2026-05-01T10:00:05.000Z","message":{"role":"user","content":"Fix it."}}"#,
+        "\n",
+        r#"{"type":"assistant","timestamp":"2026-05-01T10:00:01.000Z","gitBranch":"main","requestId":"r1","message":{"id":"m1","model":"claude-opus-4","content":[{"type":"tool_use","id":"t1","name":"Edit","input":{"file_path":"/w/a.rs"}}],"usage":{"input_tokens":3,"output_tokens":1}}}"#,
+        "\n",
+        r#"{"type":"assistant","timestamp":"2026-05-01T10:00:02.000Z","requestId":"r1","message":{"id":"m1","model":"claude-opus-4","content":[{"type":"tool_use","id":"t1","name":"Edit","input":{"file_path":"/w/b.rs"}},{"type":"tool_use","id":"t2","name":"Skill","input":{"skill":"/pdf"}}],"usage":{"input_tokens":3,"output_tokens":90}}}"#,
+        "\n",
+        r#"{"type":"user","timestamp":"2026-05-01T10:00:09.500Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":true},{"type":"tool_result","tool_use_id":"t2"}]}}"#,
+        "\n",
+        r#"{"type":"assistant","timestamp":"2026-05-01T10:00:03.000Z","message":{"model":"<synthetic>","content":[],"usage":{"input_tokens":100}}}"#,
+        "\n",
+        r#"{"type":"assistant","message":{"model":"claude-haiku-4","content":[],"usage":{"input_tokens":2,"output_tokens":2}}}"#,
+        "\n",
+    );
+
+    #[test]
+    fn collects_what_the_archive_records() {
+        let mut c = MetaCollector::new();
+        feed(&mut c, LINES);
+        let m = c.meta();
+        assert_eq!(c.session_id(), Some("s1"));
+        assert_eq!(m.cwd.as_deref(), Some("/w"));
+        assert_eq!(m.git_branch.as_deref(), Some("main"));
+        // Min and max, not first and last.
+        assert_eq!(
+            (m.first_timestamp.as_deref(), m.last_timestamp.as_deref()),
+            (
+                Some("2026-05-01T10:00:01.000Z"),
+                Some("2026-05-01T10:00:09.500Z")
+            )
+        );
+        assert_eq!(m.duration_ms, Some(8500));
+        assert_eq!(
+            (m.user_messages, m.assistant_messages, m.message_count),
+            (1, 2, 3)
+        );
+        assert_eq!(m.models, ["claude-opus-4", "claude-haiku-4"]);
+        // Group m1 takes the maximum of its lines; the line without an id is its own group;
+        // `<synthetic>` is not counted.
+        assert_eq!((m.usage.input_tokens, m.usage.output_tokens), (5, 92));
+        // t1 counted once, with the first copy's input.
+        assert_eq!(m.tool_calls, 2);
+        assert_eq!(m.tool_counts.get("Edit"), Some(&1));
+        assert_eq!(m.files_modified, ["/w/a.rs"]);
+        assert_eq!(m.skills_used, ["pdf"]);
+        assert_eq!(c.outcome_of("t1").as_deref(), Some("error"));
+        assert_eq!(c.outcome_of("t2").as_deref(), Some("completed"));
+        assert_eq!(c.outcome_of("t9"), None);
+    }
+
+    #[test]
+    fn saved_state_continues_like_one_pass() {
+        let mut whole = MetaCollector::new();
+        feed(&mut whole, LINES);
+        let cut = LINES
+            .match_indices('\n')
+            .nth(2)
+            .map(|(i, _)| i + 1)
+            .expect("3 lines");
+        let mut first = MetaCollector::new();
+        feed(&mut first, &LINES[..cut]);
+        let saved = serde_json::to_string(&first).expect("serialize");
+        let mut resumed: MetaCollector = serde_json::from_str(&saved).expect("deserialize");
+        feed(&mut resumed, &LINES[cut..]);
+        assert_eq!(resumed, whole);
+        assert_eq!(resumed.meta(), whole.meta());
+    }
+}
