@@ -20,6 +20,17 @@ use skein_reports::usage::{
     BlockOptions, SessionScan, Source, TokenLimit, UsageBuilder, UsageOptions, UsageScanner,
 };
 
+/// `data` scanned as one session's transcript, in a builder.
+fn one_session(scanner: &mut UsageScanner, data: &[u8]) -> UsageBuilder {
+    let mut scan = SessionScan::default();
+    scanner
+        .scan_lines(SliceLines::new(data), "bench", Source::Main, &mut scan)
+        .expect("in memory");
+    let mut builder = UsageBuilder::new();
+    builder.add_session("bench", "bench", scan);
+    builder
+}
+
 fn usage(c: &mut Criterion) {
     let pricing = PricingTable::embedded();
     let options = UsageOptions::default();
@@ -41,14 +52,8 @@ fn usage(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(data.len() as u64));
     group.bench_function("synthetic_64MiB_slice", |b| {
         b.iter(|| {
-            let mut scan = SessionScan::default();
-            scanner
-                .scan_lines(SliceLines::new(&data), "bench", Source::Main, &mut scan)
-                .expect("in memory");
-            let mut builder = UsageBuilder::new();
-            builder.add_session("bench", "bench", scan);
             black_box(
-                builder
+                one_session(&mut scanner, &data)
                     .finish(&options, &pricing)
                     .totals
                     .figures
@@ -71,13 +76,7 @@ fn usage(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(data.len() as u64));
     group.bench_function("blocks_synthetic_64MiB_slice", |b| {
         b.iter(|| {
-            let mut scan = SessionScan::default();
-            scanner
-                .scan_lines(SliceLines::new(&data), "bench", Source::Main, &mut scan)
-                .expect("in memory");
-            let mut builder = UsageBuilder::new();
-            builder.add_session("bench", "bench", scan);
-            let r = builder.finish_blocks(&blocks, &pricing);
+            let r = one_session(&mut scanner, &data).finish_blocks(&blocks, &pricing);
             assert!(r.rows.len() > 10, "several blocks");
             black_box(r.totals.figures.total_tokens)
         });

@@ -239,19 +239,31 @@ fn warn(t: &TotalsRow) {
 }
 
 fn write(format: Format, kind: UsageKind, r: &UsageReport, breakdown: bool) -> Result<()> {
+    write_report(format, &r.rows, &r.totals, || {
+        render_table(kind, r, breakdown)
+    })
+}
+
+/// Writes a usage report: on a terminal the table `table` makes, else the rows, then the
+/// totals as the last object.
+fn write_report<R: serde::Serialize>(
+    format: Format,
+    rows: &[R],
+    totals: &TotalsRow,
+    table: impl FnOnce() -> String,
+) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if format == Format::Table {
-        out.write_all(render_table(kind, r, breakdown).as_bytes())?;
+        out.write_all(table().as_bytes())?;
         out.flush()?;
         return Ok(());
     }
-    // The rows, then the totals as the last object.
     let mut w = RowWriter::new(format, out);
-    for row in &r.rows {
+    for row in rows {
         w.row(row, |_| Vec::new())?;
     }
-    w.row(&r.totals, |_| Vec::new())?;
+    w.row(totals, |_| Vec::new())?;
     w.finish(&[])
 }
 
@@ -283,17 +295,36 @@ fn key_of(kind: UsageKind, row: &UsageRow) -> String {
     k.unwrap_or_default()
 }
 
+/// The titles of the four token counters, their total and the cost.
+const FIGURE_HEADERS: [&str; 6] = [
+    "input",
+    "output",
+    "cache write",
+    "cache read",
+    "total",
+    "cost USD",
+];
+
+/// The cells under [`FIGURE_HEADERS`]: input, output, cache write, cache read, total; cost.
+fn number_cells(tokens: [u64; 5], cost: f64) -> impl Iterator<Item = String> {
+    tokens
+        .into_iter()
+        .map(thousands)
+        .chain(std::iter::once(format!("{cost:.2}")))
+}
+
 fn figure_cells(label: String, models: String, f: &Figures) -> Vec<String> {
-    vec![
-        label,
-        thousands(f.input_tokens),
-        thousands(f.output_tokens),
-        thousands(f.cache_creation_input_tokens),
-        thousands(f.cache_read_input_tokens),
-        thousands(f.total_tokens),
-        format!("{:.2}", f.cost_usd),
-        models,
-    ]
+    let tokens = [
+        f.input_tokens,
+        f.output_tokens,
+        f.cache_creation_input_tokens,
+        f.cache_read_input_tokens,
+        f.total_tokens,
+    ];
+    std::iter::once(label)
+        .chain(number_cells(tokens, f.cost_usd))
+        .chain(std::iter::once(models))
+        .collect()
 }
 
 fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
@@ -305,16 +336,9 @@ fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
         UsageKind::Model => "model",
         UsageKind::Agent => "agent",
     };
-    let headers = [
-        first,
-        "input",
-        "output",
-        "cache write",
-        "cache read",
-        "total",
-        "cost USD",
-        "models",
-    ];
+    let mut headers = vec![first];
+    headers.extend(FIGURE_HEADERS);
+    headers.push("models");
     // The model report has one model per row already.
     let models = |f: &Figures| {
         if kind == UsageKind::Model {
@@ -356,8 +380,13 @@ fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
     let mut align = [Align::Right; 8];
     align[0] = Align::Left;
     align[7] = Align::Left;
-    let columns = Columns::fit(&headers, &align, &rows);
-    let mut out = columns.line(headers);
+    totals_table(&headers, &align, &rows)
+}
+
+/// A table whose last row (the totals) stands under a rule.
+fn totals_table(headers: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {
+    let columns = Columns::fit(headers, align, rows);
+    let mut out = columns.line(headers.iter().copied());
     for (i, row) in rows.iter().enumerate() {
         if i + 1 == rows.len() {
             out.push_str(&columns.rule());

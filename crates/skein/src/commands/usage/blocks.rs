@@ -1,7 +1,6 @@
 //! `skein usage blocks`: the 5-hour billing blocks (flags, output). The blocks themselves are
 //! `skein_reports::usage::blocks`. See `docs/reports/usage.md#blocks`.
 
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Result, bail};
@@ -13,10 +12,12 @@ use skein_reports::usage::{
     BlockOptions, BlockRow, BlocksReport, LimitStatus, TokenLimit, UsageBuilder,
 };
 
-use super::thousands;
+use skein_reports::statusline::duration;
+
+use super::{FIGURE_HEADERS, number_cells, thousands, totals_table, write_report};
 use crate::cli::Format;
-use crate::output::{Align, Columns, error_line};
-use crate::report::{ReportArgs, RowWriter};
+use crate::output::{Align, error_line};
+use crate::report::ReportArgs;
 
 /// The report's name, as the first path.
 pub(crate) const NAME: &str = "blocks";
@@ -136,24 +137,7 @@ pub(crate) fn finish(
 }
 
 fn write(format: Format, r: &BlocksReport, args: &BlockArgs, zone: &Zone) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    if format == Format::Table {
-        out.write_all(render_table(r, args, zone).as_bytes())?;
-        out.flush()?;
-        return Ok(());
-    }
-    let mut w = RowWriter::new(format, out);
-    for row in &r.rows {
-        w.row(row, |_| Vec::new())?;
-    }
-    w.row(&r.totals, |_| Vec::new())?;
-    w.finish(&[])
-}
-
-/// `2h 05m`.
-fn hm(minutes: i64) -> String {
-    format!("{}h {:02}m", minutes / 60, minutes % 60)
+    write_report(format, &r.rows, &r.totals, || render_table(r, args, zone))
 }
 
 /// `YYYY-MM-DD HH:MM` in `zone` of an ISO timestamp skein wrote.
@@ -177,14 +161,14 @@ fn minutes_between(a: &str, b: &str) -> i64 {
 
 fn status(row: &BlockRow) -> String {
     if row.gap {
-        return format!("gap {}", hm(minutes_between(&row.start, &row.end)));
+        return format!("gap {}", duration(minutes_between(&row.start, &row.end)));
     }
     if let Some(now) = &row.now {
-        return format!("ACTIVE, {} left", hm(now.remaining_minutes));
+        return format!("ACTIVE, {} left", duration(now.remaining_minutes));
     }
     row.last_activity
         .as_deref()
-        .map(|last| hm(minutes_between(&row.start, last)))
+        .map(|last| duration(minutes_between(&row.start, last)))
         .unwrap_or_default()
 }
 
@@ -193,73 +177,45 @@ fn render_table(r: &BlocksReport, args: &BlockArgs, zone: &Zone) -> String {
         return "no active block\n".into();
     }
     let start = format!("block start ({})", zone.name());
-    let headers = [
-        start.as_str(),
-        "activity",
-        "requests",
-        "input",
-        "output",
-        "cache write",
-        "cache read",
-        "total",
-        "cost USD",
-        "models",
-    ];
+    let mut headers = vec![start.as_str(), "activity", "requests"];
+    headers.extend(FIGURE_HEADERS);
+    headers.push("models");
     let mut rows: Vec<Vec<String>> = Vec::new();
     for row in &r.rows {
-        let figures = |total: u64, cost: f64| {
-            if row.gap {
-                vec![String::new(); 6]
-            } else {
-                vec![
-                    thousands(row.input_tokens),
-                    thousands(row.output_tokens),
-                    thousands(row.cache_creation_input_tokens),
-                    thousands(row.cache_read_input_tokens),
-                    thousands(total),
-                    format!("{cost:.2}"),
-                ]
-            }
-        };
-        let mut cells = vec![
-            local(&row.start, zone),
-            status(row),
-            if row.gap {
-                String::new()
-            } else {
-                thousands(row.requests)
-            },
-        ];
-        cells.extend(figures(row.total_tokens, row.cost_usd));
+        let mut cells = vec![local(&row.start, zone), status(row)];
+        if row.gap {
+            cells.extend(std::iter::repeat_n(String::new(), 7));
+        } else {
+            cells.push(thousands(row.requests));
+            let tokens = [
+                row.input_tokens,
+                row.output_tokens,
+                row.cache_creation_input_tokens,
+                row.cache_read_input_tokens,
+                row.total_tokens,
+            ];
+            cells.extend(number_cells(tokens, row.cost_usd));
+        }
         cells.push(row.models.join(", "));
         rows.push(cells);
     }
     let t = &r.totals.figures;
-    let mut total = vec![
-        "Total".into(),
-        String::new(),
-        thousands(t.messages),
-        thousands(t.input_tokens),
-        thousands(t.output_tokens),
-        thousands(t.cache_creation_input_tokens),
-        thousands(t.cache_read_input_tokens),
-        thousands(t.total_tokens),
-        format!("{:.2}", t.cost_usd),
+    let tokens = [
+        t.input_tokens,
+        t.output_tokens,
+        t.cache_creation_input_tokens,
+        t.cache_read_input_tokens,
+        t.total_tokens,
     ];
+    let mut total = vec!["Total".into(), String::new(), thousands(t.messages)];
+    total.extend(number_cells(tokens, t.cost_usd));
     total.push(t.models.join(", "));
     rows.push(total);
     let mut align = [Align::Right; 10];
     align[0] = Align::Left;
     align[1] = Align::Left;
     align[9] = Align::Left;
-    let columns = Columns::fit(&headers, &align, &rows);
-    let mut out = columns.line(headers);
-    for (i, row) in rows.iter().enumerate() {
-        if i + 1 == rows.len() {
-            out.push_str(&columns.rule());
-        }
-        out.push_str(&columns.line(row.iter().map(String::as_str)));
-    }
+    let mut out = totals_table(&headers, &align, &rows);
     if let Some(a) = r.active() {
         out.push_str(&active_detail(a, zone));
     }
@@ -276,8 +232,8 @@ fn active_detail(a: &BlockRow, zone: &Zone) -> String {
         "\nactive block {} – {}: {} elapsed, {} left\n",
         local(&a.start, zone),
         end.get(11..).unwrap_or(&end),
-        hm(now.elapsed_minutes),
-        hm(now.remaining_minutes)
+        duration(now.elapsed_minutes),
+        duration(now.remaining_minutes)
     );
     match (&now.burn_rate, &now.projection) {
         (Some(rate), Some(p)) => {
@@ -321,6 +277,5 @@ mod tests {
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             assert!(length_ms(Some(bad)).is_err(), "{bad}");
         }
-        assert_eq!(hm(125), "2h 05m");
     }
 }
