@@ -71,7 +71,7 @@ fn blocks_follow_the_rule_and_add_up_to_the_daily_report() {
         .iter()
         .map(|r| r["cost_usd"].as_f64().expect("cost"))
         .collect();
-    assert_eq!(cost, [0.000555, 0.055, 0.0, 5.5, 550.0]);
+    assert_eq!(cost, [0.000_555, 0.055, 0.0, 5.5, 550.0]);
     assert_eq!(totals["messages"], 9);
     assert_eq!(totals["input_tokens"], 111_111_111);
     assert_eq!(totals["scan"]["duplicate_copies"], 1);
@@ -163,7 +163,7 @@ fn the_active_block_has_rate_projection_and_limit() {
     let c = &rows[0];
     assert_eq!(c["start"], "2026-03-29T11:00:00.000Z");
     assert_eq!(c["projection"]["total_tokens"], 1_588_889);
-    assert_eq!(c["projection"]["cost_usd"], 7.944444);
+    assert_eq!(c["projection"]["cost_usd"], 7.944_444);
     assert_eq!(c["token_limit"]["limit"], 11_000);
     assert_eq!(c["token_limit"]["status"], "exceeds");
 }

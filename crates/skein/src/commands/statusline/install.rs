@@ -1,6 +1,7 @@
 //! `skein statusline install|uninstall`: the settings file is chosen as for `skein hooks
 //! install`, and `skein-hook` writes it (backup, atomic, idempotent).
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -58,7 +59,7 @@ pub(crate) fn run(args: &InstallArgs, env: &Env, install: bool) -> Result<ExitCo
         (false, true, false) => format!("removed skein's status line from {p}\n"),
     };
     if let Some(b) = &change.backup {
-        s.push_str(&format!("previous file saved as {}\n", b.display()));
+        let _ = writeln!(s, "previous file saved as {}", b.display());
     }
     let mut out = std::io::stdout().lock();
     out.write_all(s.as_bytes())?;

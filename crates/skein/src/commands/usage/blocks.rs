@@ -1,6 +1,7 @@
 //! `skein usage blocks`: the 5-hour billing blocks (flags, output). The blocks themselves are
 //! `skein_reports::usage::blocks`. See `docs/reports/usage.md#blocks`.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Result, bail};
@@ -237,13 +238,14 @@ fn active_detail(a: &BlockRow, zone: &Zone) -> String {
     );
     match (&now.burn_rate, &now.projection) {
         (Some(rate), Some(p)) => {
-            out.push_str(&format!(
+            let _ = write!(
+                out,
                 "  burn rate  {} tokens/h, ${:.2}/h\n  projected  {} tokens, ${:.2} at the block's end\n",
                 thousands(rate.tokens_per_hour.round() as u64),
                 rate.cost_per_hour,
                 thousands(p.total_tokens),
                 p.cost_usd
-            ));
+            );
         }
         _ => out.push_str("  burn rate  not yet known (one request so far)\n"),
     }
@@ -253,12 +255,13 @@ fn active_detail(a: &BlockRow, zone: &Zone) -> String {
             LimitStatus::Warning => "WARNING: above 80%",
             LimitStatus::Exceeds => "EXCEEDS the limit",
         };
-        out.push_str(&format!(
-            "  limit      {} tokens: {:.1}% used, {:.1}% projected ({status})\n",
+        let _ = writeln!(
+            out,
+            "  limit      {} tokens: {:.1}% used, {:.1}% projected ({status})",
             thousands(l.limit),
             l.used_percent,
             l.projected_percent
-        ));
+        );
     }
     out
 }
