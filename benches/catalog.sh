@@ -60,7 +60,7 @@ echo
 echo "== 2. refresh: $skein index -q --catalog DB TREE ($runs runs)"
 for _ in $(seq "$runs"); do ms "$skein" index -q --catalog "$db" "$projects"; done > "$work/r0"
 printf 'nothing changed: p50 %s ms, p90 %s ms (goal < 50)\n' "$(p50 < "$work/r0")" "$(p90 < "$work/r0")"
-target=$(find "$projects" -name '*.jsonl' -size +2M | sort | head -1)
+target=$(find "$projects" -name '*.jsonl' -size +2M | sort | sed -n 1p)
 donor=$(find "$projects" -name '*.jsonl' -size +3M | sort | tail -1)
 python3 - "$donor" "$work/chunk" <<'PY'
 import sys
