@@ -30,6 +30,7 @@ pub mod reminder;
 pub mod runtime;
 pub mod settings;
 pub mod state;
+pub mod status_line;
 pub mod transcript;
 
 pub use checkpoint::{ChangeKind, Checkpoint, Probe, TranscriptCheckpoints};
@@ -44,3 +45,6 @@ pub use settings::{
     install, uninstall,
 };
 pub use state::{RequestRecord, StateDir, StateError};
+pub use status_line::{
+    DEFAULT_STATUS_COMMAND, StatusLineOptions, install_status_line, uninstall_status_line,
+};
