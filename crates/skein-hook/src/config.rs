@@ -368,6 +368,10 @@ struct Layer {
     events: Option<BTreeMap<EventName, Vec<PassName>>>,
     pass: Option<BTreeMap<PassName, toml::Table>>,
     redaction: Option<RedactOptions>,
+    /// `[statusline]`: read by `skein statusline`, not by the hook (accepted here so that one
+    /// config file serves both).
+    #[allow(dead_code, reason = "`skein statusline` reads this table itself")]
+    statusline: Option<toml::Table>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -39,6 +39,7 @@ mod session_logs;
 pub mod settings;
 pub mod state;
 mod subagent;
+pub mod status_line;
 pub mod transcript;
 
 pub use checkpoint::{ChangeKind, Checkpoint, Probe, TranscriptCheckpoints};
@@ -57,3 +58,6 @@ pub use settings::{
     install, uninstall,
 };
 pub use state::{RequestRecord, StateDir, StateError};
+pub use status_line::{
+    DEFAULT_STATUS_COMMAND, StatusLineOptions, install_status_line, uninstall_status_line,
+};

@@ -21,6 +21,7 @@ use skein_hook::{LogEntry, LogLevel, MAX_EVENT_BYTES};
 pub(crate) mod env;
 mod settings;
 
+pub(crate) use settings::target_path;
 use skein_layout::Env;
 
 /// Arguments of `skein hook`.

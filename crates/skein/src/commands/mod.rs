@@ -19,6 +19,7 @@ pub(crate) mod sessions;
 pub(crate) mod show;
 pub(crate) mod skills;
 mod stats;
+pub(crate) mod statusline;
 pub(crate) mod tools;
 pub(crate) mod tree;
 pub(crate) mod usage;
@@ -45,5 +46,6 @@ pub(crate) fn run(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Index(args) => index::run(&args, env),
         Command::Sessions(args) => sessions::run(&args, env),
         Command::Search(args) => search::run(&args, env),
+        Command::Statusline(args) => statusline::run(&args, env),
     }
 }

@@ -8,6 +8,7 @@
 mod archive;
 mod archive_input;
 mod archive_safety;
+mod blocks;
 mod catalog;
 mod check;
 mod cli;
@@ -22,6 +23,7 @@ mod passes;
 mod show;
 mod skills;
 mod stats_fixtures;
+mod statusline;
 mod tools;
 mod tree;
 mod usage;

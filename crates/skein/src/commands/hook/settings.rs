@@ -38,7 +38,7 @@ fn cwd() -> Result<PathBuf> {
 }
 
 /// The settings file `target` names.
-fn target_path(env: &Env, target: &Target) -> Result<PathBuf> {
+pub(crate) fn target_path(env: &Env, target: &Target) -> Result<PathBuf> {
     if let Some(file) = &target.settings {
         return Ok(absolute_from_cwd(file));
     }
