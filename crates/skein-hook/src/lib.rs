@@ -38,8 +38,8 @@ pub mod security;
 mod session_logs;
 pub mod settings;
 pub mod state;
-mod subagent;
 pub mod status_line;
+mod subagent;
 pub mod transcript;
 
 pub use checkpoint::{ChangeKind, Checkpoint, Probe, TranscriptCheckpoints};
