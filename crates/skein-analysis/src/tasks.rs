@@ -166,10 +166,11 @@ impl TaskTracker {
             .flat_map(|(items, _)| items.iter_mut());
         for item in todos.chain(self.tasks.iter_mut().flatten()) {
             item.subject = f(&item.subject);
-            for slot in [&mut item.active_form, &mut item.owner] {
-                if let Some(v) = slot {
-                    *v = f(v);
-                }
+            for v in [&mut item.active_form, &mut item.owner]
+                .into_iter()
+                .flatten()
+            {
+                *v = f(v);
             }
         }
     }

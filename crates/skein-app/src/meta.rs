@@ -203,10 +203,8 @@ impl MetaCollector {
     /// Rewrites every free text the collector keeps (working directory, branch, skills, file
     /// paths, the spawning calls' descriptions), e.g. to redact it before the state is stored.
     pub fn map_text(&mut self, f: &mut dyn FnMut(&str) -> String) {
-        for slot in [&mut self.cwd, &mut self.git_branch] {
-            if let Some(v) = slot {
-                *v = f(v);
-            }
+        for v in [&mut self.cwd, &mut self.git_branch].into_iter().flatten() {
+            *v = f(v);
         }
         for list in [&mut self.skills, &mut self.files] {
             for v in list.iter_mut() {

@@ -26,27 +26,28 @@ fn to_hex(bytes: &[u8]) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+const BAD: u8 = 0xff;
+const TABLE: [u8; 256] = {
+    let mut t = [BAD; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
 fn from_hex(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
-    if b.len() % 2 != 0 {
+    if !b.len().is_multiple_of(2) {
         return None;
     }
-    const BAD: u8 = 0xff;
-    const TABLE: [u8; 256] = {
-        let mut t = [BAD; 256];
-        let mut i = 0;
-        while i < 10 {
-            t[b'0' as usize + i] = i as u8;
-            i += 1;
-        }
-        let mut i = 0;
-        while i < 6 {
-            t[b'a' as usize + i] = 10 + i as u8;
-            t[b'A' as usize + i] = 10 + i as u8;
-            i += 1;
-        }
-        t
-    };
     let mut out = Vec::with_capacity(b.len() / 2);
     let mut bad = 0u8;
     for p in b.chunks_exact(2) {
@@ -124,16 +125,15 @@ impl<V> Keyed<V> {
 
     /// The value of `key`, inserted with `make` when absent (and whether it was).
     pub(crate) fn entry(&mut self, key: u64, make: impl FnOnce() -> V) -> (&mut V, bool) {
-        let (at, new) = match self.position(key) {
-            Some(at) => (at, false),
-            None => {
-                self.items.push((key, make()));
-                let at = self.items.len() - 1;
-                if let Some(ix) = &mut self.index {
-                    ix.insert(key, at);
-                }
-                (at, true)
+        let (at, new) = if let Some(at) = self.position(key) {
+            (at, false)
+        } else {
+            self.items.push((key, make()));
+            let at = self.items.len() - 1;
+            if let Some(ix) = &mut self.index {
+                ix.insert(key, at);
             }
+            (at, true)
         };
         (&mut self.items[at].1, new)
     }

@@ -90,10 +90,8 @@ pub(crate) fn agent_meta(
 /// skills, description), counting what was replaced; ids, types and counts are left alone.
 pub(crate) fn redact_meta(m: &mut SessionMeta, redactor: &Redactor, counts: &mut RuleCounts) {
     let mut r = |s: &str| redact_str(redactor, s, counts);
-    for slot in [&mut m.cwd, &mut m.git_branch] {
-        if let Some(v) = slot {
-            *v = r(v);
-        }
+    for v in [&mut m.cwd, &mut m.git_branch].into_iter().flatten() {
+        *v = r(v);
     }
     for list in [&mut m.files_modified, &mut m.skills_used] {
         let mut seen = std::collections::HashSet::new();

@@ -125,7 +125,8 @@ pub fn doctor(input: &DoctorInput) -> Vec<Finding> {
 /// The errors `hook.log` (and its first rotation) recorded in the last 24 hours, one warning
 /// per distinct message with its count, most frequent first.
 fn recent_errors(dir: &Path, now_ms: i64, out: &mut Vec<Finding>) {
-    let mut counts: std::collections::BTreeMap<String, (u64, String)> = Default::default();
+    let mut counts: std::collections::BTreeMap<String, (u64, String)> =
+        std::collections::BTreeMap::new();
     let current = dir.join(crate::log::LOG_FILE);
     for file in [
         dir.join(format!("{}.1", crate::log::LOG_FILE)),
@@ -146,7 +147,7 @@ fn recent_errors(dir: &Path, now_ms: i64, out: &mut Vec<Finding>) {
             let message = v["message"].as_str().unwrap_or("").to_owned();
             let e = counts.entry(message).or_default();
             e.0 += 1;
-            e.1 = ts.to_owned();
+            ts.clone_into(&mut e.1);
         }
     }
     let mut list: Vec<(String, (u64, String))> = counts.into_iter().collect();

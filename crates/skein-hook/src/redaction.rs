@@ -47,24 +47,22 @@ impl Redactors {
 
     /// The redactor for `opts`, built once per process.
     pub fn get(&mut self, opts: &RedactOptions) -> Result<Arc<Redactor>, skein_redact::Error> {
-        let at = match self.built.iter().position(|(o, _)| o == opts) {
-            Some(i) => i,
-            None => {
-                let prepared = match self.pending.take() {
-                    Some(h) if *opts == RedactOptions::default() => h.join().ok(),
-                    other => {
-                        self.pending = other;
-                        None
-                    }
-                };
-                let r = match prepared {
-                    Some(r) => r?,
-                    None => Redactor::new(opts)?,
-                };
-                self.built.push((opts.clone(), Arc::new(r)));
-                self.built.len() - 1
+        if let Some(i) = self.built.iter().position(|(o, _)| o == opts) {
+            return Ok(Arc::clone(&self.built[i].1));
+        }
+        let prepared = match self.pending.take() {
+            Some(h) if *opts == RedactOptions::default() => h.join().ok(),
+            other => {
+                self.pending = other;
+                None
             }
         };
+        let r = match prepared {
+            Some(r) => r?,
+            None => Redactor::new(opts)?,
+        };
+        self.built.push((opts.clone(), Arc::new(r)));
+        let at = self.built.len() - 1;
         Ok(Arc::clone(&self.built[at].1))
     }
 }

@@ -35,12 +35,11 @@ pub(crate) fn copy_agent(
     }
     let bytes = read_range(t, probe.start(), probe.end).map_err(HookError::io("read", t))?;
     let mut out = Vec::with_capacity(bytes.len());
-    let counts = match c.redactor.as_deref() {
-        Some(r) => r.redact_jsonl(&bytes, &mut out),
-        None => {
-            out.extend_from_slice(&bytes);
-            Counts::new()
-        }
+    let counts = if let Some(r) = c.redactor.as_deref() {
+        r.redact_jsonl(&bytes, &mut out)
+    } else {
+        out.extend_from_slice(&bytes);
+        Counts::new()
     };
     let dir = c
         .state

@@ -53,6 +53,9 @@ struct ArchivePassOptions {
     redact: Option<RedactOptions>,
 }
 
+/// A subagent of the session and its transcript.
+type AgentFile = (AgentIdentity, std::path::PathBuf);
+
 /// What the pass carries from one run to the next on a transcript.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct ArchiveState {
@@ -270,10 +273,10 @@ fn kind_and_meta(
     input: &PassInput<'_>,
     source: &Path,
     c: &MetaCollector,
-) -> Result<(Kind, SessionMeta, Vec<(AgentIdentity, std::path::PathBuf)>), Error> {
+) -> Result<(Kind, SessionMeta, Vec<AgentFile>), Error> {
     if *input.kind != EventKind::SubagentStop {
         let files = session_of(source);
-        let agents: Vec<(AgentIdentity, std::path::PathBuf)> = files
+        let agents: Vec<AgentFile> = files
             .iter()
             .flat_map(|s| s.agents.iter())
             .map(|a| {

@@ -51,10 +51,7 @@ impl Session {
     fn new() -> Option<Self> {
         let corpus = skein_testkit::corpus_dir()?;
         let source = corpus.join(REAL);
-        if !source.is_dir() {
-            eprintln!("skipped: {} is not in the corpus", source.display());
-            return None;
-        }
+        assert!(source.is_dir(), "{} is not in the corpus", source.display());
         // Info level: every pass summary goes to the log too.
         let env = Env::with_config("lock_timeout_ms = 60000\n[log]\nlevel = \"info\"\n");
         let project = env.projects.join(PROJECT);
@@ -103,7 +100,7 @@ impl Session {
         std::io::Write::write_all(&mut f, text.as_bytes()).expect("append");
     }
 
-    fn event(&self, name: &str, fields: Value) -> Value {
+    fn event(&self, name: &str, fields: &Value) -> Value {
         let mut ev = json!({
             "session_id": SESSION,
             "transcript_path": self.transcript,
@@ -117,7 +114,7 @@ impl Session {
         ev
     }
 
-    fn fire(&self, name: &str, fields: Value) -> Output {
+    fn fire(&self, name: &str, fields: &Value) -> Output {
         let out = self.env.hook(&self.event(name, fields).to_string());
         assert_eq!(
             out.status.code(),
@@ -149,7 +146,7 @@ impl Session {
 
     /// The planted lines: the prompt (with a token and an e-mail address), a `Skill` call, a
     /// `Bash` call whose input holds a key, an `Edit` of a file.
-    fn planted(&self, step: &str) -> Vec<Value> {
+    fn planted(step: &str) -> Vec<Value> {
         let base = |kind: &str, uuid: String, ts: &str, message: Value| {
             json!({"type": kind, "uuid": uuid, "parentUuid": null, "isSidechain": false,
                 "sessionId": SESSION, "cwd": "/experiments/worktrees", "gitBranch": "main",
@@ -279,38 +276,38 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
     s.grow(0.2);
     s.fire(
         "SessionStart",
-        json!({"source": "startup", "model": "claude-opus-4-7"}),
+        &json!({"source": "startup", "model": "claude-opus-4-7"}),
     );
-    append(&s.transcript, &s.planted("one")[..1]);
+    append(&s.transcript, &Session::planted("one")[..1]);
     s.fire(
         "UserPromptSubmit",
-        json!({"prompt": prompt(), "prompt_id": "p-1"}),
+        &json!({"prompt": prompt(), "prompt_id": "p-1"}),
     );
     s.fire(
         "PreToolUse",
-        json!({"tool_name": "Skill", "tool_input": {"skill": "pdf"}, "tool_use_id": "toolu_one_s"}),
+        &json!({"tool_name": "Skill", "tool_input": {"skill": "pdf"}, "tool_use_id": "toolu_one_s"}),
     );
-    append(&s.transcript, &s.planted("one")[1..3]);
+    append(&s.transcript, &Session::planted("one")[1..3]);
     s.fire(
         "PostToolUse",
-        json!({"tool_name": "Skill", "tool_input": {"skill": "pdf"}, "tool_use_id": "toolu_one_s",
+        &json!({"tool_name": "Skill", "tool_input": {"skill": "pdf"}, "tool_use_id": "toolu_one_s",
             "tool_response": {"success": true}}),
     );
     s.fire(
         "PreToolUse",
-        json!({"tool_name": "Bash", "tool_input": {"command": format!("ANTHROPIC_API_KEY={TOOL_KEY} ./run")},
+        &json!({"tool_name": "Bash", "tool_input": {"command": format!("ANTHROPIC_API_KEY={TOOL_KEY} ./run")},
             "tool_use_id": "toolu_one_b"}),
     );
-    append(&s.transcript, &s.planted("one")[3..]);
+    append(&s.transcript, &Session::planted("one")[3..]);
     s.grow(0.5);
     s.fire(
         "PreToolUse",
-        json!({"tool_name": "Agent", "tool_input": {"subagent_type": "general-purpose", "prompt": "research"}}),
+        &json!({"tool_name": "Agent", "tool_input": {"subagent_type": "general-purpose", "prompt": "research"}}),
     );
     for a in &agents {
         s.fire(
             "SubagentStart",
-            json!({"agent_id": a, "agent_type": "general-purpose"}),
+            &json!({"agent_id": a, "agent_type": "general-purpose"}),
         );
     }
     s.grow(0.8);
@@ -326,7 +323,7 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
         };
         s.fire(
             "SubagentStop",
-            json!({"agent_id": a, "agent_type": "general-purpose",
+            &json!({"agent_id": a, "agent_type": "general-purpose",
                 "agent_transcript_path": s.agent_transcript(a), "stop_hook_active": false,
                 "last_assistant_message": last}),
         );
@@ -341,24 +338,24 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
     }
     s.fire(
         "SubagentStop",
-        json!({"agent_id": AGENT, "agent_type": "general-purpose",
+        &json!({"agent_id": AGENT, "agent_type": "general-purpose",
             "agent_transcript_path": s.agent_transcript(AGENT), "stop_hook_active": false,
             "last_assistant_message": "Done again."}),
     );
     s.fire(
         "PostToolUse",
-        json!({"tool_name": "Agent", "tool_input": {"subagent_type": "general-purpose"},
+        &json!({"tool_name": "Agent", "tool_input": {"subagent_type": "general-purpose"},
             "tool_response": {"status": "completed"}}),
     );
-    s.fire("Stop", json!({"stop_hook_active": false}));
+    s.fire("Stop", &json!({"stop_hook_active": false}));
     s.fire(
         "PreCompact",
-        json!({"trigger": "auto", "custom_instructions": ""}),
+        &json!({"trigger": "auto", "custom_instructions": ""}),
     );
-    let compact = s.fire("SessionStart", json!({"source": "compact"}));
+    let compact = s.fire("SessionStart", &json!({"source": "compact"}));
     s.grow(1.0);
-    s.fire("Stop", json!({"stop_hook_active": false}));
-    s.fire("SessionEnd", json!({"reason": "prompt_input_exit"}));
+    s.fire("Stop", &json!({"stop_hook_active": false}));
+    s.fire("SessionEnd", &json!({"reason": "prompt_input_exit"}));
 
     let errors = s.env.log_errors();
     assert!(errors.is_empty(), "{errors:#?}");
@@ -552,7 +549,7 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
     assert!(redacted_in("request.json", "email"), "{trail:#?}");
     assert!(redacted_in("notes.md", "slack-token"), "{trail:#?}");
     let created: Vec<&Value> = trail.iter().filter(|l| l["action"] == "created").collect();
-    assert!(created.len() >= 1 + agents.len(), "{trail:#?}");
+    assert!(created.len() > agents.len(), "{trail:#?}");
     assert!(created.iter().all(|l| l["mode"] == "0600"), "{created:#?}");
 
     // (2) The archive metadata equals `skein archive --redact`'s for the same transcripts.
@@ -730,5 +727,67 @@ fn install_warns_when_the_command_is_not_this_skein() {
         out.stderr.is_empty(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_first_stop_mid_session_opens_an_implicit_request_from_the_last_prompt() {
+    // skein installed in the middle of a session: no UserPromptSubmit was ever seen.
+    let env = Env::with_config("lock_timeout_ms = 60000\n");
+    let stop: Value = serde_json::from_str(&env.event("stop")).expect("fixture");
+    let transcript = PathBuf::from(stop["transcript_path"].as_str().expect("path"));
+    let sid = stop["session_id"].as_str().expect("sid");
+    let line = |uuid: &str, parent: Option<&str>, kind: &str, content: Value| {
+        json!({"type": kind, "uuid": uuid, "parentUuid": parent, "isSidechain": false,
+            "sessionId": sid, "timestamp": "2026-05-01T10:00:00.000Z",
+            "message": {"role": kind, "content": content}})
+    };
+    append(
+        &transcript,
+        &[
+            line("u1", None, "user", json!("First, read the code.")),
+            line(
+                "a1",
+                Some("u1"),
+                "assistant",
+                json!([{"type": "text", "text": "Read."}]),
+            ),
+            line(
+                "u2",
+                Some("a1"),
+                "user",
+                json!(format!("Now fix the bug; token {PROMPT_TOKEN}")),
+            ),
+            line(
+                "a2",
+                Some("u2"),
+                "assistant",
+                json!([{"type": "text", "text": "Fixed."}]),
+            ),
+        ],
+    );
+    let out = env.hook(&stop.to_string());
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+    let map = read_json(&env.state.join("sessions.json"));
+    let id = map["sessions"][sid]["request"]
+        .as_str()
+        .expect("a request was opened");
+    let dir = env.state.join("requests").join(sid).join(id);
+    let request = read_json(&dir.join("request.json"));
+    assert_eq!(request["implicit"], true);
+    assert_eq!(request["start_uuid"], "u2");
+    assert_eq!(
+        request["prompt"],
+        "Now fix the bug; token [REDACTED:github-token]"
+    );
+    let context = fs::read_to_string(dir.join("context.md")).expect("context.md");
+    assert!(
+        context.starts_with("## Prompt\n\nNow fix the bug; token [REDACTED:github-token]\n"),
+        "{context}"
+    );
+    let log = fs::read_to_string(dir.join("session-log.md")).expect("session log");
+    assert!(
+        log.contains("Fixed.") && !log.contains("First, read the code."),
+        "{log}"
     );
 }
