@@ -89,7 +89,18 @@ pub struct MetaCollector {
     results: BTreeMap<String, bool>,
     /// The spawning calls and the agent ids their results name.
     links: SpawnLinks,
+    /// How many message and tool ids and usage groups [`MetaCollector::log_ids`] wrote.
+    #[serde(skip)]
+    logged: [usize; 3],
 }
+
+/// Records of the id log ([`MetaCollector::log_ids`]): a tag byte, then little-endian u64s.
+const LOG_MESSAGE: u8 = 1;
+const LOG_TOOL: u8 = 2;
+/// A new usage group: its key and four counters.
+const LOG_GROUP_NEW: u8 = 3;
+/// New counters of the usage group at a position: the position and four counters.
+const LOG_GROUP_SET: u8 = 4;
 
 /// Pushes `v` unless present (first-appearance order).
 fn push_unique(list: &mut Vec<String>, v: String) {
@@ -156,8 +167,7 @@ impl MetaCollector {
                         let key = format!("{mid}\0{}", env.request_id.get().unwrap_or(""));
                         max_with(
                             self.usage_groups
-                                .entry(hash(key.as_bytes()), Default::default)
-                                .0,
+                                .entry_logged(hash(key.as_bytes()), Default::default),
                             c,
                         );
                     }
@@ -193,6 +203,99 @@ impl MetaCollector {
                 *self.results.entry(id.to_owned()).or_default() |= b.is_error.0;
             }
         }
+    }
+
+    /// Appends to `out` what the id sets gained since the last `log_ids` or `replay_ids`: new
+    /// message and tool ids, new usage groups, and usage groups whose counters changed. The
+    /// hook keeps these records in an append-only file, so a long session's ids (about a
+    /// megabyte for 100 MB of transcript) are not rewritten after every turn; replayed with
+    /// [`MetaCollector::replay_ids`] they rebuild the sets without hashing anything.
+    pub fn log_ids(&mut self, out: &mut Vec<u8>) {
+        let put = |out: &mut Vec<u8>, tag: u8, words: &[u64]| {
+            out.push(tag);
+            for w in words {
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+        };
+        for (k, ()) in self.message_ids.items_from(self.logged[0]) {
+            put(out, LOG_MESSAGE, &[*k]);
+        }
+        for (k, ()) in self.tool_ids.items_from(self.logged[1]) {
+            put(out, LOG_TOOL, &[*k]);
+        }
+        let old_groups = self.logged[2];
+        for at in self.usage_groups.take_changed() {
+            if at >= old_groups {
+                continue;
+            }
+            if let Some((_, c)) = self.usage_groups.item(at) {
+                put(out, LOG_GROUP_SET, &[at as u64, c[0], c[1], c[2], c[3]]);
+            }
+        }
+        for (k, c) in self.usage_groups.items_from(old_groups) {
+            put(out, LOG_GROUP_NEW, &[*k, c[0], c[1], c[2], c[3]]);
+        }
+        self.logged = [
+            self.message_ids.len(),
+            self.tool_ids.len(),
+            self.usage_groups.len(),
+        ];
+    }
+
+    /// Replays records [`MetaCollector::log_ids`] wrote into empty id sets; false (and the
+    /// sets in an unknown state) when the bytes are not such records.
+    pub fn replay_ids(&mut self, mut bytes: &[u8]) -> bool {
+        let word = |b: &mut &[u8]| -> Option<u64> {
+            let (w, rest) = b.split_first_chunk::<8>()?;
+            *b = rest;
+            Some(u64::from_le_bytes(*w))
+        };
+        while let Some((&tag, rest)) = bytes.split_first() {
+            bytes = rest;
+            let ok = match tag {
+                LOG_MESSAGE => word(&mut bytes).map(|k| self.message_ids.push_new(k, ())),
+                LOG_TOOL => word(&mut bytes).map(|k| self.tool_ids.push_new(k, ())),
+                LOG_GROUP_NEW | LOG_GROUP_SET => {
+                    let head = word(&mut bytes);
+                    let mut c = [0u64; 4];
+                    let mut full = true;
+                    for x in &mut c {
+                        match word(&mut bytes) {
+                            Some(v) => *x = v,
+                            None => full = false,
+                        }
+                    }
+                    match (head, full, tag) {
+                        (Some(k), true, LOG_GROUP_NEW) => {
+                            self.usage_groups.push_new(k, c);
+                            Some(())
+                        }
+                        (Some(at), true, _) => usize::try_from(at)
+                            .ok()
+                            .filter(|at| self.usage_groups.set_at(*at, c))
+                            .map(drop),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if ok.is_none() {
+                return false;
+            }
+        }
+        self.logged = [
+            self.message_ids.len(),
+            self.tool_ids.len(),
+            self.usage_groups.len(),
+        ];
+        true
+    }
+
+    /// Empties the id sets (kept in the id log instead), e.g. before the rest is serialized.
+    pub fn clear_ids(&mut self) {
+        self.message_ids = Keyed::default();
+        self.tool_ids = Keyed::default();
+        self.usage_groups = Keyed::default();
     }
 
     /// The spawning calls seen and the agents they name.
@@ -424,6 +527,30 @@ mod tests {
         assert_eq!(c.outcome_of("k1").as_deref(), Some("completed"));
         assert_eq!(c.outcome_of("k2").as_deref(), Some("error"));
         assert_eq!(c.links().spawns().count(), 2);
+    }
+
+    #[test]
+    fn the_id_log_rebuilds_the_sets() {
+        let mut whole = MetaCollector::new();
+        feed(&mut whole, LINES);
+        let mut log = Vec::new();
+        let mut state: Option<String> = None;
+        let mut c = MetaCollector::new();
+        for (i, line) in LINES.split_inclusive('\n').enumerate() {
+            if let Some(saved) = state.take() {
+                c = serde_json::from_str(saved.as_str()).expect("state");
+                assert!(c.replay_ids(&log), "replay after line {i}");
+            }
+            feed(&mut c, line);
+            c.log_ids(&mut log);
+            c.clear_ids();
+            state = Some(serde_json::to_string(&c).expect("serialize"));
+        }
+        let mut last: MetaCollector = serde_json::from_str(&state.expect("state")).expect("state");
+        assert!(last.replay_ids(&log));
+        assert_eq!(last.meta(), whole.meta());
+        assert!(!MetaCollector::new().replay_ids(&[LOG_GROUP_SET, 1, 2]));
+        assert!(!MetaCollector::new().replay_ids(&[9]));
     }
 
     #[test]

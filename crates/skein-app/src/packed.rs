@@ -95,6 +95,8 @@ pub(crate) struct Keyed<V> {
     items: Vec<(u64, V)>,
     index: Option<FxHashMap<u64, usize>>,
     scans: u32,
+    /// Positions [`Keyed::entry_logged`] handed out since [`Keyed::take_changed`].
+    changed: Vec<usize>,
 }
 
 impl<V: PartialEq> PartialEq for Keyed<V> {
@@ -138,6 +140,56 @@ impl<V> Keyed<V> {
         (&mut self.items[at].1, new)
     }
 
+    /// [`Keyed::entry`], remembering the position for [`Keyed::take_changed`].
+    pub(crate) fn entry_logged(&mut self, key: u64, make: impl FnOnce() -> V) -> &mut V {
+        let before = self.items.len();
+        let (_, new) = self.entry(key, make);
+        let at = if new {
+            before
+        } else {
+            self.position(key).unwrap_or(before)
+        };
+        self.changed.push(at);
+        &mut self.items[at].1
+    }
+
+    /// The positions handed out by [`Keyed::entry_logged`] since the last call, sorted, once.
+    pub(crate) fn take_changed(&mut self) -> Vec<usize> {
+        let mut c = std::mem::take(&mut self.changed);
+        c.sort_unstable();
+        c.dedup();
+        c
+    }
+
+    /// The items from position `from` on.
+    pub(crate) fn items_from(&self, from: usize) -> &[(u64, V)] {
+        self.items.get(from..).unwrap_or(&[])
+    }
+
+    /// The item at `at`.
+    pub(crate) fn item(&self, at: usize) -> Option<&(u64, V)> {
+        self.items.get(at)
+    }
+
+    /// Appends an item known to be new (replaying a log of this structure: no lookup).
+    pub(crate) fn push_new(&mut self, key: u64, value: V) {
+        if let Some(ix) = &mut self.index {
+            ix.insert(key, self.items.len());
+        }
+        self.items.push((key, value));
+    }
+
+    /// Replaces the value at `at` (replaying a log); false when there is no such item.
+    pub(crate) fn set_at(&mut self, at: usize, value: V) -> bool {
+        match self.items.get_mut(at) {
+            Some(slot) => {
+                slot.1 = value;
+                true
+            }
+            None => false,
+        }
+    }
+
     pub(crate) fn contains(&mut self, key: u64) -> bool {
         self.position(key).is_some()
     }
@@ -155,6 +207,7 @@ impl<V> Keyed<V> {
             items,
             index: None,
             scans: 0,
+            changed: Vec::new(),
         }
     }
 }

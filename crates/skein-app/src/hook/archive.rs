@@ -59,8 +59,81 @@ type AgentFile = (AgentIdentity, std::path::PathBuf);
 /// What the pass carries from one run to the next on a transcript.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct ArchiveState {
-    /// The metadata visitor, fed every byte before the checkpoint.
+    /// The metadata visitor, fed every byte before the checkpoint; its id sets are kept in
+    /// the id log instead ([`IdLog`]).
     meta: MetaCollector,
+    /// How many bytes of the id log belong to this state.
+    #[serde(default)]
+    ids_len: u64,
+}
+
+/// The append-only file of the collector's id records
+/// (`<state>/checkpoints/<hash of the transcript path>.archive-ids`, mode 0600): read whole,
+/// appended to, cut back to what the state says (a crash between the append and the state's
+/// save leaves extra records, which are cut). Guarded by the transcript's checkpoint lock,
+/// which the runtime holds while the passes run.
+struct IdLog {
+    path: std::path::PathBuf,
+}
+
+impl IdLog {
+    fn of(input: &PassInput<'_>, source: &Path) -> Self {
+        let key = crate::packed::hash(source.as_os_str().as_encoded_bytes());
+        Self {
+            path: input
+                .state_root
+                .join("checkpoints")
+                .join(format!("{key:016x}.archive-ids")),
+        }
+    }
+
+    /// Fills the state's id sets from the log; false when the log does not hold what the
+    /// state says (the state is then rebuilt from the transcript).
+    fn load(&self, state: &mut ArchiveState) -> std::io::Result<bool> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let Ok(len) = usize::try_from(state.ids_len) else {
+            return Ok(false);
+        };
+        if bytes.len() < len || !state.meta.replay_ids(&bytes[..len]) {
+            return Ok(false);
+        }
+        if bytes.len() > len {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.path)?
+                .set_len(state.ids_len)?;
+        }
+        Ok(true)
+    }
+
+    /// Starts the log over (the state is rebuilt from the transcript).
+    fn reset(&self, state: &mut ArchiveState) -> std::io::Result<()> {
+        state.ids_len = 0;
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Appends what the sets gained, then empties them for the state's serialization.
+    fn save(&self, state: &mut ArchiveState) -> std::io::Result<()> {
+        let mut records = Vec::new();
+        state.meta.log_ids(&mut records);
+        if !records.is_empty() {
+            if let Some(dir) = self.path.parent() {
+                skein_store::private::create_dir_all(dir)?;
+            }
+            let mut f = skein_store::private::open_append(&self.path)?;
+            std::io::Write::write_all(&mut f, &records)?;
+            state.ids_len += records.len() as u64;
+        }
+        state.meta.clear_ids();
+        Ok(())
+    }
 }
 
 pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport, Error> {
@@ -80,10 +153,28 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
         Some(ChangeKind::Rewritten) => 0,
         Some(ChangeKind::Appended { from }) => from,
     };
-    // A state that does not read (another version's) is rebuilt from the whole file.
-    let (mut state, from) = match input.state.map(|v| serde_json::from_value(v.clone())) {
-        Some(Ok(s)) if from > 0 => (s, from),
-        _ => (ArchiveState::default(), 0),
+    let log = IdLog::of(input, source);
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |error| Error::Io { path, error }
+    };
+    // A state that does not read (another version's), or whose id log is not all there, is
+    // rebuilt from the whole file.
+    let mut loaded = match input.state.map(|v| serde_json::from_value(v.clone())) {
+        Some(Ok(s)) if from > 0 => Some(s),
+        _ => None,
+    };
+    if let Some(s) = &mut loaded
+        && !log.load(s).map_err(io(&log.path))?
+    {
+        loaded = None;
+    }
+    let (mut state, from) = if let Some(s) = loaded {
+        (s, from)
+    } else {
+        let mut s = ArchiveState::default();
+        log.reset(&mut s).map_err(io(&log.path))?;
+        (s, 0)
     };
     feed_range(&mut state.meta, source, from, input.end, &mut Parser::new()).map_err(|error| {
         Error::Io {
@@ -148,6 +239,7 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
             .meta
             .map_text(&mut |t| skein_hook::redaction::redact_str(r, t, &mut Counts::new()));
     }
+    log.save(&mut state).map_err(io(&log.path))?;
     out.state = serde_json::to_value(&state).ok();
     out.security = security;
     Ok(out)

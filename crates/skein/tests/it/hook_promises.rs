@@ -434,6 +434,8 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
         ".jsonl.zst",
         ".meta.json",
         "checkpoints/",
+        ".state.json",
+        ".archive-ids",
     ] {
         assert!(
             names.iter().any(|n| n.contains(want)),
