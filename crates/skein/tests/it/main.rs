@@ -16,6 +16,7 @@ mod common;
 mod history;
 mod history_corpus;
 mod hook;
+mod hook_promises;
 mod line_cap;
 mod live_files;
 mod passes;
