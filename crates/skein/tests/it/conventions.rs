@@ -1,0 +1,74 @@
+//! Command-line conventions shared by every subcommand (issue 12): a reader that goes away ends
+//! the command quietly with status 0, as `rg` and `cat` do.
+
+use std::io::Read as _;
+use std::process::Stdio;
+
+use crate::common::{root, skein_command};
+
+const SESSION: &str =
+    "testdata/sample/projects/-home-dev-widgets/0b4c6f9e-1d2a-4e5f-8a9b-0c1d2e3f4a5b.jsonl";
+
+/// Every subcommand that writes data to stdout, with arguments that make it write some.
+fn writers() -> Vec<Vec<&'static str>> {
+    let dir = "testdata/sample";
+    vec![
+        vec!["stats", dir],
+        vec!["stats", "--format", "json", dir],
+        vec!["stats", "--format", "table", dir],
+        vec!["check", dir],
+        vec!["usage", dir],
+        vec!["usage", "daily", "--format", "table", dir],
+        vec!["usage", "session", dir],
+        vec!["usage", "model", "--format", "json", dir],
+        vec!["usage", "blocks", dir],
+        vec!["tools", dir],
+        vec!["skills", dir],
+        vec!["tree", SESSION],
+        vec!["tree", "--format", "table", SESSION],
+        vec!["show", SESSION],
+        vec!["prune", "--preset", "lean", SESSION],
+        vec!["redact", SESSION],
+        vec!["compress", "-o", "-", SESSION],
+        vec!["sessions", dir],
+        vec!["search", "the", dir],
+        vec!["index", dir],
+    ]
+}
+
+/// Runs `args` with a stdout pipe whose reader takes `read` bytes and then goes away.
+fn run_with_reader_gone(args: &[&str], read: usize) -> (Option<i32>, String) {
+    let (mut cmd, _home) = skein_command(args, &root());
+    cmd.env("TZ", "UTC").stdin(Stdio::null());
+    let mut child = cmd.spawn().expect("spawn skein");
+    let mut stdout = child.stdout.take().expect("stdout");
+    if read > 0 {
+        let mut buf = vec![0; read];
+        let _ = stdout.read(&mut buf);
+    }
+    drop(stdout);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read stderr");
+    let status = child.wait().expect("wait");
+    (status.code(), stderr)
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly_with_status_zero() {
+    let mut failures = Vec::new();
+    for args in writers() {
+        for read in [0, 1] {
+            let (code, stderr) = run_with_reader_gone(&args, read);
+            let check_findings = args[0] == "check" && code == Some(1);
+            if !(code == Some(0) || check_findings) || stderr.contains("Broken pipe") {
+                failures.push(format!("skein {} (read {read}): {code:?}: {stderr}", args.join(" ")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
