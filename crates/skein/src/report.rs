@@ -44,14 +44,15 @@ pub(crate) struct ReportArgs {
     /// system zone, else UTC.
     #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
     pub(crate) timezone: Option<String>,
-    /// Only sessions whose project directory name contains this text.
-    #[arg(long)]
+    /// Only sessions whose project directory name contains this text (`-home-me-erk`), or
+    /// whose working directory is this path or below it (`/home/me/erk`, `.`, `../erk`).
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) project: Option<String>,
     /// Only files whose path matches one of these globs (e.g. `**/-home-me-*/**`).
-    #[arg(long = "include", value_name = "GLOB")]
+    #[arg(long = "include", value_name = "GLOB", allow_hyphen_values = true)]
     pub(crate) include: Vec<String>,
     /// Skip files whose path matches one of these globs.
-    #[arg(long = "exclude", value_name = "GLOB")]
+    #[arg(long = "exclude", value_name = "GLOB", allow_hyphen_values = true)]
     pub(crate) exclude: Vec<String>,
     /// No progress bar and no warnings.
     #[arg(long, short = 'q')]
@@ -62,6 +63,37 @@ pub(crate) struct ReportArgs {
     /// Memory-map plain files (archived files only).
     #[arg(long)]
     pub(crate) mmap: bool,
+}
+
+/// What a `--project` value matches in project directory names: the text itself, and when it
+/// reads as a path (`/…`, `.`, `..`, `./…`, `../…`, `~/…`), the name Claude Code gives the
+/// project of that working directory (made absolute against the current directory; `~` is
+/// `HOME`).
+fn project_filter(value: &str, home: Option<&std::path::Path>) -> Vec<String> {
+    let mut names = vec![value.to_owned()];
+    let looks_like_path = value.starts_with('/')
+        || value.starts_with('~')
+        || value == "."
+        || value == ".."
+        || value.starts_with("./")
+        || value.starts_with("../");
+    if looks_like_path {
+        let path = match value.strip_prefix('~') {
+            Some(rest) => home
+                .map(|h| h.join(rest.trim_start_matches('/')))
+                .unwrap_or_else(|| PathBuf::from(value)),
+            None => std::path::absolute(value).unwrap_or_else(|_| PathBuf::from(value)),
+        };
+        // `absolute` keeps `..` (as Claude Code's cwd never has it): resolve it when the
+        // directory exists.
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        let cwd = path.to_string_lossy();
+        let cwd = cwd.trim_end_matches('/');
+        if let Some(name) = skein_layout::claude::project_name_for_cwd(cwd) {
+            names = vec![name];
+        }
+    }
+    names
 }
 
 fn globs(patterns: &[String]) -> Result<Option<GlobSet>> {
@@ -124,10 +156,14 @@ impl ReportArgs {
             include.as_ref().is_none_or(|g| g.is_match(p))
                 && !exclude.as_ref().is_some_and(|g| g.is_match(p))
         };
+        let project = self
+            .project
+            .as_deref()
+            .map(|p| project_filter(p, env.home.as_deref()));
         let mut sessions = Vec::new();
         for mut s in found.sessions {
-            if let Some(proj) = &self.project
-                && !s.project().contains(proj.as_str())
+            if let Some(names) = &project
+                && !names.iter().any(|n| s.project().contains(n.as_str()))
             {
                 continue;
             }

@@ -72,3 +72,37 @@ fn a_closed_stdout_ends_every_command_quietly_with_status_zero() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The sessions `usage session` reports for `args` (their ids).
+fn session_ids(args: &[&str]) -> Vec<String> {
+    let mut all = vec!["usage", "session", "--format", "jsonl"];
+    all.extend_from_slice(args);
+    all.push("testdata/sample");
+    let out = crate::common::skein(&all, &root());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v.get("session_id").and_then(|s| s.as_str()).map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn values_that_begin_with_a_dash_are_taken_as_values() {
+    let all = session_ids(&[]);
+    assert!(!all.is_empty());
+    // Every project directory name begins with `-`.
+    assert_eq!(session_ids(&["--project", "-home-dev-widgets"]), all);
+    assert_eq!(session_ids(&["--project", "-home-dev-nothing"]), Vec::<String>::new());
+    assert_eq!(session_ids(&["--include", "-x*"]), Vec::<String>::new());
+    assert_eq!(session_ids(&["--exclude", "-x*"]), all);
+    assert_eq!(session_ids(&["--timezone", "-0500"]), all);
+}
+
+#[test]
+fn project_matches_the_working_directory_path() {
+    let all = session_ids(&[]);
+    assert_eq!(session_ids(&["--project", "/home/dev/widgets"]), all);
+    assert_eq!(session_ids(&["--project", "/home/dev/widgets/"]), all);
+    assert_eq!(session_ids(&["--project", "/home/dev/other"]), Vec::<String>::new());
+}
