@@ -96,6 +96,24 @@ fn project_filter(value: &str, home: Option<&std::path::Path>) -> Vec<String> {
     names
 }
 
+/// Warns, once per directory given on the command line, when nothing under it was taken as a
+/// transcript (an empty or wrong directory would otherwise print nothing at all).
+pub(crate) fn warn_empty_dirs<'a>(
+    given: &[PathBuf],
+    found: impl Iterator<Item = &'a std::path::Path>,
+) {
+    let mut empty: Vec<&PathBuf> = given.iter().filter(|p| p.is_dir()).collect();
+    for file in found {
+        empty.retain(|dir| !file.starts_with(dir));
+        if empty.is_empty() {
+            return;
+        }
+    }
+    for dir in empty {
+        error_line(&format!("no transcripts under {}", dir.display()));
+    }
+}
+
 fn globs(patterns: &[String]) -> Result<Option<GlobSet>> {
     if patterns.is_empty() {
         return Ok(None);
@@ -149,6 +167,9 @@ impl ReportArgs {
         let found = discover(&roots);
         for e in &found.errors {
             error_line(&e.to_string());
+        }
+        if !self.quiet {
+            warn_empty_dirs(&self.paths, found.sessions.iter().flat_map(|s| s.files()));
         }
         let include = globs(&self.include)?;
         let exclude = globs(&self.exclude)?;
@@ -229,7 +250,7 @@ impl ReportArgs {
                         Ok(_) => {}
                         Err(e) => {
                             ok = false;
-                            bar.suspend(|| error_line(&format!("{e:#}")));
+                            bar.suspend(|| error_line(&crate::output::error_text(&e)));
                         }
                     }
                     next += 1;

@@ -106,3 +106,53 @@ fn project_matches_the_working_directory_path() {
     assert_eq!(session_ids(&["--project", "/home/dev/widgets/"]), all);
     assert_eq!(session_ids(&["--project", "/home/dev/other"]), Vec::<String>::new());
 }
+
+#[test]
+fn errors_name_the_path_once_and_exit_two() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing.jsonl");
+    let missing = missing.to_str().expect("utf-8");
+    for cmd in ["stats", "check", "redact", "prune", "usage", "tools", "cat"] {
+        let out = crate::common::skein(&[cmd, missing], dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "skein {cmd}: {stderr}");
+        assert!(stderr.contains(missing), "skein {cmd}: {stderr}");
+        for line in stderr.lines() {
+            // The reason once: no `…(os error 2): …(os error 2)`.
+            assert!(line.matches("os error 2").count() <= 1, "skein {cmd}: {line}");
+            assert!(line.starts_with("skein: "), "skein {cmd}: {line}");
+        }
+    }
+}
+
+#[test]
+fn invalid_lines_are_reported_as_path_line_byte() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("t.jsonl"), "{\"type\":\"user\"}\nnot json\n").expect("write");
+    let out = crate::common::skein(&["stats", "t.jsonl"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("skein: t.jsonl:2:16: "), "{stderr}");
+}
+
+#[test]
+fn a_typo_of_a_report_word_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = crate::common::skein(&["usage", "dialy"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did you mean the report `daily`"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Total"));
+}
+
+#[test]
+fn a_directory_without_transcripts_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("empty")).expect("mkdir");
+    for cmd in ["stats", "usage", "tools", "check", "skills"] {
+        let out = crate::common::skein(&[cmd, "empty"], dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("no transcripts under empty"), "skein {cmd}: {stderr}");
+    }
+    let out = crate::common::skein(&["stats", "testdata/sample"], &root());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("no transcripts"));
+}
