@@ -156,3 +156,51 @@ fn a_directory_without_transcripts_is_named() {
     let out = crate::common::skein(&["stats", "testdata/sample"], &root());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("no transcripts"));
 }
+
+#[test]
+fn completions_and_the_man_page_cover_every_subcommand() {
+    let help = crate::common::skein(&["--help"], &root());
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    // The subcommand names listed by `--help` (two-space indented words after "Commands:").
+    let names: Vec<&str> = help
+        .split("Commands:")
+        .nth(1)
+        .expect("commands section")
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help")
+        .collect();
+    assert!(names.contains(&"usage") && names.contains(&"completions"), "{names:?}");
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = crate::common::skein(&["completions", shell], &root());
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for name in &names {
+            assert!(text.contains(name), "{shell} completions lack {name}");
+        }
+        assert!(text.contains("max-line"), "{shell}");
+    }
+    let man = crate::common::skein(&["man"], &root());
+    assert_eq!(man.status.code(), Some(0));
+    let man = String::from_utf8_lossy(&man.stdout);
+    assert!(man.starts_with(".ie") || man.contains(".TH skein"), "{}", &man[..200]);
+    for name in &names {
+        assert!(man.contains(&format!(".SH \"SKEIN {}\"", name.to_uppercase())), "man lacks {name}");
+    }
+}
+
+#[test]
+fn version_names_the_commit_and_the_price_table() {
+    let out = crate::common::skein(&["--version"], &root());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let prices: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("crates/skein-reports/pricing.json")).expect("read"),
+    )
+    .expect("json");
+    let as_of = prices["as_of"].as_str().expect("as_of");
+    assert!(text.starts_with(&format!("skein {} (commit ", env!("CARGO_PKG_VERSION"))), "{text}");
+    assert!(text.contains(&format!("prices as of {as_of})")), "{text}");
+}
