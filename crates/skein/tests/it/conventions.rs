@@ -66,7 +66,10 @@ fn a_closed_stdout_ends_every_command_quietly_with_status_zero() {
             let (code, stderr) = run_with_reader_gone(&args, read);
             let check_findings = args[0] == "check" && code == Some(1);
             if !(code == Some(0) || check_findings) || stderr.contains("Broken pipe") {
-                failures.push(format!("skein {} (read {read}): {code:?}: {stderr}", args.join(" ")));
+                failures.push(format!(
+                    "skein {} (read {read}): {code:?}: {stderr}",
+                    args.join(" ")
+                ));
             }
         }
     }
@@ -79,11 +82,20 @@ fn session_ids(args: &[&str]) -> Vec<String> {
     all.extend_from_slice(args);
     all.push("testdata/sample");
     let out = crate::common::skein(&all, &root());
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter_map(|v| v.get("session_id").and_then(|s| s.as_str()).map(str::to_owned))
+        .filter_map(|v| {
+            v.get("session_id")
+                .and_then(|s| s.as_str())
+                .map(str::to_owned)
+        })
         .collect()
 }
 
@@ -93,7 +105,10 @@ fn values_that_begin_with_a_dash_are_taken_as_values() {
     assert!(!all.is_empty());
     // Every project directory name begins with `-`.
     assert_eq!(session_ids(&["--project", "-home-dev-widgets"]), all);
-    assert_eq!(session_ids(&["--project", "-home-dev-nothing"]), Vec::<String>::new());
+    assert_eq!(
+        session_ids(&["--project", "-home-dev-nothing"]),
+        Vec::<String>::new()
+    );
     assert_eq!(session_ids(&["--include", "-x*"]), Vec::<String>::new());
     assert_eq!(session_ids(&["--exclude", "-x*"]), all);
     assert_eq!(session_ids(&["--timezone", "-0500"]), all);
@@ -104,7 +119,10 @@ fn project_matches_the_working_directory_path() {
     let all = session_ids(&[]);
     assert_eq!(session_ids(&["--project", "/home/dev/widgets"]), all);
     assert_eq!(session_ids(&["--project", "/home/dev/widgets/"]), all);
-    assert_eq!(session_ids(&["--project", "/home/dev/other"]), Vec::<String>::new());
+    assert_eq!(
+        session_ids(&["--project", "/home/dev/other"]),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -119,7 +137,10 @@ fn errors_name_the_path_once_and_exit_two() {
         assert!(stderr.contains(missing), "skein {cmd}: {stderr}");
         for line in stderr.lines() {
             // The reason once: no `…(os error 2): …(os error 2)`.
-            assert!(line.matches("os error 2").count() <= 1, "skein {cmd}: {line}");
+            assert!(
+                line.matches("os error 2").count() <= 1,
+                "skein {cmd}: {line}"
+            );
             assert!(line.starts_with("skein: "), "skein {cmd}: {line}");
         }
     }
@@ -128,7 +149,11 @@ fn errors_name_the_path_once_and_exit_two() {
 #[test]
 fn invalid_lines_are_reported_as_path_line_byte() {
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("t.jsonl"), "{\"type\":\"user\"}\nnot json\n").expect("write");
+    std::fs::write(
+        dir.path().join("t.jsonl"),
+        "{\"type\":\"user\"}\nnot json\n",
+    )
+    .expect("write");
     let out = crate::common::skein(&["stats", "t.jsonl"], dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("skein: t.jsonl:2:16: "), "{stderr}");
@@ -140,7 +165,10 @@ fn a_typo_of_a_report_word_is_named() {
     let out = crate::common::skein(&["usage", "dialy"], dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("did you mean the report `daily`"), "{stderr}");
+    assert!(
+        stderr.contains("did you mean the report `daily`"),
+        "{stderr}"
+    );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("Total"));
 }
 
@@ -151,7 +179,10 @@ fn a_directory_without_transcripts_is_named() {
     for cmd in ["stats", "usage", "tools", "check", "skills"] {
         let out = crate::common::skein(&[cmd, "empty"], dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("no transcripts under empty"), "skein {cmd}: {stderr}");
+        assert!(
+            stderr.contains("no transcripts under empty"),
+            "skein {cmd}: {stderr}"
+        );
     }
     let out = crate::common::skein(&["stats", "testdata/sample"], &root());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("no transcripts"));
@@ -173,7 +204,10 @@ fn completions_and_the_man_page_cover_every_subcommand() {
         .filter_map(|l| l.split_whitespace().next())
         .filter(|n| *n != "help")
         .collect();
-    assert!(names.contains(&"usage") && names.contains(&"completions"), "{names:?}");
+    assert!(
+        names.contains(&"usage") && names.contains(&"completions"),
+        "{names:?}"
+    );
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
         let out = crate::common::skein(&["completions", shell], &root());
         assert_eq!(out.status.code(), Some(0), "{shell}");
@@ -186,9 +220,16 @@ fn completions_and_the_man_page_cover_every_subcommand() {
     let man = crate::common::skein(&["man"], &root());
     assert_eq!(man.status.code(), Some(0));
     let man = String::from_utf8_lossy(&man.stdout);
-    assert!(man.starts_with(".ie") || man.contains(".TH skein"), "{}", &man[..200]);
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH skein"),
+        "{}",
+        &man[..200]
+    );
     for name in &names {
-        assert!(man.contains(&format!(".SH \"SKEIN {}\"", name.to_uppercase())), "man lacks {name}");
+        assert!(
+            man.contains(&format!(".SH \"SKEIN {}\"", name.to_uppercase())),
+            "man lacks {name}"
+        );
     }
 }
 
@@ -201,6 +242,9 @@ fn version_names_the_commit_and_the_price_table() {
     )
     .expect("json");
     let as_of = prices["as_of"].as_str().expect("as_of");
-    assert!(text.starts_with(&format!("skein {} (commit ", env!("CARGO_PKG_VERSION"))), "{text}");
+    assert!(
+        text.starts_with(&format!("skein {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
     assert!(text.contains(&format!("prices as of {as_of})")), "{text}");
 }
