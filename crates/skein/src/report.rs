@@ -79,9 +79,10 @@ fn project_filter(value: &str, home: Option<&std::path::Path>) -> Vec<String> {
         || value.starts_with("../");
     if looks_like_path {
         let path = match value.strip_prefix('~') {
-            Some(rest) => home
-                .map(|h| h.join(rest.trim_start_matches('/')))
-                .unwrap_or_else(|| PathBuf::from(value)),
+            Some(rest) => home.map_or_else(
+                || PathBuf::from(value),
+                |h| h.join(rest.trim_start_matches('/')),
+            ),
             None => std::path::absolute(value).unwrap_or_else(|_| PathBuf::from(value)),
         };
         // `absolute` keeps `..` (as Claude Code's cwd never has it): resolve it when the
@@ -169,7 +170,10 @@ impl ReportArgs {
             error_line(&e.to_string());
         }
         if !self.quiet {
-            warn_empty_dirs(&self.paths, found.sessions.iter().flat_map(|s| s.files()));
+            warn_empty_dirs(
+                &self.paths,
+                found.sessions.iter().flat_map(SessionFiles::files),
+            );
         }
         let include = globs(&self.include)?;
         let exclude = globs(&self.exclude)?;
