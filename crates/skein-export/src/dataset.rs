@@ -253,7 +253,12 @@ fn push_row<R: Row>(
     Ok(())
 }
 
-fn flush<R: Row>(f: &mut PartFile<R>, schema: &SchemaRef, root: &Path, by_project: bool) -> Result<(), Error> {
+fn flush<R: Row>(
+    f: &mut PartFile<R>,
+    schema: &SchemaRef,
+    root: &Path,
+    by_project: bool,
+) -> Result<(), Error> {
     if f.rows.is_empty() {
         return Ok(());
     }

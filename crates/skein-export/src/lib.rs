@@ -93,7 +93,7 @@ pub fn export(
                 .copied()
                 .unwrap_or(0.0)
         };
-        let mut emit = |rows: FileRows, out: &mut Dataset| -> Result<(), Error> {
+        let emit = |rows: FileRows, out: &mut Dataset| -> Result<(), Error> {
             out.push(&project, rows.session)?;
             for m in rows.messages {
                 out.push(&project, m)?;
@@ -103,8 +103,18 @@ pub fn export(
             }
             Ok(())
         };
-        let identities: Vec<_> = (0..loaded.agents.len())
-            .map(|a| skein_app::agent_identity(&loaded, a, Some(&files.session_id)))
+        let identities: Vec<_> = loaded
+            .agents
+            .iter()
+            .map(|run| {
+                skein_app::agent_identity(
+                    &run.file.agent_id,
+                    run.file.meta.as_ref(),
+                    None,
+                    Some(&loaded.links),
+                    Some(&files.session_id),
+                )
+            })
             .collect();
         let main_tools = loaded.main.as_ref().map(|(a, _)| &a.tools);
         let names: Vec<Option<String>> = loaded
@@ -142,7 +152,10 @@ pub fn export(
                 cost_usd: cost(Some(&run.file.agent_id)),
                 ..base.clone()
             };
-            emit(file_rows(row, &run.analysis, run.visitor, options.text), out)?;
+            emit(
+                file_rows(row, &run.analysis, run.visitor, options.text),
+                out,
+            )?;
         }
     }
     Ok(stats)

@@ -118,6 +118,13 @@ mod tests {
                 .count();
             assert_eq!(n, 1, "{id}");
         }
-        assert_eq!(Shard { index: 2, count: 10 }.part_name(), "part-00002-of-00010");
+        assert_eq!(
+            Shard {
+                index: 2,
+                count: 10
+            }
+            .part_name(),
+            "part-00002-of-00010"
+        );
     }
 }

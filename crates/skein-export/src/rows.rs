@@ -201,7 +201,11 @@ impl Builders {
     }
 
     fn end_row(&mut self) {
-        debug_assert_eq!(self.next, self.cols.len(), "row appended a wrong number of columns");
+        debug_assert_eq!(
+            self.next,
+            self.cols.len(),
+            "row appended a wrong number of columns"
+        );
         self.next = 0;
     }
 
@@ -233,7 +237,11 @@ pub trait Row: Serialize {
 }
 
 /// The record batch of `rows`, in `schema` (the table's [`Table::arrow_schema`]).
-pub fn batch<R: Row>(rows: &[R], schema: SchemaRef, by_project: bool) -> Result<RecordBatch, ArrowError> {
+pub fn batch<R: Row>(
+    rows: &[R],
+    schema: SchemaRef,
+    by_project: bool,
+) -> Result<RecordBatch, ArrowError> {
     let mut b = Builders::new(R::TABLE, by_project);
     for r in rows {
         r.append(&mut b);

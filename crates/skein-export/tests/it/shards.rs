@@ -56,7 +56,10 @@ fn three_shards_make_one_dataset() {
         .iter()
         .filter_map(|p| p.file_name()?.to_str().map(str::to_owned))
         .collect();
-    assert!(names.iter().any(|n| n == "part-00002-of-00003.jsonl"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n == "part-00002-of-00003.jsonl"),
+        "{names:?}"
+    );
 }
 
 #[test]
@@ -68,10 +71,12 @@ fn project_partitions_and_reruns_replace_their_files() {
         ..Layout::default()
     };
     let (_, first) = export(&sessions, dir.path(), layout, &ExportOptions::default());
-    assert!(first
-        .files
-        .iter()
-        .all(|f| f.to_string_lossy().contains("/project=")));
+    assert!(
+        first
+            .files
+            .iter()
+            .all(|f| f.to_string_lossy().contains("/project="))
+    );
     let (_, second) = export(&sessions, dir.path(), layout, &ExportOptions::default());
     assert_eq!(first, second);
     let on_disk = files(dir.path(), "parquet");

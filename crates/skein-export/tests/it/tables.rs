@@ -15,7 +15,10 @@ use skein_reports::usage::{UsageBuilder, UsageKind, UsageOptions, UsageScanner};
 use crate::common::{export, read_table, sessions};
 
 fn col_i64(b: &RecordBatch, name: &str) -> i64 {
-    let a = b.column_by_name(name).expect(name).as_primitive::<Int64Type>();
+    let a = b
+        .column_by_name(name)
+        .expect(name)
+        .as_primitive::<Int64Type>();
     a.iter().flatten().sum()
 }
 
@@ -28,7 +31,12 @@ fn strings(b: &RecordBatch, name: &str) -> Vec<Option<String>> {
 fn usage_totals_equal_skein_usage() {
     let sessions = sessions();
     let dir = tempfile::tempdir().expect("tmp");
-    export(&sessions, dir.path(), Layout::default(), &ExportOptions::default());
+    export(
+        &sessions,
+        dir.path(),
+        Layout::default(),
+        &ExportOptions::default(),
+    );
 
     // `skein usage`'s own totals over the same sessions.
     let mut scanner = UsageScanner::new();
@@ -44,7 +52,11 @@ fn usage_totals_equal_skein_usage() {
         &PricingTable::embedded(),
     );
     let want = &report.totals.figures;
-    assert!(want.messages > 10, "testdata has requests: {}", want.messages);
+    assert!(
+        want.messages > 10,
+        "testdata has requests: {}",
+        want.messages
+    );
 
     let batches = read_table(dir.path(), "usage");
     let rows: usize = batches.iter().map(|(_, b)| b.num_rows()).sum();
@@ -52,16 +64,29 @@ fn usage_totals_equal_skein_usage() {
     assert_eq!(rows as u64, want.messages);
     assert_eq!(sum("input_tokens") as u64, want.input_tokens);
     assert_eq!(sum("output_tokens") as u64, want.output_tokens);
-    assert_eq!(sum("cache_creation_input_tokens") as u64, want.cache_creation_input_tokens);
-    assert_eq!(sum("cache_read_input_tokens") as u64, want.cache_read_input_tokens);
+    assert_eq!(
+        sum("cache_creation_input_tokens") as u64,
+        want.cache_creation_input_tokens
+    );
+    assert_eq!(
+        sum("cache_read_input_tokens") as u64,
+        want.cache_read_input_tokens
+    );
     let cost: f64 = batches
         .iter()
         .map(|(_, b)| {
-            let a = b.column_by_name("cost_usd").expect("cost").as_primitive::<arrow_array::types::Float64Type>();
+            let a = b
+                .column_by_name("cost_usd")
+                .expect("cost")
+                .as_primitive::<arrow_array::types::Float64Type>();
             a.iter().flatten().sum::<f64>()
         })
         .sum();
-    assert!((cost - want.cost_usd).abs() < 1e-6, "{cost} vs {}", want.cost_usd);
+    assert!(
+        (cost - want.cost_usd).abs() < 1e-6,
+        "{cost} vs {}",
+        want.cost_usd
+    );
     assert!(cost > 0.0);
 
     // Sessions' cost is the sum of their usage rows.
@@ -69,22 +94,37 @@ fn usage_totals_equal_skein_usage() {
     let sess_cost: f64 = sess
         .iter()
         .map(|(_, b)| {
-            let a = b.column_by_name("cost_usd").expect("cost").as_primitive::<arrow_array::types::Float64Type>();
+            let a = b
+                .column_by_name("cost_usd")
+                .expect("cost")
+                .as_primitive::<arrow_array::types::Float64Type>();
             a.iter().flatten().sum::<f64>()
         })
         .sum();
-    assert!(sess_cost <= cost + 1e-9 && sess_cost > 0.0, "{sess_cost} vs {cost}");
+    assert!(
+        sess_cost <= cost + 1e-9 && sess_cost > 0.0,
+        "{sess_cost} vs {cost}"
+    );
 }
 
 #[test]
 fn timestamps_are_typed_and_rows_sit_in_their_month() {
     let dir = tempfile::tempdir().expect("tmp");
-    export(&sessions(), dir.path(), Layout::default(), &ExportOptions::default());
+    export(
+        &sessions(),
+        dir.path(),
+        Layout::default(),
+        &ExportOptions::default(),
+    );
     for table in ["sessions", "messages", "tool_calls", "usage"] {
         let batches = read_table(dir.path(), table);
         assert!(!batches.is_empty(), "{table} has files");
         for (path, b) in &batches {
-            let name = if table == "sessions" { "first_timestamp" } else { "timestamp" };
+            let name = if table == "sessions" {
+                "first_timestamp"
+            } else {
+                "timestamp"
+            };
             let col = b.column_by_name(name).expect(name);
             assert_eq!(
                 col.data_type(),
@@ -111,7 +151,12 @@ fn timestamps_are_typed_and_rows_sit_in_their_month() {
 fn messages_cover_every_chain_record_and_flag_the_active_path() {
     let sessions = sessions();
     let dir = tempfile::tempdir().expect("tmp");
-    let (stats, written) = export(&sessions, dir.path(), Layout::default(), &ExportOptions::default());
+    let (stats, written) = export(
+        &sessions,
+        dir.path(),
+        Layout::default(),
+        &ExportOptions::default(),
+    );
     // What skein stats says of each file: nodes and the bridged active path.
     let mut nodes = 0;
     let mut active = 0;
@@ -150,7 +195,10 @@ fn messages_cover_every_chain_record_and_flag_the_active_path() {
     // Prompts and replies carry text by default.
     let with_text: usize = batches
         .iter()
-        .map(|(_, b)| b.column_by_name("text").expect("text").len() - b.column_by_name("text").expect("text").null_count())
+        .map(|(_, b)| {
+            b.column_by_name("text").expect("text").len()
+                - b.column_by_name("text").expect("text").null_count()
+        })
         .sum();
     assert!(with_text > 0);
 }
@@ -160,7 +208,12 @@ fn sessions_name_subagents_and_tool_calls_pair() {
     let dir = tempfile::tempdir().expect("tmp");
     let sample = skein_testkit::workspace_root().join("testdata/sample");
     let sessions = skein_layout::discover(&[sample]).sessions;
-    export(&sessions, dir.path(), Layout::default(), &ExportOptions::default());
+    export(
+        &sessions,
+        dir.path(),
+        Layout::default(),
+        &ExportOptions::default(),
+    );
     let batches = read_table(dir.path(), "sessions");
     let mut rows: BTreeMap<Option<String>, (Option<String>, Option<String>)> = BTreeMap::new();
     for (_, b) in &batches {
@@ -172,10 +225,15 @@ fn sessions_name_subagents_and_tool_calls_pair() {
         }
     }
     assert_eq!(rows.len(), 2, "{rows:?}");
-    let agent = rows.get(&Some("a1b2c3d4e5f60718".into())).expect("subagent row");
+    let agent = rows
+        .get(&Some("a1b2c3d4e5f60718".into()))
+        .expect("subagent row");
     assert_eq!(agent.1.as_deref(), Some("toolu_04"));
     let tools = read_table(dir.path(), "tool_calls");
-    let ids: Vec<_> = tools.iter().flat_map(|(_, b)| strings(b, "tool_use_id")).collect();
+    let ids: Vec<_> = tools
+        .iter()
+        .flat_map(|(_, b)| strings(b, "tool_use_id"))
+        .collect();
     assert!(ids.contains(&Some("toolu_04".into())), "{ids:?}");
     let durations: i64 = tools.iter().map(|(_, b)| col_i64(b, "duration_ms")).sum();
     assert!(durations > 0, "paired calls have durations");
@@ -184,7 +242,12 @@ fn sessions_name_subagents_and_tool_calls_pair() {
 #[test]
 fn schema_json_is_versioned_and_matches_the_files() {
     let dir = tempfile::tempdir().expect("tmp");
-    export(&sessions(), dir.path(), Layout::default(), &ExportOptions::default());
+    export(
+        &sessions(),
+        dir.path(),
+        Layout::default(),
+        &ExportOptions::default(),
+    );
     let text = std::fs::read_to_string(dir.path().join("_schema.json")).expect("schema");
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
     assert_eq!(v["schema_version"], skein_export::SCHEMA_VERSION);
@@ -197,7 +260,12 @@ fn schema_json_is_versioned_and_matches_the_files() {
             .iter()
             .map(|c| c["name"].as_str().expect("name"))
             .collect();
-        let got: Vec<&str> = b.schema_ref().fields().iter().map(|f| f.name().as_str()).collect();
+        let got: Vec<&str> = b
+            .schema_ref()
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
         assert_eq!(got, want, "{name}");
     }
 }

@@ -13,9 +13,11 @@ use crate::output::error_line;
 use crate::report::{ReportArgs, exit_status};
 
 #[derive(Debug, ClapArgs)]
-#[command(after_help = "Examples:\n  skein export parquet --to /data/skein ~/.claude/projects\n  \
+#[command(
+    after_help = "Examples:\n  skein export parquet --to /data/skein ~/.claude/projects\n  \
                         skein export parquet --to s3-mount/skein --shard 2/8 archive/\n  \
-                        duckdb -c \"select sum(cost_usd) from '/data/skein/usage/**/*.parquet'\"")]
+                        duckdb -c \"select sum(cost_usd) from '/data/skein/usage/**/*.parquet'\""
+)]
 pub(crate) struct Args {
     #[command(subcommand)]
     pub(crate) format: ExportFormat,
@@ -64,7 +66,7 @@ pub(crate) struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) pricing: Option<PathBuf>,
     /// Only sessions whose project directory name contains this text.
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub(crate) project: Option<String>,
     /// Memory-map plain files (archived files only).
     #[arg(long)]
