@@ -2,8 +2,9 @@
 //! and prints): archiving a tree with metadata ([`ingest`], with the incremental metadata
 //! collector in [`meta`]), restoring sessions ([`restore`]), and the passes the hook runs
 //! ([`hook`]: `archive`, `snapshot`), the agent-team configs kept beside the sessions
-//! ([`teams`]). `skein archive` and the hook's `archive` pass share one
-//! metadata and identity code path ([`meta`], [`identity`], [`transform`]).
+//! ([`teams`]), and the files the passes read and spool through ([`sources`]). `skein archive`
+//! and the hook's `archive` pass share one metadata and identity code path ([`meta`],
+//! [`identity`], [`transform`]).
 
 #![allow(
     clippy::disallowed_methods,
@@ -20,6 +21,7 @@ pub mod meta;
 pub mod restore;
 mod session_meta;
 pub mod snapshot_dir;
+pub mod sources;
 pub mod teams;
 pub mod transform;
 

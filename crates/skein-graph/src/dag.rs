@@ -56,7 +56,7 @@ pub enum Parent {
 /// The graph: nodes in file order, parent links, children, cycles.
 #[derive(Debug, Clone)]
 pub struct Dag {
-    uuids: Vec<Box<str>>,
+    uuids: skein_core::Interner,
     parent: Vec<Parent>,
     logical: Vec<Option<NodeId>>,
     meta: Vec<NodeMeta>,
@@ -68,7 +68,7 @@ pub struct Dag {
 
 impl Dag {
     pub(crate) fn new(
-        uuids: Vec<Box<str>>,
+        uuids: skein_core::Interner,
         parent: Vec<Parent>,
         logical: Vec<Option<NodeId>>,
         meta: Vec<NodeMeta>,
@@ -162,7 +162,12 @@ impl Dag {
 
     /// The node's uuid.
     pub fn uuid(&self, id: NodeId) -> &str {
-        &self.uuids[id.ix()]
+        self.uuids.name(id.0)
+    }
+
+    /// The node with this uuid.
+    pub fn find(&self, uuid: &str) -> Option<NodeId> {
+        self.uuids.get(uuid).map(NodeId)
     }
 
     /// The node's parent link.
