@@ -107,6 +107,8 @@ impl GraphBuilder {
 
     /// Resolves the remaining parent links and computes children and cycles.
     pub fn finish(mut self) -> Dag {
+        // In node order, as they were added.
+        let mut dangling = Vec::new();
         for p in std::mem::take(&mut self.pending) {
             let found = self.uuids.get(&p.uuid).map(NodeId);
             let i = p.node.0 as usize;
@@ -114,14 +116,18 @@ impl GraphBuilder {
                 self.logical[i] = found;
             } else if let Some(n) = found {
                 self.parent[i] = Parent::Node(n);
+            } else {
+                dangling.push((p.node, p.uuid));
             }
         }
-        Dag::new(
+        let mut dag = Dag::new(
             self.uuids,
             self.parent,
             self.logical,
             self.meta,
             self.duplicates,
-        )
+        );
+        dag.set_dangling_parents(dangling);
+        dag
     }
 }

@@ -29,6 +29,18 @@ pub struct ChainSummary {
     pub duplicate_uuids: u64,
     /// Nodes without a (string) parent.
     pub roots: u64,
+    pub(crate) fn set_dangling_parents(&mut self, parents: Vec<(NodeId, Box<str>)>) {
+        self.dangling_parents = parents;
+    }
+
+    /// The `parentUuid` a dangling node names (no node has it).
+    pub fn dangling_parent(&self, id: NodeId) -> Option<&str> {
+        self.dangling_parents
+            .binary_search_by_key(&id, |(n, _)| *n)
+            .ok()
+            .map(|i| &*self.dangling_parents[i].1)
+    }
+
     /// Nodes whose parent names no node.
     pub dangling: u64,
     /// Nodes with at least two distinct children.
@@ -64,6 +76,8 @@ pub struct Dag {
     child_list: Vec<NodeId>,
     cycles: Vec<Vec<NodeId>>,
     duplicates: u64,
+    /// The `parentUuid` of each dangling node, by node.
+    dangling_parents: Vec<(NodeId, Box<str>)>,
 }
 
 impl Dag {
@@ -102,6 +116,7 @@ impl Dag {
             child_list,
             cycles: Vec::new(),
             duplicates,
+            dangling_parents: Vec::new(),
         };
         dag.cycles = dag.find_cycles();
         dag
@@ -226,6 +241,18 @@ impl Dag {
     /// The cycles found, each as its nodes following parent links.
     pub fn cycles(&self) -> &[Vec<NodeId>] {
         &self.cycles
+    }
+
+    pub(crate) fn set_dangling_parents(&mut self, parents: Vec<(NodeId, Box<str>)>) {
+        self.dangling_parents = parents;
+    }
+
+    /// The `parentUuid` a dangling node names (no node has it).
+    pub fn dangling_parent(&self, id: NodeId) -> Option<&str> {
+        self.dangling_parents
+            .binary_search_by_key(&id, |(n, _)| *n)
+            .ok()
+            .map(|i| &*self.dangling_parents[i].1)
     }
 
     /// Nodes whose parent names no node.
