@@ -29,18 +29,6 @@ pub struct ChainSummary {
     pub duplicate_uuids: u64,
     /// Nodes without a (string) parent.
     pub roots: u64,
-    pub(crate) fn set_dangling_parents(&mut self, parents: Vec<(NodeId, Box<str>)>) {
-        self.dangling_parents = parents;
-    }
-
-    /// The `parentUuid` a dangling node names (no node has it).
-    pub fn dangling_parent(&self, id: NodeId) -> Option<&str> {
-        self.dangling_parents
-            .binary_search_by_key(&id, |(n, _)| *n)
-            .ok()
-            .map(|i| &*self.dangling_parents[i].1)
-    }
-
     /// Nodes whose parent names no node.
     pub dangling: u64,
     /// Nodes with at least two distinct children.
