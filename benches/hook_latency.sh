@@ -14,7 +14,11 @@
 #   SKEIN_BENCH_STRESS=1 benches/hook_latency.sh target/release/skein-hook-stress
 # SKEIN_BENCH_KEEP=1 keeps the temp dir (session, state, logs) for inspection.
 # SKEIN_BENCH_CONFIG='redact = false' writes that TOML as the user config (skein's defaults
-# otherwise: Stop runs `snapshot` and `archive`, redaction on).
+# otherwise: Stop runs `snapshot`, `archive` and `index`, redaction on).
+# The catalog (`<state>/catalog.db`) is brought up to date with `skein index` before the
+# timed runs (as a user's catalog would be), so each Stop's `index` pass only reads the new
+# turn; the first Stop's `index` pass reads at most 4 MiB (`[pass.index] max_bytes`).
+# SKEIN_BENCH_NO_INDEX_FIRST=1 skips that, timing the catch-up instead.
 set -euo pipefail
 
 bin=${1:?usage: hook_latency.sh /path/to/skein [runs] [size_mb]}
@@ -105,6 +109,11 @@ turn() { # append one small turn (untimed)
 
 echo "open request: $(timed "$tmp/prompt.json") ms" >&2
 echo "first Stop (full pass over the session): $(timed "$tmp/stop.json") ms" >&2
+if [[ ${SKEIN_BENCH_STRESS:-0} != 1 && -z ${SKEIN_BENCH_NO_INDEX_FIRST:-} ]]; then
+  s0=$EPOCHREALTIME
+  "$bin" index -q "$projects"
+  awk -v s="$s0" -v e="$EPOCHREALTIME" 'BEGIN { printf "skein index of the session: %.0f ms\n", (e - s) * 1000 }' >&2
+fi
 : > "$tmp/times"
 for ((k = 1; k <= runs; k++)); do
   turn "$k"

@@ -1,10 +1,10 @@
 //! Compositions of skein's libraries, for the binary (which only parses flags, wires these up
 //! and prints): archiving a tree with metadata ([`ingest`], with the incremental metadata
 //! collector in [`meta`]), restoring sessions ([`restore`]), and the passes the hook runs
-//! ([`hook`]: `archive`, `snapshot`), the agent-team configs kept beside the sessions
-//! ([`teams`]), and the files the passes read and spool through ([`sources`]). `skein archive`
-//! and the hook's `archive` pass share one metadata and identity code path ([`meta`],
-//! [`identity`], [`transform`]).
+//! ([`hook`]: `archive`, `snapshot`, `index`), the agent-team configs kept beside the
+//! sessions ([`teams`]), the catalog's scope and refresh ([`catalog`]), and the files the passes
+//! read and spool through ([`sources`]). `skein archive` and the hook's `archive` pass share one
+//! metadata and identity code path ([`meta`], [`identity`], [`transform`]).
 
 #![allow(
     clippy::disallowed_methods,
@@ -13,6 +13,7 @@
               writes the hook's request files; it reads no environment and no clock"
 )]
 
+pub mod catalog;
 pub mod error;
 pub mod hook;
 pub mod identity;

@@ -60,7 +60,8 @@ pub use layout::{
 };
 pub use meta::{Origin, SessionMeta, SubagentRef, TokenUsage};
 pub use reader::{
-    ArchivedFile, current_files, describe, is_archive_root, open_archived, read_archived,
+    ArchivedFile, current_files, describe, is_archive_root, open_archived, open_archived_range,
+    read_archived,
 };
 pub use restore::{RestoreContent, RestoreItem, RestoreReport};
 pub use retention::{RetentionOptions, RetentionReport};

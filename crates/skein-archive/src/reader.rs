@@ -120,6 +120,25 @@ pub fn open_archived(path: &Path) -> Result<Box<dyn Read + Send>> {
     Ok(Box::new(dec))
 }
 
+/// Opens the frames of an archive file from byte `start` (a frame boundary: 0 or a committed
+/// length noted earlier) up to byte `end` (the committed length), for readers that index an
+/// archive file incrementally: only the frames appended since `start` are decoded. The
+/// dictionary is the one the frame at `start` names (every frame of a file uses the same).
+pub fn open_archived_range(path: &Path, start: u64, end: u64) -> Result<Box<dyn Read + Send>> {
+    let mut file = File::open(path).ctx(path)?;
+    io::Seek::seek(&mut file, io::SeekFrom::Start(start)).ctx(path)?;
+    let dict = match frame_dict_id(&file, path)? {
+        None => None,
+        Some(id) => {
+            let root = describe(path).map(|l| l.root);
+            Some(find_dictionary(path, root.as_deref(), id)?)
+        }
+    };
+    io::Seek::seek(&mut file, io::SeekFrom::Start(start)).ctx(path)?;
+    let dec = decoder(file.take(end.saturating_sub(start)), dict.as_deref()).ctx(path)?;
+    Ok(Box::new(dec))
+}
+
 /// Reads a whole archive file into memory (see [`open_archived`]).
 pub fn read_archived(path: &Path) -> Result<Vec<u8>> {
     let mut out = Vec::new();

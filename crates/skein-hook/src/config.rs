@@ -44,6 +44,8 @@ pub struct Config {
     pub lock_timeout_ms: u64,
     /// Archive root; default `<state>/archive`.
     pub archive_dir: Option<PathBuf>,
+    /// `[catalog] path`: the catalog file; default `<state>/catalog.db`.
+    pub catalog_path: Option<PathBuf>,
     pub log: LogConfig,
     /// Event name → pass names, run in order.
     pub events: BTreeMap<String, Vec<String>>,
@@ -55,8 +57,8 @@ impl Default for Config {
     fn default() -> Self {
         let events = [
             ("UserPromptSubmit", &[PASS_OPEN_REQUEST][..]),
-            ("Stop", &["snapshot", "archive"][..]),
-            ("SubagentStop", &[PASS_EXTRACT, "archive"][..]),
+            ("Stop", &["snapshot", "archive", "index"][..]),
+            ("SubagentStop", &[PASS_EXTRACT, "archive", "index"][..]),
             ("SessionEnd", &["archive"][..]),
             ("PreCompact", &["archive"][..]),
         ]
@@ -70,6 +72,7 @@ impl Default for Config {
             compress: true,
             lock_timeout_ms: 3000,
             archive_dir: None,
+            catalog_path: None,
             log: LogConfig {
                 dir: None,
                 max_bytes: 1 << 20,
@@ -240,6 +243,9 @@ impl Config {
         if let Some(dir) = layer.archive_dir {
             self.archive_dir = Some(resolve("archive_dir", dir)?);
         }
+        if let Some(path) = layer.catalog.and_then(|c| c.path) {
+            self.catalog_path = Some(resolve("catalog.path", path)?);
+        }
         if let Some(log) = layer.log {
             if let Some(dir) = log.dir {
                 self.log.dir = Some(resolve("log.dir", dir)?);
@@ -307,9 +313,16 @@ struct Layer {
     compress: Option<bool>,
     lock_timeout_ms: Option<u64>,
     archive_dir: Option<String>,
+    catalog: Option<CatalogLayer>,
     log: Option<LogLayer>,
     events: Option<BTreeMap<EventName, Vec<PassName>>>,
     pass: Option<BTreeMap<PassName, toml::Table>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogLayer {
+    path: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -32,6 +32,48 @@ pub(crate) fn odd_escape(hay: &[u8], s: usize) -> bool {
     before % 2 == 0 && matches!(hay.get(s + 4), Some(b'2'..=b'7'))
 }
 
+/// Pushes the group `group` of every match of `re` that starts within the `words` words after
+/// `e` on the same line (a real line break ends the window). Counted in words, not bytes, so
+/// that redacting a secret in between cannot bring another one into the window.
+pub(crate) fn regex_near(
+    re: &Regex,
+    group: usize,
+    words: usize,
+    hay: &[u8],
+    e: usize,
+    out: &mut Vec<(usize, usize)>,
+) {
+    let line_end = memchr::memchr(b'\n', &hay[e..]).map_or(hay.len(), |n| e + n);
+    let (mut end, mut n) = (e, 0);
+    while end < line_end && n < words {
+        end += hay[end..line_end]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+        end += hay[end..line_end]
+            .iter()
+            .take_while(|b| !b.is_ascii_whitespace())
+            .count();
+        n += 1;
+    }
+    let hay = &hay[..line_end];
+    let mut locs = re.capture_locations();
+    let mut pos = e;
+    while pos < end {
+        let Some(m) = re.captures_read_at(&mut locs, hay, pos) else {
+            return;
+        };
+        if m.start() >= end {
+            return;
+        }
+        let (a, b) = locs.get(group).unwrap_or((m.start(), m.end()));
+        out.push((a, b));
+        // From the secret's end, not the match's: the boundary after one token is the
+        // boundary before the next.
+        pos = b.max(pos + 1);
+    }
+}
+
 /// Runs `re` in a window around the anchor `s..e` and pushes the secret span of the first
 /// match that overlaps the anchor. A match touching the window's end is retried without it.
 #[allow(clippy::too_many_arguments)]

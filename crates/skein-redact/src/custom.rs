@@ -19,12 +19,14 @@ fn line_break(hay: &[u8], k: usize) -> usize {
     }
 }
 
-/// Skips blanks and line breaks (also escaped tabs).
+/// Skips blanks and line breaks (also escaped tabs: `\t`, and `\\t`, a literal `\t` in the
+/// text as the raw line writes it).
 fn skip_seps(hay: &[u8], mut k: usize) -> usize {
     loop {
+        let slashes = hay[k..].iter().take_while(|&&b| b == b'\\').count();
         match hay.get(k) {
             Some(b' ' | b'\t') => k += 1,
-            Some(b'\\') if matches!(hay.get(k + 1), Some(b't')) => k += 2,
+            Some(b'\\') if hay.get(k + slashes) == Some(&b't') => k += slashes + 1,
             _ => match line_break(hay, k) {
                 0 => return k,
                 n => k += n,
@@ -212,7 +214,8 @@ pub(crate) struct UrlParts {
     db: bool,
 }
 
-/// `.netrc`: `machine <host> login <user> password <secret>` (anchor `assw` of `password`).
+/// `.netrc`: `… login <user> password <secret>` (anchor `assw` of `password`), as in
+/// `machine <host> login <user> password <secret>`.
 pub(crate) fn netrc(site: &mut Site<'_>, out: &mut Vec<(usize, usize)>) {
     let (hay, s, e) = (site.hay, site.s, site.e);
     // `password` as a word followed by a blank: cheap checks before looking back for `login`.
@@ -226,13 +229,15 @@ pub(crate) fn netrc(site: &mut Site<'_>, out: &mut Vec<(usize, usize)>) {
     {
         return;
     }
-    let before = &hay[(s - 1).saturating_sub(256)..s - 1];
-    let Some(l) = memchr::memmem::rfind(before, b"login") else {
+    // `login <user> password`, word by word (a byte window would see `machine` come closer
+    // once a secret before it is redacted, and redacting twice must change nothing).
+    let user_end = seps_back(hay, s - 1);
+    let user = word_back(hay, user_end);
+    let login_end = seps_back(hay, user);
+    if user_end == s - 1 || user == user_end || login_end == user {
         return;
-    };
-    if memchr::memmem::rfind(&before[..l], b"machine").is_none()
-        && memchr::memmem::rfind(&before[..l], b"default").is_none()
-    {
+    }
+    if &hay[word_back(hay, login_end)..login_end] != b"login" {
         return;
     }
     let k = skip_seps(hay, e + 3);
@@ -246,6 +251,31 @@ pub(crate) fn netrc(site: &mut Site<'_>, out: &mut Vec<(usize, usize)>) {
     if end - k >= 3 && filters::password(&hay[k..end]) {
         out.push((k, end));
     }
+}
+
+/// Start of the separators (blanks, real or escaped line breaks and tabs) that end at `i`.
+fn seps_back(hay: &[u8], mut i: usize) -> usize {
+    loop {
+        if i >= 1 && matches!(hay[i - 1], b' ' | b'\t' | b'\n' | b'\r') {
+            i -= 1;
+        } else if i >= 2 && hay[i - 2] == b'\\' && matches!(hay[i - 1], b'n' | b'r' | b't') {
+            i -= 2;
+        } else {
+            return i;
+        }
+    }
+}
+
+/// Start of the word (at most 128 bytes, no separator) that ends at `i`.
+fn word_back(hay: &[u8], i: usize) -> usize {
+    let mut k = i;
+    while k > 0 && i - k < 128 && !matches!(hay[k - 1], b' ' | b'\t' | b'\n' | b'\r') {
+        if k >= 2 && hay[k - 2] == b'\\' && matches!(hay[k - 1], b'n' | b'r' | b't') {
+            break;
+        }
+        k -= 1;
+    }
+    k
 }
 
 /// Iterates over lines of `hay[from..to]`: (content start, content end).

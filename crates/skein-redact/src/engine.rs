@@ -10,7 +10,7 @@ use aho_corasick::{AhoCorasick, MatchKind, packed};
 use memchr::memmem;
 use regex::bytes::Regex;
 
-use crate::confirm::{lead_ok, odd_escape, regex_at};
+use crate::confirm::{lead_ok, odd_escape, regex_at, regex_near};
 use crate::generic::Site;
 use crate::table::{CheckFn, CustomFn, Guard};
 
@@ -67,6 +67,12 @@ pub(crate) enum Matcher {
         ahead: usize,
     },
     Custom(CustomFn),
+    /// Every match of the regex's group `s` in the window after the anchor (see
+    /// [`crate::table::Pattern::Near`]).
+    Near {
+        re: LazyRegex,
+        words: usize,
+    },
     /// User rule: regex over the whole text once one of its keywords occurs.
     User {
         re: Regex,
@@ -101,17 +107,23 @@ impl Finder {
     }
 }
 
+/// Anchors shorter than 3 bytes that end in the same byte: that byte, and per anchor the bytes
+/// before it and its id.
+type TinyGroup = (u8, Vec<(Vec<u8>, usize)>);
+
 /// Built by [`crate::Redactor::new`]; immutable and shareable across threads.
 pub(crate) struct Engine {
     pub(crate) rules: Vec<Rule>,
-    /// Finders with the global anchor id of each of their patterns.
-    finders: Vec<(Finder, Vec<usize>)>,
+    /// Finders with the global anchor id of each of their patterns and the bytes their Teddy
+    /// masks cover (4 for the long anchors, 3 for the short ones).
+    finders: Vec<(Finder, Vec<usize>, usize)>,
     /// Rules to confirm per global anchor id, including those of hidden anchors.
     anchor_rules: Vec<Vec<Entry>>,
     /// Global anchor ids of the `\u00` and `/\/` markers.
     escapes: [usize; 2],
-    /// Anchors shorter than 3 bytes, found by memchr on their last byte.
-    tiny: Vec<(Vec<u8>, usize)>,
+    /// Anchors shorter than 3 bytes, found by one memchr pass on their last bytes: per last
+    /// byte, the bytes before it and the anchor id.
+    tiny: Vec<TinyGroup>,
     /// User keywords (pattern i → rule indices) and keyword-less user rules.
     user_kw: Option<(AhoCorasick, Vec<Vec<usize>>)>,
     always: Vec<usize>,
@@ -171,71 +183,82 @@ impl Engine {
                 rules_of[id].push((r, lead));
             }
         }
-        // Leftmost-first hides a hit that starts inside another hit of the same searcher, so
-        // an anchor also carries the rules of every anchor that could start inside it, with
-        // the offset; they run only if that anchor really is there.
-        let mut closed: Vec<Vec<Entry>> = (0..names.len())
-            .map(|i| {
-                let mut es: Vec<Entry> = rules_of[i]
-                    .iter()
+        // Escape markers: `\u00` (a printable character written as `\u00XX` may hide an
+        // anchor or break a secret) and `/\/` (a writer that escapes `/` turned `://` or
+        // `1//0` into something no anchor matches).
+        let escapes = [names.len(), names.len() + 1];
+        names.extend([b"\\u00".to_vec(), b"/\\/".to_vec()]);
+        rules_of.extend([Vec::new(), Vec::new()]);
+        let mut anchor_rules: Vec<Vec<Entry>> = rules_of
+            .iter()
+            .map(|rs| {
+                rs.iter()
                     .map(|&(rule, lead)| Entry {
                         rule,
                         lead,
                         off: 0,
                         hidden: None,
                     })
-                    .collect();
-                for j in (0..names.len()).filter(|&j| j != i) {
-                    for off in starts_inside(&names[i], &names[j]) {
-                        let hidden = Some(names[j].clone().into_boxed_slice());
-                        es.extend(rules_of[j].iter().map(|&(rule, lead)| Entry {
-                            rule,
-                            lead,
-                            off,
-                            hidden: hidden.clone(),
-                        }));
-                    }
-                }
-                es
+                    .collect()
             })
             .collect();
-        // Escape markers: `\u00` (a printable character written as `\u00XX` may hide an
-        // anchor or break a secret) and `/\/` (a writer that escapes `/` turned `://` or
-        // `1//0` into something no anchor matches).
-        let escapes = [names.len(), names.len() + 1];
-        names.extend([b"\\u00".to_vec(), b"/\\/".to_vec()]);
-        closed.extend([Vec::new(), Vec::new()]);
-        let closed = closed;
         let (long, short): (Vec<usize>, Vec<usize>) =
             (0..names.len()).partition(|&i| names[i].len() >= 4);
-        // Two-byte anchors (`Q~`) would force a 2-byte Teddy mask on the short searcher; they
-        // get a memchr pass on their (rare) last byte instead.
+        // Two-byte anchors (`Q~`, `6~`) and `@` would force short Teddy masks; they get one
+        // memchr pass on their (rare) last bytes instead.
         let (short, tiny): (Vec<usize>, Vec<usize>) =
             short.into_iter().partition(|&i| names[i].len() >= 3);
-        let tiny = tiny.into_iter().map(|i| (names[i].clone(), i)).collect();
+        let mut tiny_groups: Vec<TinyGroup> = Vec::new();
+        for i in tiny {
+            let (&last, head) = names[i].split_last().expect("anchors are not empty");
+            match tiny_groups.iter_mut().find(|(b, _)| *b == last) {
+                Some((_, heads)) => heads.push((head.to_vec(), i)),
+                None => tiny_groups.push((last, vec![(head.to_vec(), i)])),
+            }
+        }
         let mut finders = Vec::new();
-        let mut anchor_rules = vec![Vec::new(); names.len()];
-        let long_pats: Vec<&[u8]> = long.iter().map(|&i| names[i].as_slice()).collect();
-        for order in crate::layout::layout(&long_pats, GROUP) {
-            let chunk: Vec<usize> = order.iter().map(|&k| long[k]).collect();
-            let pats: Vec<&[u8]> = chunk.iter().map(|&i| names[i].as_slice()).collect();
-            let mut cfg = packed::Config::new();
-            cfg.match_kind(packed::MatchKind::LeftmostFirst)
-                .heuristic_pattern_limits(false);
-            let mut b = cfg.builder();
-            b.extend(&pats);
-            let finder = match b.build() {
-                Some(s) => Finder::Packed(s),
-                None => Finder::Ac(leftmost(&pats)?),
-            };
-            finders.push((finder, chunk));
-        }
-        if !short.is_empty() {
-            let pats: Vec<&[u8]> = short.iter().map(|&i| names[i].as_slice()).collect();
-            finders.push((Finder::Ac(leftmost(&pats)?), short.clone()));
-        }
-        for (i, rs) in closed.into_iter().enumerate() {
-            anchor_rules[i] = rs;
+        // The 4-byte and the 3-byte anchors each get their own searchers (Teddy masks as many
+        // bytes as the shortest pattern has), with the patterns ordered into buckets.
+        for (set, width) in [(&long, 4), (&short, 3)] {
+            if set.is_empty() {
+                continue;
+            }
+            let set_pats: Vec<&[u8]> = set.iter().map(|&i| names[i].as_slice()).collect();
+            for order in crate::layout::layout(&set_pats, GROUP, width) {
+                let chunk: Vec<usize> = order.iter().map(|&k| set[k]).collect();
+                let pats: Vec<&[u8]> = chunk.iter().map(|&i| names[i].as_slice()).collect();
+                let mut cfg = packed::Config::new();
+                cfg.match_kind(packed::MatchKind::LeftmostFirst)
+                    .heuristic_pattern_limits(false);
+                let mut b = cfg.builder();
+                b.extend(&pats);
+                let finder = match b.build() {
+                    Some(s) => Finder::Packed(s),
+                    None => Finder::Ac(leftmost(&pats)?),
+                };
+                // Leftmost-first hides a hit that starts inside another hit of the same
+                // searcher, so an anchor also carries the rules of every anchor of its searcher
+                // that could start inside it, with the offset; they run only if that anchor
+                // really is there.
+                for &i in &chunk {
+                    for &j in chunk.iter().filter(|&&j| j != i) {
+                        for off in starts_inside(&names[i], &names[j]) {
+                            let hidden: Box<[u8]> = names[j].clone().into_boxed_slice();
+                            let extra: Vec<Entry> = rules_of[j]
+                                .iter()
+                                .map(|&(rule, lead)| Entry {
+                                    rule,
+                                    lead,
+                                    off,
+                                    hidden: Some(hidden.clone()),
+                                })
+                                .collect();
+                            anchor_rules[i].extend(extra);
+                        }
+                    }
+                }
+                finders.push((finder, chunk, width));
+            }
         }
         let user_kw = if p.user_keywords.is_empty() {
             None
@@ -256,7 +279,7 @@ impl Engine {
         Ok(Engine {
             rules: p.rules,
             finders,
-            tiny,
+            tiny: tiny_groups,
             anchor_rules,
             escapes,
             user_kw,
@@ -287,6 +310,7 @@ impl Engine {
             anchored = true;
             let lead = lead_ok(hay, s);
             let mut own = Site::new(hay, s, e);
+            own.raw = raw;
             for entry in &self.anchor_rules[a] {
                 let (r, rule) = (entry.rule, &self.rules[entry.rule]);
                 let (s, e, lead) = match &entry.hidden {
@@ -305,6 +329,7 @@ impl Engine {
                 let mut other;
                 let site = if entry.hidden.is_some() {
                     other = Site::new(hay, s, e);
+                    other.raw = raw;
                     &mut other
                 } else {
                     &mut own
@@ -316,6 +341,10 @@ impl Engine {
                         regex_at(re, group, *back, *ahead, hay, s, e, &mut spans);
                     }
                     Matcher::Custom(f) => f(site, &mut spans),
+                    Matcher::Near { re, words } => {
+                        let (re, group) = re.get();
+                        regex_near(re, group, *words, hay, e, &mut spans);
+                    }
                     Matcher::User { .. } => {}
                 }
                 for &(a, b) in &spans {
@@ -329,14 +358,28 @@ impl Engine {
                 }
             }
         };
-        for (finder, ids) in &self.finders {
+        for (finder, ids, _) in &self.finders {
             finder.each(hay, |p, s, e| on_anchor(ids[p], s, e));
         }
-        for (lit, a) in &self.tiny {
-            let (&last, head) = lit.split_last().expect("anchors are not empty");
-            for i in memchr::memchr_iter(last, hay) {
-                if i >= head.len() && &hay[i - head.len()..i] == head {
-                    on_anchor(*a, i - head.len(), i + 1);
+        let mut on_tiny = |i: usize| {
+            for (_, heads) in self.tiny.iter().filter(|(b, _)| *b == hay[i]) {
+                for (head, a) in heads {
+                    if i >= head.len() && &hay[i - head.len()..i] == head.as_slice() {
+                        on_anchor(*a, i - head.len(), i + 1);
+                    }
+                }
+            }
+        };
+        match self.tiny.as_slice() {
+            [] => {}
+            [(a, _)] => memchr::memchr_iter(*a, hay).for_each(&mut on_tiny),
+            [(a, _), (b, _)] => memchr::memchr2_iter(*a, *b, hay).for_each(&mut on_tiny),
+            [(a, _), (b, _), (c, _)] => {
+                memchr::memchr3_iter(*a, *b, *c, hay).for_each(&mut on_tiny);
+            }
+            more => {
+                for (b, _) in more {
+                    memchr::memchr_iter(*b, hay).for_each(&mut on_tiny);
                 }
             }
         }
@@ -394,11 +437,21 @@ impl Engine {
             return;
         }
         for p in self.placeholder.find_iter(text) {
-            let end = text[p..]
+            // `[REDACTED:<rule id>]` exactly; a bare `[REDACTED:` is ordinary text.
+            let id = p + b"[REDACTED:".len();
+            let len = text[id..]
                 .iter()
-                .position(|&b| b == b']')
-                .map_or(text.len(), |e| p + e + 1);
-            hits.retain(|h| h.end <= p || h.start >= end);
+                .take(65)
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+                .count();
+            if len == 0 || text.get(id + len) != Some(&b']') {
+                continue;
+            }
+            let end = id + len + 1;
+            // A hit that touches a placeholder may owe its boundary to the placeholder's `[`
+            // or `]` (`Bearer x_SECRET=[REDACTED:…]`: the secret that stood there gave none),
+            // so it is dropped: redacting the output again must change nothing.
+            hits.retain(|h| h.end < p || h.start > end);
         }
         hits.retain(|h| {
             let v = &text[h.start..h.end];
@@ -434,21 +487,24 @@ mod tests {
     use super::*;
     use crate::{RedactOptions, Redactor};
 
-    /// The speed depends on these: ≤ 2 slim Teddy searchers of 4-byte masks, one short
-    /// searcher of 3-byte patterns, nothing shorter but `Q~` (redaction.md §4, §7).
+    /// The speed depends on these (redaction.md §4, §7; docs/redact.md "Throughput"): every
+    /// anchor in a slim Teddy searcher of at most 32 patterns, at most four of 4-byte masks and
+    /// one of 3-byte masks, and the few shorter anchors (`Q~`, `6~`, `@`) in one memchr pass.
     #[test]
     fn prefilter_stays_on_the_fast_path() {
         let r = Redactor::new(&RedactOptions::default()).expect("compile");
         let e = &r.engine;
-        let (packed, ac): (Vec<_>, Vec<_>) = e
-            .finders
-            .iter()
-            .partition(|(f, _)| matches!(f, Finder::Packed(_)));
-        assert_eq!(packed.len(), 2, "long anchors need more than two searchers");
-        assert!(packed.iter().all(|(_, ids)| ids.len() <= GROUP));
-        assert_eq!(ac.len(), 1);
-        assert!(ac[0].1.len() <= GROUP);
-        assert_eq!(e.tiny.len(), 1);
+        assert!(
+            e.finders
+                .iter()
+                .all(|(f, ids, _)| matches!(f, Finder::Packed(_)) && ids.len() <= GROUP)
+        );
+        let long = e.finders.iter().filter(|(_, _, w)| *w == 4).count();
+        let short = e.finders.iter().filter(|(_, _, w)| *w == 3).count();
+        assert!(long <= 4, "{long} searchers of 4-byte anchors");
+        assert_eq!(short, 1, "3-byte anchors need more than one searcher");
+        assert_eq!(long + short, e.finders.len());
+        assert!(e.tiny.len() <= 3, "one memchr3 pass");
     }
 
     /// Built-in regexes are compiled lazily, on the first hit of their anchors; a pattern that
@@ -456,8 +512,10 @@ mod tests {
     #[test]
     fn every_builtin_regex_compiles() {
         let mut n = 0;
-        for d in crate::table::BUILTIN {
-            if let crate::table::Pattern::Regex { re, .. } = d.pattern {
+        for d in crate::table::builtin() {
+            if let crate::table::Pattern::Regex { re, .. }
+            | crate::table::Pattern::Near { re, .. } = d.pattern
+            {
                 let (re, group) = LazyRegex::compile(&crate::table::expand(re))
                     .unwrap_or_else(|e| panic!("{}: {e}", d.id));
                 assert!(group < re.captures_len(), "{}", d.id);

@@ -124,6 +124,12 @@ fn ends_with_ci(s: &[u8], p: &str) -> bool {
 
 pub(crate) fn is_placeholder(v: &[u8]) -> bool {
     (v.contains(&b'[') && memchr::memmem::find(v, b"[REDACTED:").is_some())
+        || has_run(v, b'#', 4)
+        || has_run(v, b'*', 4)
+        || sequential(v)
+        // An elided example (`sk-ant-api03-...`, `ghp_…`): no credential contains an ellipsis.
+        || memchr::memmem::find(v, b"...").is_some()
+        || memchr::memmem::find(v, "…".as_bytes()).is_some()
         || (v.contains(&b'X') && memchr::memmem::find(v, b"EXAMPLE").is_some())
         || v.first().is_some_and(|f| {
             let f = f.to_ascii_lowercase();
@@ -203,6 +209,28 @@ pub(crate) fn looks_secret(v: &[u8], min_len: usize, min_entropy: f64) -> bool {
     !is_phrase(v) && entropy(v) >= min_entropy
 }
 
+/// Quoted random text with punctuation (Django's `get_random_secret_key()` alphabet
+/// `a-z0-9!@#$%^&*(-_=+)`): long, high entropy, letters and digits and several punctuation
+/// marks, and nothing of a template, regex, URL or placeholder.
+pub(crate) fn random_punct(v: &[u8]) -> bool {
+    const TEMPLATES: &[&str] = &["${", "$(", "{{", "%(", "<%", "#{"];
+    let punct = v.iter().filter(|b| b.is_ascii_punctuation()).count();
+    v.len() >= 24
+        && punct >= 3
+        && v.iter().any(u8::is_ascii_lowercase)
+        && v.iter().any(u8::is_ascii_digit)
+        && !v.iter().any(|b| b.is_ascii_whitespace() || *b == b'\\')
+        && !TEMPLATES
+            .iter()
+            .any(|t| memchr::memmem::find(v, t.as_bytes()).is_some())
+        && !v
+            .windows(3)
+            .any(|w| w == b"://" || w == b"[a-" || w == b"[A-" || w == b"[0-")
+        && !is_placeholder(v)
+        && !is_phrase(v)
+        && entropy(v) >= 4.0
+}
+
 /// Words joined by `-`, `_` or `.` (`dev-only-secret-not-for-production`): a description or a
 /// placeholder, not a random credential. Needs ≥ 4 parts, ≥ 80 % of them single-case words
 /// or short numbers.
@@ -219,8 +247,79 @@ pub(crate) fn is_phrase(v: &[u8]) -> bool {
 }
 
 /// Prefix tokens: the body must look random (a typed placeholder like `ghp_xxxx…` must not).
+/// Placeholders written as words (`sq0atp-REPLACE_WITH_YOUR_TOKEN`) are not tokens either.
 pub(crate) fn token(s: &[u8]) -> bool {
-    entropy(s) >= 3.0 && !mostly_one_byte(s) && !has_run(s, b'x', 6) && !has_run(s, b'X', 6)
+    entropy(s) >= 3.0
+        && !mostly_one_byte(s)
+        && !has_run(s, b'x', 6)
+        && !has_run(s, b'X', 6)
+        && !has_run(s, b'#', 4)
+        && !has_run(s, b'*', 4)
+        && !sequential(s)
+        && !worded(s)
+        && !placeholder_tail(s)
+}
+
+/// Mostly ascending runs (`1234567890`, `abcdef`): a typed example, not a random value.
+fn sequential(s: &[u8]) -> bool {
+    let alnum = s.iter().filter(|b| b.is_ascii_alphanumeric()).count();
+    let (mut inside, mut run) = (0, 1);
+    for w in s.windows(2) {
+        if w[0].is_ascii_alphanumeric() && w[1] == w[0].wrapping_add(1) {
+            run += 1;
+        } else {
+            if run >= 5 {
+                inside += run;
+            }
+            run = 1;
+        }
+    }
+    if run >= 5 {
+        inside += run;
+    }
+    alnum > 0 && inside * 2 >= alnum
+}
+
+/// A last part of twelve or more letters in one case or in capitalised words
+/// (`xoxe.xoxp-1-RANDOMSTRINGHERE`, `…-SlackAppConfigurationAccessTokenHere`).
+fn placeholder_tail(s: &[u8]) -> bool {
+    let last = s
+        .rsplit(|b| matches!(b, b'-' | b'_' | b'.'))
+        .next()
+        .unwrap_or(s);
+    if last.len() < 12 || !last.iter().all(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    let one_case =
+        last.iter().all(u8::is_ascii_lowercase) || last.iter().all(u8::is_ascii_uppercase);
+    // Capitalised words: every capital starts a run of at least three lower-case letters.
+    let words = last[0].is_ascii_uppercase()
+        && last
+            .split(u8::is_ascii_uppercase)
+            .skip(1)
+            .all(|w| w.len() >= 2 && w.iter().all(u8::is_ascii_lowercase));
+    one_case || words
+}
+
+/// Prefix token whose body mixes cases (`ico-…`: a lower-case hex body is a file hash).
+pub(crate) fn mixed_case_token(s: &[u8]) -> bool {
+    token_with_digit(s) && s.iter().any(u8::is_ascii_uppercase)
+}
+
+/// After its first part, only words of three or more letters in one case, at least two of
+/// them (`sq0atp-REPLACE_WITH_YOUR_TOKEN`, `xoxb-your-bot-token`): a placeholder. Random
+/// bodies split by `-`/`_` always leave some part that is not such a word.
+fn worded(s: &[u8]) -> bool {
+    let mut parts = s.split(|b| matches!(b, b'-' | b'_' | b'.')).skip(1);
+    let word = |p: &[u8]| {
+        p.len() >= 3
+            && (p.iter().all(u8::is_ascii_lowercase) || p.iter().all(u8::is_ascii_uppercase))
+    };
+    let mut n = 0;
+    parts.all(|p| {
+        n += 1;
+        word(p)
+    }) && n >= 2
 }
 
 fn has_run(s: &[u8], b: u8, n: usize) -> bool {
@@ -278,7 +377,7 @@ pub(crate) fn password(s: &[u8]) -> bool {
         || is_placeholder(s)
         || WORDS.iter().any(|w| s.eq_ignore_ascii_case(w.as_bytes()))
         || (s.len() <= 5 && s.iter().all(u8::is_ascii_digit))
-        || matches!(s.first(), Some(b'$' | b'{' | b'<' | b'%' | b'*')))
+        || matches!(s.first(), Some(b'$' | b'{' | b'<' | b'%' | b'*' | b'[')))
 }
 
 /// JWT: the header must decode to a JSON object naming an algorithm or a type.

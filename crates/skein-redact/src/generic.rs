@@ -23,6 +23,9 @@ pub(crate) struct Site<'h> {
     pub(crate) hay: &'h [u8],
     pub(crate) s: usize,
     pub(crate) e: usize,
+    /// `hay` is a raw (escaped) line: matches there only guide the slow path, which scans the
+    /// decoded strings again.
+    pub(crate) raw: bool,
     /// The identifier around the anchor, once `ident_done`.
     ident: Option<(usize, usize)>,
     ident_done: bool,
@@ -37,6 +40,7 @@ impl<'h> Site<'h> {
             hay,
             s,
             e,
+            raw: false,
             ident: None,
             ident_done: false,
             squashed: None,
@@ -108,49 +112,167 @@ const KEY_PREFIXES: &[&str] = &[
     "server",
 ];
 
-/// What may follow the keyword inside the name (`GITHUB_TOKEN_PROD`, `secret_key_base`).
+/// Services whose name makes `<service>…_key` a credential name even without `api`/`secret`
+/// before `key` (gitleaks' semi-generic rules name the same services).
+const PROVIDERS: &[&str] = &[
+    "adafruit",
+    "adobe",
+    "airtable",
+    "algolia",
+    "alibaba",
+    "aliyun",
+    "amplitude",
+    "anthropic",
+    "artifactory",
+    "asana",
+    "atlassian",
+    "azure",
+    "beamer",
+    "bintray",
+    "bitbucket",
+    "bittrex",
+    "braintree",
+    "clickhouse",
+    "cloudflare",
+    "codecov",
+    "cohere",
+    "coinbase",
+    "confluence",
+    "confluent",
+    "contentful",
+    "datadog",
+    "deepseek",
+    "discord",
+    "doppler",
+    "droneci",
+    "dropbox",
+    "dynatrace",
+    "easypost",
+    "etsy",
+    "facebook",
+    "fastly",
+    "finicity",
+    "finnhub",
+    "firebase",
+    "flickr",
+    "freshbooks",
+    "gemini",
+    "github",
+    "gitlab",
+    "gitter",
+    "gocardless",
+    "google",
+    "grafana",
+    "groq",
+    "heroku",
+    "hubspot",
+    "intercom",
+    "jfrog",
+    "jira",
+    "kraken",
+    "kucoin",
+    "launchdarkly",
+    "linear",
+    "linkedin",
+    "looker",
+    "mailchimp",
+    "mailgun",
+    "mapbox",
+    "mattermost",
+    "meraki",
+    "messagebird",
+    "message_bird",
+    "mistral",
+    "mixpanel",
+    "netlify",
+    "newrelic",
+    "new_relic",
+    "nytimes",
+    "okta",
+    "openai",
+    "openrouter",
+    "pinecone",
+    "plaid",
+    "planetscale",
+    "postmark",
+    "privateai",
+    "private_ai",
+    "pusher",
+    "rapidapi",
+    "replicate",
+    "segment",
+    "sendbird",
+    "sendgrid",
+    "sentry",
+    "shopify",
+    "slack",
+    "snyk",
+    "sonar",
+    "square",
+    "squarespace",
+    "stripe",
+    "sumologic",
+    "supabase",
+    "telegram",
+    "travis",
+    "twilio",
+    "twitch",
+    "twitter",
+    "typeform",
+    "vercel",
+    "yandex",
+    "zendesk",
+];
+
+/// [`PROVIDERS`] as one automaton: a name is searched once, not once per provider.
+static PROVIDER_NAMES: std::sync::LazyLock<aho_corasick::AhoCorasick> =
+    std::sync::LazyLock::new(|| {
+        aho_corasick::AhoCorasick::new(PROVIDERS).expect("a few literals always build")
+    });
+
+/// What may follow the keyword inside the name (`GITHUB_TOKEN_PROD`, `secret_key_base`,
+/// camelCase `mySecretString`: the name is lower-cased, so the `_` is optional).
 fn tail_ok(tail: &[u8]) -> bool {
-    tail.iter().all(|b| b.is_ascii_digit() || *b == b'_')
-        || matches!(
-            tail,
-            b"key"
-                | b"_key"
-                | b"_value"
-                | b"_val"
-                | b"_str"
-                | b"_string"
-                | b"_b64"
-                | b"_base64"
-                | b"_hex"
-                | b"_raw"
-                | b"_plain"
-                | b"_plaintext"
-                | b"_base"
-                | b"_key_base"
-                | b"keybase"
-                | b"_secret"
-                | b"_token"
-                | b"_pass"
-                | b"_prod"
-                | b"_production"
-                | b"_dev"
-                | b"_development"
-                | b"_test"
-                | b"_staging"
-                | b"_stage"
-                | b"_live"
-                | b"_local"
-                | b"_old"
-                | b"_new"
-                | b"_current"
-                | b"_primary"
-                | b"_secondary"
-                | b"_master"
-                | b"_admin"
-                | b"_root"
-                | b"_encoded"
-                | b"_encrypted"
-        )
+    const TAILS: &[&str] = &[
+        "key",
+        "value",
+        "val",
+        "str",
+        "string",
+        "b64",
+        "base64",
+        "hex",
+        "raw",
+        "plain",
+        "plaintext",
+        "base",
+        "key_base",
+        "keybase",
+        "secret",
+        "token",
+        "pass",
+        "prod",
+        "production",
+        "dev",
+        "development",
+        "test",
+        "staging",
+        "stage",
+        "live",
+        "local",
+        "old",
+        "new",
+        "current",
+        "primary",
+        "secondary",
+        "master",
+        "admin",
+        "root",
+        "encoded",
+        "encrypted",
+    ];
+    let t = tail.strip_prefix(b"_").unwrap_or(tail);
+    tail.iter().all(|b| b.is_ascii_digit() || *b == b'_') || TAILS.iter().any(|w| w.as_bytes() == t)
 }
 
 /// A name whose last word before the keyword is one of these is not a credential
@@ -208,6 +330,8 @@ fn is_ident(b: u8) -> bool {
 /// `name <op> value` found around an anchor: the value span.
 pub(crate) struct Assign {
     pub(crate) value: (usize, usize),
+    /// The value was inside quotes (so punctuation is part of it, not code).
+    pub(crate) quoted: bool,
 }
 
 /// Widens the anchor at `astart..aend` to the identifier around it; stops at `\n`, `\t`,
@@ -233,16 +357,20 @@ pub(crate) fn ident(hay: &[u8], astart: usize, aend: usize) -> Option<(usize, us
 /// Reads the operator and the value after the identifier `i..j`.
 pub(crate) fn parse(hay: &[u8], (i, j): (usize, usize)) -> Option<Assign> {
     let flag = hay[i..j].starts_with(b"--");
+    let key_quoted = quote_at(hay, j).is_some();
     // 2. Closing quote of a key, operator, opening quote.
     let mut k = skip_quote(hay, j);
-    if !(flag && hay.get(k) == Some(&b' ')) {
-        k = skip_blank(hay, k);
-        k += match &hay[k..hay.len().min(k + 2)] {
-            [b':', b'='] | [b'=', b'>'] => 2,
-            [b'=', b'=' | b'~'] | [b':', b':'] => return None,
-            [b'=' | b':', ..] => 1,
-            _ => return None,
-        };
+    if i > 0 && hay[i - 1] == b'<' && hay.get(j) == Some(&b'>') {
+        // `<apiToken>\n    value\n</apiToken>`: an XML element is the assignment.
+        k = skip_breaks(hay, j + 1);
+    } else if !(flag && hay.get(k) == Some(&b' ')) {
+        k = skip_type(hay, skip_blank(hay, k));
+        let comma = hay.get(k) == Some(&b',');
+        k += operator(&hay[k..hay.len().min(k + 4)], key_quoted)?;
+        // `("API_TOKEN", "…")` only: a comma before an unquoted word is a list.
+        if comma && quote_at(hay, skip_blank(hay, k)).is_none() {
+            return None;
+        }
     }
     k = skip_blank(hay, k);
     let quoted = k < hay.len() && quote_at(hay, k).is_some();
@@ -271,7 +399,10 @@ pub(crate) fn parse(hay: &[u8], (i, j): (usize, usize)) -> Option<Assign> {
         }
         k += 1;
     }
-    Some(Assign { value: (start, k) })
+    Some(Assign {
+        value: (start, k),
+        quoted,
+    })
 }
 
 /// Generic rule: finds `name <op> value` around the anchor and pushes the value span.
@@ -282,6 +413,12 @@ pub(crate) fn assignment(class: Class, site: &mut Site<'_>, out: &mut Vec<(usize
         return;
     }
     let Some(a) = parse(hay, name) else { return };
+    // In a raw line a `\uXXXX` escape (a non-ASCII character some writers escape) cuts the
+    // value short; whether it is a secret is decided on the decoded string.
+    if site.raw && hay[a.value.1..].starts_with(b"\\u") {
+        out.push((a.value.0, a.value.1 + 2));
+        return;
+    }
     let value = &hay[a.value.0..a.value.1];
     let (min_len, min_entropy) = match class {
         Class::Password => (6, 2.3),
@@ -292,10 +429,60 @@ pub(crate) fn assignment(class: Class, site: &mut Site<'_>, out: &mut Vec<(usize
         class == Class::Password && value.len() >= min_len && !filters::mostly_one_byte(value)
     } else {
         filters::looks_secret(value, min_len, min_entropy)
+            // `SECRET_KEY = 'django-insecure-k#9x!2@v^m(q)…'`: quoted random text with
+            // punctuation, which the code filters would take for an expression.
+            || (a.quoted && filters::random_punct(value))
     };
     if ok {
         out.push(a.value);
     }
+}
+
+/// Length of the assignment operator at the start of `w`: `=`, `:`, `:=`, `=>`, Make's `::=`,
+/// `:::=`, `?=`, PHP's `.=`, `??=`, `||=`, and `,` between a quoted name and its value
+/// (`setProperty("API_TOKEN", "…")`); `None` for comparisons (`==`, `=~`) and paths (`::`).
+fn operator(w: &[u8], key_quoted: bool) -> Option<usize> {
+    match w {
+        [b':', b':', b':', b'=', ..] => Some(4),
+        [b':', b':', b'=', ..] | [b'?', b'?', b'=', ..] | [b'|', b'|', b'=', ..] => Some(3),
+        [b':' | b'?' | b'.', b'=', ..] | [b'=', b'>', ..] => Some(2),
+        [b'=', b'=' | b'~', ..] | [b':', b':', ..] => None,
+        [b'=' | b':', ..] => Some(1),
+        [b',', ..] if key_quoted => Some(1),
+        _ => None,
+    }
+}
+
+/// Skips a string type between a name and its `=` (`var apiToken string = …`, TypeScript's
+/// `apiToken: string = …`); otherwise returns `k`.
+fn skip_type(hay: &[u8], k: usize) -> usize {
+    let m = if hay.get(k) == Some(&b':') {
+        skip_blank(hay, k + 1)
+    } else {
+        k
+    };
+    for t in [&b"string"[..], b"String", b"str", b"&str"] {
+        if hay[m..].starts_with(t) {
+            let n = skip_blank(hay, m + t.len());
+            if hay.get(n) == Some(&b'=') && hay.get(n + 1) != Some(&b'=') {
+                return n;
+            }
+        }
+    }
+    k
+}
+
+/// Skips blanks and line breaks, real or escaped (`\n`, `\r`, `\t` in a raw line).
+fn skip_breaks(hay: &[u8], mut k: usize) -> usize {
+    let start = k;
+    while k < hay.len() && k - start < 256 {
+        match hay[k] {
+            b' ' | b'\t' | b'\n' | b'\r' => k += 1,
+            b'\\' if matches!(hay.get(k + 1), Some(b'n' | b'r' | b't')) => k += 2,
+            _ => break,
+        }
+    }
+    k
 }
 
 fn quote_at(hay: &[u8], k: usize) -> Option<usize> {
@@ -345,12 +532,20 @@ fn name_ok(class: Class, name: &[u8]) -> bool {
                 .iter()
                 .find(|p| head.ends_with(p.as_bytes()))
                 .map(|p| (head.len() - p.len(), k + 3 - (head.len() - p.len())))
+                // `ALGOLIA_SEARCH_KEY`, `ADAFRUIT_IO_KEY`: a provider's name anywhere before.
+                .or_else(|| PROVIDER_NAMES.is_match(head).then_some((k, 3)))
         }),
     };
     let Some((pos, kw)) = found else { return false };
     let tail = &norm[pos + kw..];
-    // Plural `credentials` / `passwords` name a secret too; plural `tokens` never does.
-    if !((tail == b"s" && class != Class::Token) || tail_ok(tail)) {
+    // Plural `credentials` / `passwords` name a secret too; plural `tokens` never does, nor
+    // `secrets` (a vault or a list of them: `keyVaultToStoreSecrets: cmp2-qat-1208358310`).
+    let plural_ok = match class {
+        Class::Password | Class::ApiKey => true,
+        Class::Secret => kw == "credential".len(),
+        Class::Token => false,
+    };
+    if !((tail == b"s" && plural_ok) || tail_ok(tail)) {
         return false;
     }
     // The last word before the keyword: it starts after `_`, at a camelCase hump, or at the
@@ -360,9 +555,12 @@ fn name_ok(class: Class, name: &[u8]) -> bool {
         end -= 1;
     }
     let mut start = end;
+    // (A hump at `end` itself is where the keyword starts, not the head word: `publicToken`.)
     while start > 0
         && norm[start - 1] != b'_'
-        && !(orig[start].is_ascii_uppercase() && orig[start - 1].is_ascii_lowercase())
+        && !(start < end
+            && orig[start].is_ascii_uppercase()
+            && orig[start - 1].is_ascii_lowercase())
     {
         start -= 1;
     }
@@ -415,6 +613,38 @@ mod tests {
             find(p, "DB_PASSWORD=hunter22", "ASSW").as_deref(),
             Some("hunter22")
         );
+        let django = "k#9x!2@v^m(q)z8w&l%0t+e*r=u-y3n7b5c$h1j4g6f";
+        let line = format!("SECRET_KEY = 'django-insecure-{django}'");
+        assert_eq!(
+            find(Class::Secret, &line, "ECRET").as_deref(),
+            Some(format!("django-insecure-{django}").as_str())
+        );
+        assert_eq!(
+            find(
+                Class::ApiKey,
+                "ALGOLIA_SEARCH_KEY=Zx81kQp0Lm2vB7aa9",
+                "_KEY"
+            )
+            .as_deref(),
+            Some("Zx81kQp0Lm2vB7aa9")
+        );
+        // The syntaxes gitleaks' rule tests embed a secret in, beyond `=` and `:`.
+        for s in [
+            r#"var algoliaToken string = "Zx81kQp0Lm2vB7aa""#,
+            r#"const algoliaToken: string = "Zx81kQp0Lm2vB7aa";"#,
+            r#"$algoliaToken .= "Zx81kQp0Lm2vB7aa""#,
+            r#"algolia_token ::= "Zx81kQp0Lm2vB7aa""#,
+            r#"algolia_token :::= "Zx81kQp0Lm2vB7aa""#,
+            r#"algolia_token ?= "Zx81kQp0Lm2vB7aa""#,
+            r#"System.setProperty("algolia_token", "Zx81kQp0Lm2vB7aa")"#,
+            r"<algoliaToken>\n    Zx81kQp0Lm2vB7aa\n</algoliaToken>",
+        ] {
+            assert_eq!(
+                find(t, s, "oken").as_deref(),
+                Some("Zx81kQp0Lm2vB7aa"),
+                "{s}"
+            );
+        }
     }
 
     #[test]
@@ -432,6 +662,11 @@ mod tests {
             "token_type: Bearer",
             "csrf_token = Zx81kQp0Lm2vB7",
             "token = \"the token is stored elsewhere\"",
+            "api_token = '[a-z0-9!@#$%^&*(-_=+)]{50}'",
+            "token = '${{ secrets.DEPLOY_TOKEN }}-x1!@#'",
+            "token: '<%= ENV[\"TOKEN_1a\"] %>!@#$%^&'",
+            "Settings(bot=\"xoxb-token\", SLACK_APP_TOKEN=x9Zq81kQp0Lm2vB7)",
+            "lookup(\"token\", fallback_value_42x)",
         ] {
             let a = s.find("oken").expect("anchor");
             let mut out = Vec::new();

@@ -33,23 +33,30 @@
 //! ```
 
 mod confirm;
+mod counts;
 mod custom;
+mod email;
 mod engine;
 mod filters;
 mod generic;
 mod json;
 mod layout;
 mod named;
+mod protect;
 mod redact;
+mod rules_a;
+mod rules_bc;
+mod shapes;
 mod table;
 mod unescape;
 
 use regex::bytes::RegexBuilder;
 use serde::{Deserialize, Serialize};
 
+pub use counts::RuleCounts;
 use engine::{Engine, EngineParts, LazyRegex, Matcher, Rule};
 pub use table::Tier;
-use table::{BUILTIN, Pattern};
+use table::{Pattern, builtin};
 
 /// Which rule tiers run. Tiers A and B are always on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -166,7 +173,7 @@ pub enum Error {
 
 /// Every built-in rule, in priority order.
 pub fn builtin_rules() -> impl Iterator<Item = RuleInfo> {
-    BUILTIN.iter().map(|d| RuleInfo {
+    builtin().map(|d| RuleInfo {
         id: d.id.to_owned(),
         tier: Some(d.tier),
         description: d.about.to_owned(),
@@ -195,7 +202,7 @@ impl Redactor {
         if let Some(id) = opts
             .disable
             .iter()
-            .find(|d| !user_ids.contains(&d.as_str()) && !BUILTIN.iter().any(|b| b.id == *d))
+            .find(|d| !user_ids.contains(&d.as_str()) && !builtin().any(|b| b.id == *d))
         {
             return Err(Error::UnknownRule { id: id.clone() });
         }
@@ -212,7 +219,7 @@ impl Redactor {
                 .collect(),
         };
         let mut infos = Vec::new();
-        for d in BUILTIN {
+        for d in builtin() {
             if (d.tier == Tier::C && opts.level == Level::Standard)
                 || opts.disable.iter().any(|x| x == d.id)
             {
@@ -227,6 +234,10 @@ impl Redactor {
                     ahead,
                 },
                 Pattern::Custom(f) => Matcher::Custom(f),
+                Pattern::Near { re, words } => Matcher::Near {
+                    re: LazyRegex::new(table::expand(re)),
+                    words,
+                },
             };
             let priority = match d.tier {
                 Tier::A => 3,
@@ -259,7 +270,7 @@ impl Redactor {
             if !id_ok {
                 return Err(Error::InvalidRuleId { id: u.id.clone() });
             }
-            if BUILTIN.iter().any(|b| b.id == u.id) || user_ids[..i].contains(&u.id.as_str()) {
+            if builtin().any(|b| b.id == u.id) || user_ids[..i].contains(&u.id.as_str()) {
                 return Err(Error::DuplicateRuleId { id: u.id.clone() });
             }
             if let Some(index) = u.keywords.iter().position(|k| {
@@ -324,6 +335,13 @@ impl Redactor {
     /// Redacts plain text (a sidecar `tool-results/*.txt`, a log), appending to `out`.
     pub fn redact_text(&self, text: &[u8], out: &mut Vec<u8>) -> Vec<Finding> {
         redact::text(&self.engine, text, out)
+    }
+
+    /// Redacts a whole JSONL buffer line by line (each line as [`Redactor::redact_line`];
+    /// `\n` and `\r\n` terminators and a last line without one are kept), appending to
+    /// `out`, and returns the findings counted by rule id (for an audit trail of the write).
+    pub fn redact_jsonl(&self, data: &[u8], out: &mut Vec<u8>) -> RuleCounts {
+        redact::jsonl(&self.engine, self.decode_all, data, out)
     }
 
     /// The active rules (after level, `disable` and user rules).

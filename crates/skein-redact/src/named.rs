@@ -172,3 +172,40 @@ pub(crate) fn aws_session(site: &mut Site<'_>, out: &mut Vec<(usize, usize)>) {
         out,
     );
 }
+
+/// `"auth": "<base64>"` entries of the `auths` map of a Docker `config.json` (anchor `"auth`,
+/// also as `\"auth\"` in a raw line): every entry, not only the first.
+pub(crate) fn docker_auth(site: &mut Site<'_>, out: &mut Vec<(usize, usize)>) {
+    let (hay, s, e) = (site.hay, site.s, site.e);
+    let skip = |mut k: usize, set: &[u8]| {
+        while hay.get(k).is_some_and(|b| set.contains(b)) {
+            k += 1;
+        }
+        k
+    };
+    let k = skip(e, b"\\");
+    if hay.get(k) != Some(&b'"') {
+        return;
+    }
+    let k = skip(k + 1, b" \t");
+    if hay.get(k) != Some(&b':') {
+        return;
+    }
+    let k = skip(skip(k + 1, b" \t"), b"\\");
+    if hay.get(k) != Some(&b'"') {
+        return;
+    }
+    let a = k + 1;
+    let b = a + hay[a..]
+        .iter()
+        .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
+        .count();
+    // Anywhere before it (not a byte window: a redaction in between must not change the
+    // answer).
+    if b - a >= 12
+        && memchr::memmem::rfind(&hay[..s], b"auths").is_some()
+        && filters::token(&hay[a..b])
+    {
+        out.push((a, b));
+    }
+}

@@ -2,35 +2,10 @@
 
 use memchr::memchr;
 
-use crate::Finding;
-use crate::LineOutcome;
 use crate::engine::{Engine, Hit};
 use crate::json::{self, Decoded, Frame, Place, Visitor};
-
-/// Values under these keys are never scanned or changed.
-const PROTECTED: &[&[u8]] = &[
-    b"uuid",
-    b"parentUuid",
-    b"logicalParentUuid",
-    b"leafUuid",
-    b"sessionId",
-    b"requestId",
-    b"id",
-    b"tool_use_id",
-    b"toolUseID",
-    b"toolUseId",
-    b"parentToolUseID",
-    b"sourceToolUseID",
-    b"sourceToolAssistantUUID",
-    b"signature",
-    b"timestamp",
-    b"agentId",
-    b"parentAgentId",
-    b"promptId",
-    b"messageId",
-    b"base64",
-    b"encrypted_content",
-];
+use crate::protect;
+use crate::{Finding, LineOutcome, RuleCounts};
 
 pub(crate) fn line(
     engine: &Engine,
@@ -76,6 +51,27 @@ pub(crate) fn line(
         findings: if changed { v.findings } else { Vec::new() },
         fallback,
     }
+}
+
+pub(crate) fn jsonl(
+    engine: &Engine,
+    decode_all: bool,
+    data: &[u8],
+    out: &mut Vec<u8>,
+) -> RuleCounts {
+    let mut counts = RuleCounts::new();
+    let mut rest = data;
+    while !rest.is_empty() {
+        let (body, term, next) = match memchr(b'\n', rest) {
+            Some(i) if i > 0 && rest[i - 1] == b'\r' => (&rest[..i - 1], &rest[i - 1..=i], i + 1),
+            Some(i) => (&rest[..i], &rest[i..=i], i + 1),
+            None => (rest, &rest[rest.len()..], rest.len()),
+        };
+        counts.add(&line(engine, decode_all, body, out).findings);
+        out.extend_from_slice(term);
+        rest = &rest[next..];
+    }
+    counts
 }
 
 pub(crate) fn text(engine: &Engine, text: &[u8], out: &mut Vec<u8>) -> Vec<Finding> {
@@ -203,36 +199,6 @@ impl LineVisitor<'_> {
     }
 }
 
-fn protected(src: &[u8], key: &[u8], place: Place<'_>) -> bool {
-    if PROTECTED.contains(&key) {
-        return true;
-    }
-    if key != b"data" {
-        return false;
-    }
-    match place {
-        Place::Lenient(_) => true,
-        Place::Strict(stack) => {
-            let ty = match stack.last() {
-                Some(Frame::Object {
-                    ty: Some((a, b)), ..
-                }) => &src[*a..*b],
-                _ => b"",
-            };
-            let parent = match stack.len().checked_sub(2).map(|i| stack[i]) {
-                Some(Frame::Object {
-                    key: Some((a, b)), ..
-                }) => &src[a..b],
-                _ => b"",
-            };
-            matches!(
-                ty,
-                b"base64" | b"redacted_thinking" | b"image" | b"document"
-            ) || parent == b"source"
-        }
-    }
-}
-
 impl Visitor for LineVisitor<'_> {
     fn literal(&mut self, src: &[u8], s: usize, e: usize, is_key: bool, place: Place<'_>) {
         if is_key {
@@ -267,7 +233,11 @@ impl Visitor for LineVisitor<'_> {
             if k == b"uuid" && top && self.uuid.is_none() {
                 self.uuid = Some(String::from_utf8_lossy(&src[s..e]).into_owned());
             }
-            if protected(src, k, place) {
+            // Lines that are not JSON have no structure to tell Claude Code's own ids from
+            // a tool's data: everything there is scanned.
+            if let Place::Strict(stack) = place
+                && protect::protected(src, k, stack)
+            {
                 return;
             }
         }

@@ -73,3 +73,17 @@ pub fn corpus_files() -> Option<(PathBuf, Vec<PathBuf>)> {
     let files = jsonl_files(&dir);
     Some((dir, files))
 }
+
+/// Copies the directory `from` into `to`, recursively (a fixture tree into a temp dir).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create the copy's directory");
+    for e in std::fs::read_dir(from).expect("read the fixture directory") {
+        let e = e.expect("directory entry");
+        let dst = to.join(e.file_name());
+        if e.file_type().expect("file type").is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), &dst).expect("copy a fixture file");
+        }
+    }
+}

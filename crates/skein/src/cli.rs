@@ -81,6 +81,13 @@ pub(crate) enum Command {
     Decompress(commands::archive::DecompressArgs),
     /// Write files to standard output, decoding zstd and archive files.
     Cat(commands::archive::CatArgs),
+    /// Bring the catalog (an incremental index of every session, live and archived) up to
+    /// date, or rebuild it.
+    Index(commands::index::Args),
+    /// One row per main session, newest first: title, times, counts, models, cost.
+    Sessions(commands::sessions::Args),
+    /// Full-text search over prompts, replies, thinking, tool inputs and results (BM25).
+    Search(commands::search::Args),
 }
 
 /// Output format of a report.

@@ -4,6 +4,7 @@
 //! [`PassError::Unknown`] (the built-in `open-request` and `extract` never reach it).
 
 pub mod archive;
+pub mod index;
 pub mod snapshot;
 
 use std::path::PathBuf;
@@ -21,6 +22,8 @@ use crate::error::{Error, chain};
 
 /// Pass name: archive the transcript (main session or subagent).
 pub const ARCHIVE: &str = "archive";
+/// Pass name: index the transcript's new bytes into the catalog.
+pub const INDEX: &str = "index";
 /// Pass name: write the request's snapshot.
 pub const SNAPSHOT: &str = "snapshot";
 
@@ -34,6 +37,8 @@ pub struct Passes {
     redactor: Option<(RedactOptions, Redactor)>,
     /// The default redactor, started early by [`Passes::prepare_redactor`].
     pending: Option<Pending>,
+    /// The catalog the `index` pass writes (its `catalog` option overrides it).
+    pub catalog: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Passes {
@@ -41,6 +46,7 @@ impl std::fmt::Debug for Passes {
         f.debug_struct("Passes")
             .field("redactor", &self.redactor.is_some())
             .field("pending", &self.pending.is_some())
+            .field("catalog", &self.catalog)
             .finish()
     }
 }
@@ -78,6 +84,7 @@ impl PassRunner for Passes {
         let result = match input.pass {
             ARCHIVE => archive::run(self, input),
             SNAPSHOT => snapshot::run(self, input),
+            INDEX => index::run(self, input),
             other => return Err(PassError::Unknown(other.to_owned())),
         };
         result.map_err(|e| PassError::Failed {

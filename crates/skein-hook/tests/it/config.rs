@@ -8,8 +8,11 @@ use skein_hook::{Config, ConfigError, ConfigFiles, LogLevel, ProjectLookup};
 #[test]
 fn defaults_serve_most_users() {
     let c = Config::default();
-    assert_eq!(c.passes_for("Stop"), ["snapshot", "archive"]);
-    assert_eq!(c.passes_for("SubagentStop"), ["extract", "archive"]);
+    assert_eq!(c.passes_for("Stop"), ["snapshot", "archive", "index"]);
+    assert_eq!(
+        c.passes_for("SubagentStop"),
+        ["extract", "archive", "index"]
+    );
     assert_eq!(c.passes_for("SessionEnd"), ["archive"]);
     assert_eq!(c.passes_for("PreCompact"), ["archive"]);
     assert_eq!(c.passes_for("UserPromptSubmit"), ["open-request"]);
@@ -76,7 +79,7 @@ zstd_level = 9
     assert_eq!(c.passes_for("SessionStart"), ["mine"]);
     assert_eq!(
         c.passes_for("SubagentStop"),
-        ["extract", "archive"],
+        ["extract", "archive", "index"],
         "untouched default"
     );
     assert_eq!(

@@ -44,7 +44,7 @@ fn corrupt_session_map() {
     let out = run(env.event("stop").as_bytes(), &env.ctx(), &mut p);
     assert_failed_open(&out, "stop");
     // The passes still ran (archiving does not need a request).
-    assert_eq!(p.calls.len(), 2);
+    assert_eq!(p.calls.len(), 3);
     let logged = fs::read_to_string(env.state.join("logs/hook.log")).expect("log");
     assert!(logged.contains("corrupt state file"), "{logged}");
     assert!(
@@ -163,8 +163,10 @@ fn failed_pass_is_offered_again_and_others_still_run() {
         [
             ("snapshot", Some(ChangeKind::Rewritten)),
             ("archive", Some(ChangeKind::Rewritten)),
+            ("index", Some(ChangeKind::Rewritten)),
             ("snapshot", Some(ChangeKind::Rewritten)),
             ("archive", Some(ChangeKind::Unchanged)),
+            ("index", Some(ChangeKind::Unchanged)),
         ]
     );
 }
@@ -245,7 +247,7 @@ fn busy_transcript_skips_passes_without_error() {
     assert_eq!(audit[0]["outcome"], "busy");
     let out = run(env.event("stop").as_bytes(), &ctx, &mut p);
     assert!(!out.has_errors());
-    assert_eq!(p.calls.len(), 2);
+    assert_eq!(p.calls.len(), 3);
     assert!(
         p.calls
             .iter()

@@ -68,6 +68,7 @@ fn request_lifecycle_with_incremental_passes() {
         [
             ("snapshot".to_owned(), Some(ChangeKind::Rewritten)),
             ("archive".to_owned(), Some(ChangeKind::Rewritten)),
+            ("index".to_owned(), Some(ChangeKind::Rewritten)),
         ]
     );
     assert!(
@@ -99,7 +100,8 @@ fn request_lifecycle_with_incremental_passes() {
         calls(&mut p),
         [
             ("snapshot".to_owned(), appended),
-            ("archive".to_owned(), appended)
+            ("archive".to_owned(), appended),
+            ("index".to_owned(), appended)
         ]
     );
 
@@ -121,13 +123,15 @@ fn request_lifecycle_with_incremental_passes() {
 
     run_ok(&env, "subagent_stop", &mut p);
     let c = p.calls.drain(..).collect::<Vec<_>>();
-    assert_eq!(c.len(), 1);
-    assert_eq!(c[0].pass, "archive");
-    assert_eq!(
-        c[0].transcript.as_deref(),
-        Some(env.agent_transcript().as_path())
-    );
-    assert_eq!(c[0].change, None, "agent transcript does not exist");
+    let names: Vec<&str> = c.iter().map(|c| c.pass.as_str()).collect();
+    assert_eq!(names, ["archive", "index"]);
+    for c in &c {
+        assert_eq!(
+            c.transcript.as_deref(),
+            Some(env.agent_transcript().as_path())
+        );
+        assert_eq!(c.change, None, "agent transcript does not exist");
+    }
     let ctx_md = fs::read_to_string(req_dir.join("context.md")).expect("context.md");
     assert!(ctx_md.contains("## Explore `a4d2c8f1e0b3a297`"), "{ctx_md}");
     assert!(ctx_md.contains("The parser lives in crates/skein-core/src/lines.rs."));

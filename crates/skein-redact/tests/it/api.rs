@@ -288,3 +288,114 @@ fn overlapping_user_keywords() {
     assert_eq!(out, r#"{"a":"[REDACTED:outer] acme_[REDACTED:inner]"}"#);
     assert_eq!(o.findings.len(), 2);
 }
+
+#[test]
+fn counts_by_rule_for_an_audit_trail() {
+    // Three records, CRLF and a last line without terminator: every byte but the secrets is
+    // kept, and the counts say what was redacted (never the secret).
+    let data = format!(
+        "{{\"uuid\":\"a\",\"m\":\"{GH} and {GH}\"}}\r\n{{\"uuid\":\"b\",\"m\":\"mail jane.roe@acme-corp.io\"}}\n{{\"uuid\":\"c\",\"m\":\"nothing\"}}"
+    );
+    let mut out = Vec::new();
+    let counts = STRICT.redact_jsonl(data.as_bytes(), &mut out);
+    let out = String::from_utf8(out).expect("utf8");
+    assert_eq!(
+        out,
+        "{\"uuid\":\"a\",\"m\":\"[REDACTED:github-token] and [REDACTED:github-token]\"}\r\n{\"uuid\":\"b\",\"m\":\"mail [REDACTED:email]\"}\n{\"uuid\":\"c\",\"m\":\"nothing\"}"
+    );
+    assert_eq!((counts.get("github-token"), counts.get("email")), (2, 1));
+    assert_eq!((counts.total(), counts.get("jwt")), (3, 0));
+    assert_eq!(
+        serde_json::to_string(&counts).expect("json"),
+        r#"{"email":1,"github-token":2}"#
+    );
+    assert!(
+        !serde_json::to_string(&counts)
+            .expect("json")
+            .contains("ghp_")
+    );
+    // Per line, and merged across writes.
+    let (_, o) = redact(&STRICT, &format!(r#"{{"m":"{GH}"}}"#));
+    let mut all = o.counts();
+    assert_eq!(all.iter().collect::<Vec<_>>(), [("github-token", 1)]);
+    all.merge(&counts);
+    assert_eq!(all.get("github-token"), 3);
+    let mut text = Vec::new();
+    let f = STRICT.redact_text(b"write to jane.roe@acme-corp.io", &mut text);
+    let c: skein_redact::RuleCounts = f.iter().collect();
+    assert_eq!(c.get("email"), 1);
+    assert!(skein_redact::RuleCounts::new().is_empty());
+}
+
+/// Inputs the `redact` fuzz target found (minimised or simplified): redacting twice changes nothing more,
+/// the raw prefilter agrees with decoding every string, and every secret of a run of several
+/// after one keyword is found (each `[REDACTED:` count is the number expected).
+#[test]
+fn fuzz_findings_stay_fixed() {
+    let cases: &[(&str, usize)] = &[
+        ("Bearer patFHGUOK_SECRET=whsec_z5", 1),
+        (
+            r#""auths: \"auth\":\"Q5A2C6vZo/Vz\"auth\":\"Q5AziqiBL6Nm"#,
+            2,
+        ),
+        (
+            r#"{"=ZXlKaGJHY2lPaUpJVXpJMU5pSjkuZXlK1wEQIY9me6jhbc1yJH3MH04Q7464=ZXlKaGJHY2lPaUpJVXpJMU5pSjkuZXlKwEQlGl98Mgb33JHMcH04Q74ozL8N"#,
+            2,
+        ),
+        (
+            "zdiscordl'MdldNkivlHmKl8fEjhs23ckf.oSeXaF.idNkivayJpRNCi1kzfmgOrLuMgx('Myu3svbglgHml8fEBhs23ckf.oSeXaF.idNkNC1zfmgOrgxKdVVpN0Rvu5l}}",
+            2,
+        ),
+        ("s@q.gi._@q.gi", 1),
+        (
+            "{bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t=C=bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29th}",
+            1,
+        ),
+        (
+            r#": "twilio SK443c7a222de6c73e913fcb30b26b5ead SK443c7a222de6c73e913fcb30b26b5ea1}"#,
+            2,
+        ),
+        (
+            "tyMAILGUN key-a6f26369110022a09b194086e2727881 key-a6f26369110022a9b4109086e2727881]",
+            2,
+        ),
+        (
+            r#"{"": {"c":[{"":"-----BEGIN PRIVATE KEY-----\\tMIIEFzpj+mmp7dIfzB1HIUszn8Aqocin"}]}}"#,
+            1,
+        ),
+        (r#"{"":{"":[{"":"Token:\"s,ke-\u2024"}]}}"#, 1),
+        (r#""[REDACTED:":TOKEN=Qfq5GAz: "TOKEN=fshwao03"#, 3),
+        (
+            "S@dd.uk.y3r.coddddddddddddddddddddddddd1ddddddddSSSSSSSSSSSddddSSSSSdddd@dd.uk.",
+            0,
+        ),
+        (
+            // `machine` more than 256 bytes before `login` until the key in between is redacted.
+            &format!(
+                r#"{{"c":"machine api.example.com {}-----BEGIN PRIVATE KEY-----
+MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQC7
+MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQC7 ok
+  login bob
+  password 1aKgQz7x"}}"#,
+                "x".repeat(200)
+            ),
+            2,
+        ),
+        (
+            r#"{"c":"ssh -i k.pem ubuntu@ec2-3-8-1-2.eu.compute.io TOKEN=y@anthropic.ly x@y.co.uk"}"#,
+            1,
+        ),
+    ];
+    for &(line, n) in cases {
+        let (out, _) = redact(&STRICT, line);
+        assert_eq!(out.matches("[REDACTED:").count(), n, "{line} -> {out}");
+        assert_eq!(redact(&STRICT, &out).0, out, "not idempotent: {line}");
+        if serde_json::from_str::<Value>(line).is_ok() {
+            assert_eq!(
+                redact(&crate::PARANOID, line).0,
+                out,
+                "decode_all differs: {line}"
+            );
+        }
+    }
+}

@@ -8,6 +8,7 @@
 mod api;
 mod corpus;
 mod docs;
+mod families;
 mod planted;
 mod props;
 mod samples;

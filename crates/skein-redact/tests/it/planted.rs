@@ -22,6 +22,7 @@ const NO_SPLIT: &[&str] = &[
     "mailgun-api-key",
     "twilio-api-key",
     "discord-bot-token",
+    "facebook-app-token",
     "aws-secret-access-key",
     "aws-session-token",
     "gcp-private-key-id",

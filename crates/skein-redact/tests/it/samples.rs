@@ -339,6 +339,113 @@ pub(crate) const TEMPLATES: &[(&str, &[&str])] = &[
         &["discord bot: client.run('«M{u:25}.{u:6}.{u:38}»')"],
     ),
     ("twilio-api-key", &["twilio key sid «SK{h:32}»"]),
+    (
+        "facebook-app-token",
+        &["facebook app token: «{d:16}|{u:27}»"],
+    ),
+    // Added for gitleaks coverage.
+    (
+        "square-access-token",
+        &[
+            "curl -H 'Authorization: Bearer «EAAA{u:60}»' https://connect.squareup.com/v2",
+            "SQUARE_TOKEN=«sq0atp-{u:22}»",
+        ],
+    ),
+    ("square-oauth-secret", &["app secret «sq0csp-{u:43}»"]),
+    (
+        "braintree-access-token",
+        &["BT_TOKEN=«access_token$production${a:16}${h:32}»"],
+    ),
+    (
+        "mapbox-token",
+        &["mapboxgl.accessToken = '«sk.eyJ1Ijoi{A:20}IiwiYSI6I{A:20}In0.{u:22}»';"],
+    ),
+    ("airtable-token", &["AIRTABLE_PAT=«pat{A:14}.{h:64}»"]),
+    ("harness-token", &["x-api-key: «pat.{u:22}.{A:24}.{A:20}»"]),
+    (
+        "flyio-token",
+        &[
+            "FLY_API_TOKEN=«fo1_{u:43}»",
+            "fly deploy -t 'FlyV1 «fm2_{b:120}»'",
+        ],
+    ),
+    ("contentful-token", &["«CFPAT-{u:43}»"]),
+    ("dynatrace-token", &["DT_API_TOKEN=«dt0c01.{U:24}.{U:64}»"]),
+    (
+        "planetscale-token",
+        &["«pscale_tkn_{u:43}»", "mysql -p«pscale_pw_{u:43}»"],
+    ),
+    (
+        "firebase-cloud-messaging-key",
+        &[
+            "curl -H 'Authorization: key=«AAAA{u:7}:APA91b{u:134}»' https://fcm.googleapis.com/fcm/send",
+        ],
+    ),
+    (
+        "onepassword-secret-key",
+        &["«A3-{U:6}-{U:11}-{U:5}-{U:5}-{U:5}»"],
+    ),
+    ("artifactory-token", &["«AKCp{A:69}»", "«cmVmd{A:59}»"]),
+    (
+        "aws-bedrock-api-key",
+        &["AWS_BEARER_TOKEN_BEDROCK=«ABSK{b:132}»"],
+    ),
+    ("clojars-token", &["«CLOJARS_{A:60}»"]),
+    ("cloudflare-origin-ca-key", &["«v1.0-{h:24}-{h:146}»"]),
+    ("duffel-token", &["«duffel_test_{u:43}»"]),
+    ("easypost-token", &["«EZAK{A:54}»", "«EZTK{A:54}»"]),
+    ("flutterwave-secret-key", &["«FLWSECK_TEST-{h:32}-X»"]),
+    ("frameio-token", &["«fio-u-{u:64}»"]),
+    ("intra42-client-secret", &["«s-s4t2ud-{h:64}»"]),
+    ("maxmind-license-key", &["license_key: «{A:6}_{A:29}_mmk»"]),
+    ("prefect-token", &["«pnu_{A:36}»"]),
+    ("readme-token", &["«rdme_{a:70}»"]),
+    ("rubygems-token", &["«rubygems_{h:48}»"]),
+    ("scalingo-token", &["«tk-us-{u:48}»"]),
+    ("sendinblue-api-key", &["«xkeysib-{h:64}-{A:16}»"]),
+    ("shippo-token", &["«shippo_live_{h:40}»"]),
+    ("sourcegraph-token", &["«sgp_{h:16}_{h:40}»"]),
+    ("sonarqube-token", &["sonar.token=«squ_{h:40}»"]),
+    ("typeform-token", &["«tfp_{u:59}»"]),
+    ("defined-networking-token", &["«dnkey-{u:26}-{u:52}»"]),
+    ("facebook-access-token", &["«EAAC{A:150}»"]),
+    (
+        "jwt-base64",
+        &["JWT_B64=«ZXlKaGJHY2lPaUpJVXpJMU5pSjkuZXlK{A:80}»"],
+    ),
+    ("alibaba-access-key-id", &["«LTAI5t{A:14}»"]),
+    ("clickhouse-api-secret", &["«4b1d{A:37}7»"]),
+    ("adobe-client-secret", &["«p8e-{A:31}7»"]),
+    ("infracost-token", &["«ico-{A:31}7»"]),
+    ("octopus-deploy-api-key", &["«API-{U:25}7»"]),
+    (
+        "openshift-user-token",
+        &["oc login --token=«sha256~{u:43}»"],
+    ),
+    ("settlemint-token", &["«sm_pat_{A:15}7»"]),
+    (
+        "authress-access-key",
+        &["«sc_{a:12}.{a:5}.acc_{a:20}.{u:60}»"],
+    ),
+    (
+        "gitlab-session-cookie",
+        &["curl -b '_gitlab_session=«{a:31}7»' https://gitlab.acme.io"],
+    ),
+    (
+        "sidekiq-secret",
+        &["export BUNDLE_ENTERPRISE__CONTRIBSYS__COM=«{h:8}:{h:8}»"],
+    ),
+    (
+        "nuget-config-password",
+        &["<add key=\"ClearTextPassword\" value=\"«{A:15}7»\" />"],
+    ),
+    (
+        "email",
+        &[
+            "Author: Jane Doe <«jane.doe@{a:8}.io»>",
+            "git config user.email «{L:6}.{L:5}@gmail.com»",
+        ],
+    ),
 ];
 
 /// One sample per template, with fresh random bodies.

@@ -61,7 +61,8 @@ impl Tokens {
         self.input + self.output + self.cache_creation + self.cache_read
     }
 
-    fn max_with(&mut self, o: &Self) {
+    /// Each counter the maximum of both (streaming lines of one request repeat its usage).
+    pub fn max_with(&mut self, o: &Self) {
         self.input = self.input.max(o.input);
         self.output = self.output.max(o.output);
         self.cache_creation_5m = self.cache_creation_5m.max(o.cache_creation_5m);

@@ -140,6 +140,7 @@ pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
         );
     }
     let mut passes = skein_app::hook::Passes::default();
+    passes.catalog = skein_catalog::default_path(env);
     if skein_app::hook::will_redact(&input) {
         passes.prepare_redactor();
     }

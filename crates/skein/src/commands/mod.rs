@@ -9,9 +9,13 @@ use skein_layout::Env;
 use crate::cli::{Cli, Command};
 
 pub(crate) mod archive;
+pub(crate) mod catalog;
 pub(crate) mod check;
 pub(crate) mod hook;
+pub(crate) mod index;
 pub(crate) mod passes;
+pub(crate) mod search;
+pub(crate) mod sessions;
 pub(crate) mod show;
 pub(crate) mod skills;
 mod stats;
@@ -38,5 +42,8 @@ pub(crate) fn run(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Compress(args) => archive::compress(&args),
         Command::Decompress(args) => archive::decompress(&args),
         Command::Cat(args) => archive::cat(&args),
+        Command::Index(args) => index::run(&args, env),
+        Command::Sessions(args) => sessions::run(&args, env),
+        Command::Search(args) => search::run(&args, env),
     }
 }

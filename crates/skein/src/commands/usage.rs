@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use serde::de::IgnoredAny;
 use skein_analysis::AnalysisOptions;
+use skein_layout::SessionFiles;
 use skein_reports::agents::agent_groups;
 use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
@@ -19,6 +20,7 @@ use skein_reports::usage::{
     Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner,
 };
 
+use super::catalog::CatalogArgs;
 use crate::cli::Format;
 use crate::output::{Align, Columns, error_line};
 use crate::report::{ReportArgs, RowWriter, exit_status};
@@ -45,6 +47,11 @@ pub(crate) struct Args {
     /// unnamed agents, `(internal)` (reads each session twice).
     #[arg(long, value_enum)]
     pub(crate) by: Option<By>,
+    #[command(flatten)]
+    pub(crate) catalog: CatalogArgs,
+    /// Scan the transcripts instead of answering from the catalog.
+    #[arg(long)]
+    pub(crate) no_catalog: bool,
 }
 
 /// What `--by` groups on.
@@ -112,8 +119,32 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     } else {
         Vec::new()
     };
+    // From the catalog where it covers a session (not for --by agent, which reads the spawning
+    // calls); the other sessions are scanned, in parallel.
+    let mut from_catalog = if args.no_catalog || kind == UsageKind::Agent {
+        None
+    } else {
+        super::catalog::for_report(&args.catalog, env, &report).and_then(|c| {
+            SCANNER
+                .with(|sc| c.usage_scans(&sessions, &mut sc.borrow_mut()))
+                .map_err(|e| {
+                    if !report.quiet {
+                        error_line(&format!("{e}; scanning the transcripts instead"));
+                    }
+                })
+                .ok()
+        })
+    }
+    .unwrap_or_else(|| vec![None; sessions.len()]);
+    let missing: Vec<SessionFiles> = sessions
+        .iter()
+        .zip(&from_catalog)
+        .filter(|(_, c)| c.is_none())
+        .map(|(s, _)| s.clone())
+        .collect();
+    let mut scanned = Vec::with_capacity(missing.len());
     let jobs_ok = report.for_each_session(
-        &sessions,
+        &missing,
         |s, parser| {
             let scan = SCANNER
                 .with(|sc| sc.borrow_mut().scan_session(s, mmap))
@@ -132,15 +163,28 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
             };
             Ok((scan, agents))
         },
-        |s, (scan, agents)| {
-            if kind == UsageKind::Agent {
-                builder.add_with_agents(s, scan, &agents);
-            } else {
-                builder.add(s, scan);
-            }
+        |s, found| {
+            scanned.push((s.clone(), found));
             Ok(())
         },
     )?;
+    // Every session in discovery order, from the catalog or from its scan (a session whose
+    // scan failed was reported and is left out, as before).
+    let mut scanned = scanned.into_iter().peekable();
+    for (s, c) in sessions.iter().zip(from_catalog.iter_mut()) {
+        let (scan, agents) = match c.take() {
+            Some(scan) => (scan, BTreeMap::new()),
+            None => match scanned.next_if(|(f, _)| f == s) {
+                Some((_, found)) => found,
+                None => continue,
+            },
+        };
+        if kind == UsageKind::Agent {
+            builder.add_with_agents(s, scan, &agents);
+        } else {
+            builder.add(s, scan);
+        }
+    }
     let result = builder.finish(&options, &pricing);
     if !report.quiet {
         warn(&result);

@@ -508,6 +508,47 @@ fn incremental_stops_append_one_frame_each() {
 }
 
 #[test]
+fn the_index_pass_makes_each_stop_searchable() {
+    let env = Env::new();
+    let t = env.transcript();
+    let search = |word: &str| -> Vec<Value> {
+        // The default catalog, read without refreshing anything (no live file is given).
+        let out = env
+            .cmd()
+            .env("CLAUDE_CONFIG_DIR", env.dir.path().join("nowhere"))
+            .args(["search", word, "--format", "jsonl", "-q"])
+            .output()
+            .expect("search");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect()
+    };
+    append(
+        &t,
+        &[
+            user("u1", None, "the ocelot prompt"),
+            assistant("a1", "u1", "First."),
+        ],
+    );
+    assert_silent_ok(&env.hook(&env.event("stop")), "stop 1");
+    let hits = search("ocelot");
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["session_id"], SID);
+    append(&t, &[assistant("a2", "a1", "a gazelle reply")]);
+    assert!(search("gazelle").is_empty());
+    assert_silent_ok(&env.hook(&env.event("stop")), "stop 2");
+    assert_eq!(search("gazelle").len(), 1);
+    assert_eq!(search("ocelot").len(), 1, "indexed once");
+    assert_eq!(env.log_errors(), Vec::<Value>::new());
+}
+
+#[test]
 fn redaction_and_compression_follow_the_config() {
     let env = Env::with_config(
         "lock_timeout_ms = 60000\nredact = false\n[events]\nStop = [\"archive\"]\n\

@@ -8,6 +8,7 @@
 mod archive;
 mod archive_input;
 mod archive_safety;
+mod catalog;
 mod check;
 mod cli;
 mod common;

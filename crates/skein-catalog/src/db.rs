@@ -1,0 +1,297 @@
+//! The database file: schema, versions and migrations, and opening it so that a corrupt or
+//! newer-schema catalog is rebuilt (it is derived data), never fatal.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use crate::error::{Error, Result};
+
+/// The schema version this build writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Migrations: entry `i` brings a catalog from version `i` to `i + 1`.
+const MIGRATIONS: [&str; 1] = [SCHEMA_V1];
+
+const SCHEMA_V1: &str = r"
+CREATE TABLE sources (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL,
+    agent_id TEXT,
+    project TEXT NOT NULL,
+    archived INTEGER NOT NULL DEFAULT 0,
+    internal INTEGER NOT NULL DEFAULT 0,
+    agent_type TEXT,
+    spawned_by TEXT,
+    dev INTEGER NOT NULL DEFAULT 0,
+    ino INTEGER NOT NULL DEFAULT 0,
+    size INTEGER NOT NULL DEFAULT 0,
+    mtime_ns INTEGER NOT NULL DEFAULT 0,
+    offset INTEGER NOT NULL DEFAULT 0,
+    zst_offset INTEGER NOT NULL DEFAULT 0,
+    lines INTEGER NOT NULL DEFAULT 0,
+    head_hash INTEGER NOT NULL DEFAULT 0,
+    tail_hash INTEGER NOT NULL DEFAULT 0,
+    usage_lines INTEGER NOT NULL DEFAULT 0,
+    usage_invalid INTEGER NOT NULL DEFAULT 0,
+    usage_no_timestamp INTEGER NOT NULL DEFAULT 0,
+    next_seq INTEGER NOT NULL DEFAULT 0,
+    first_ts TEXT,
+    last_ts TEXT,
+    cwd TEXT,
+    git_branch TEXT,
+    version TEXT,
+    models TEXT,
+    custom_title TEXT,
+    ai_title TEXT,
+    summary TEXT,
+    first_prompt TEXT,
+    prompts INTEGER NOT NULL DEFAULT 0,
+    user_messages INTEGER NOT NULL DEFAULT 0,
+    invalid_lines INTEGER NOT NULL DEFAULT 0,
+    shadowed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX sources_session ON sources(session_id, project);
+
+CREATE TABLE requests (
+    source_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    message_id TEXT,
+    request_id TEXT NOT NULL,
+    sidechain INTEGER NOT NULL,
+    origin INTEGER NOT NULL,
+    model TEXT,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cache_creation INTEGER NOT NULL,
+    cache_5m INTEGER NOT NULL,
+    cache_1h INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    ts_ms INTEGER NOT NULL,
+    foreign_session INTEGER NOT NULL,
+    progress_agent TEXT,
+    PRIMARY KEY (source_id, seq)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX requests_key ON requests(source_id, message_id, request_id, sidechain)
+    WHERE message_id IS NOT NULL;
+CREATE INDEX requests_time ON requests(ts_ms);
+
+CREATE TABLE tool_calls (
+    source_id INTEGER NOT NULL,
+    tool_use_id TEXT NOT NULL,
+    name TEXT,
+    line INTEGER,
+    ts TEXT,
+    input_bytes INTEGER,
+    result_ts TEXT,
+    is_error INTEGER,
+    result_bytes INTEGER,
+    PRIMARY KEY (source_id, tool_use_id)
+) WITHOUT ROWID;
+
+CREATE TABLE docs (
+    id INTEGER PRIMARY KEY,
+    source_id INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    len INTEGER NOT NULL,
+    block INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    ts_ms INTEGER,
+    tool TEXT
+);
+CREATE INDEX docs_source ON docs(source_id);
+
+CREATE TABLE dirs (
+    root TEXT NOT NULL,
+    path TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    PRIMARY KEY (root, path)
+) WITHOUT ROWID;
+
+CREATE VIRTUAL TABLE fts USING fts5(
+    body,
+    content = '',
+    contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+-- Pending terms are flushed to a new segment every 32 MiB instead of every 1 MiB: fewer,
+-- larger segments, much less merging while a tree is indexed.
+INSERT INTO fts (fts, rank) VALUES ('hashsize', 33554432);
+";
+
+/// How the catalog was opened.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Opened {
+    /// An existing catalog of this version (or migrated to it).
+    #[default]
+    Existing,
+    /// A new, empty catalog.
+    Created,
+    /// The file was unusable and was replaced by an empty catalog; the reason.
+    Rebuilt(String),
+}
+
+/// Opens (creating or rebuilding as needed) the catalog at `path`.
+pub(crate) fn open(path: &Path, busy: Duration) -> Result<(Connection, Opened)> {
+    let existed = path.exists();
+    match try_open(path, busy) {
+        Ok(conn) => Ok((
+            conn,
+            if existed {
+                Opened::Existing
+            } else {
+                Opened::Created
+            },
+        )),
+        Err(Unusable::Fatal(e)) => Err(e),
+        Err(Unusable::Rebuild(reason)) => {
+            remove_files(path)?;
+            let conn = try_open(path, busy).map_err(|e| match e {
+                Unusable::Fatal(e) => e,
+                Unusable::Rebuild(r) => Error::Corrupt {
+                    path: path.to_path_buf(),
+                    reason: r,
+                },
+            })?;
+            Ok((conn, Opened::Rebuilt(reason)))
+        }
+    }
+}
+
+enum Unusable {
+    /// Delete the files and start again.
+    Rebuild(String),
+    /// Cannot be helped by rebuilding (permissions, locked, disk).
+    Fatal(Error),
+}
+
+fn classify(path: &Path, e: rusqlite::Error) -> Unusable {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            Unusable::Rebuild(e.to_string())
+        }
+        _ => Unusable::Fatal(Error::sql(path, e)),
+    }
+}
+
+fn try_open(path: &Path, busy: Duration) -> std::result::Result<Connection, Unusable> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_private_dir(dir).map_err(|e| Unusable::Fatal(Error::io(dir, e)))?;
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
+    restrict_mode(path);
+    conn.busy_timeout(busy).map_err(|e| classify(path, e))?;
+    // Derived data: no fsync at all (a process killed at any point loses nothing the OS has;
+    // after a power loss a damaged catalog is rebuilt). The fsyncs of checkpoints cost the
+    // hook and every short command tens of milliseconds on a busy disk.
+    let setup = "PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; \
+                 PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; \
+                 PRAGMA cache_size = -32768;";
+    conn.execute_batch(setup).map_err(|e| classify(path, e))?;
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    if version > SCHEMA_VERSION {
+        return Err(Unusable::Rebuild(format!(
+            "schema version {version} is newer than this skein's {SCHEMA_VERSION}"
+        )));
+    }
+    if version < SCHEMA_VERSION {
+        migrate(&conn).map_err(|e| classify(path, e))?;
+    } else {
+        // A cheap probe: the tables this version needs are there and readable.
+        conn.query_row("SELECT count(*) FROM sources LIMIT 1", [], |_| Ok(()))
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+                    Unusable::Fatal(Error::sql(path, e))
+                }
+                _ => Unusable::Rebuild(e.to_string()),
+            })?;
+    }
+    Ok(conn)
+}
+
+/// Applies the migrations from `from` to [`SCHEMA_VERSION`] in one write transaction (a
+/// concurrent opener waits on the busy timeout and then sees the new version).
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    write_transaction(conn, || {
+        // Read again under the write lock: another process may have migrated meanwhile.
+        let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        for (v, sql) in MIGRATIONS
+            .iter()
+            .enumerate()
+            .skip(usize::try_from(current).unwrap_or(usize::MAX))
+        {
+            conn.execute_batch(sql)?;
+            conn.execute_batch(&format!("PRAGMA user_version = {}", v + 1))?;
+        }
+        Ok(())
+    })
+}
+
+/// Runs `f` in a `BEGIN IMMEDIATE` transaction: committed when it succeeds, rolled back
+/// otherwise.
+pub(crate) fn write_transaction<T>(
+    conn: &Connection,
+    f: impl FnOnce() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    match f() {
+        Ok(v) => conn.execute_batch("COMMIT").map(|()| v),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// The database file and its WAL and shared-memory files.
+pub(crate) fn files(path: &Path) -> [PathBuf; 3] {
+    let with = |suffix: &str| {
+        let mut s = path.as_os_str().to_owned();
+        s.push(suffix);
+        PathBuf::from(s)
+    };
+    [path.to_path_buf(), with("-wal"), with("-shm")]
+}
+
+/// Deletes the catalog's files (a rebuild starts from nothing).
+pub(crate) fn remove_files(path: &Path) -> Result<()> {
+    for f in files(path) {
+        match std::fs::remove_file(&f) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&f, e)),
+        }
+    }
+    Ok(())
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir)
+}
+
+/// Everything skein writes under its state directory is 0600.
+pub(crate) fn restrict_mode(path: &Path) {
+    #[cfg(unix)]
+    for f in files(path) {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(&f)
+            && m.permissions().mode() & 0o077 != 0
+        {
+            let _ = std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600));
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! The catalog: an incremental index of every session, live and archived, in one SQLite file
+//! (WAL, FTS5). It is derived data: rebuilt from the transcripts and the archive at any time,
+//! and a corrupt or newer-schema file is replaced, never fatal.
+//!
+//! * [`db`](mod@db): schema, versions, migrations, opening (and rebuilding).
+//! * [`track`]: what was indexed of each source file (identity, size, offset, hashes) and
+//!   what a refresh must do with it now.
+//! * [`extract`]: what one line holds for the catalog (text blocks, facts, tool calls).
+//! * [`index`]: reading a source's new complete lines into batches (worker threads).
+//! * [`write`]: applying batches on the one writer; [`refresh`](mod@refresh) orchestrates.
+//! * Queries: [`sessions`](mod@sessions), [`search`](mod@search) (with [`query`] syntax and
+//!   snippets read back from the sources), and usage copies for `skein usage` ([`usage`]).
+//!
+//! The library reads no environment and no clock and prints nothing; the caller gives the
+//! database path, the sources (from `skein-layout`) and the options.
+
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "the catalog owns its I/O: the database file, and reading the sources it indexes; it \
+              reads no environment and no clock (the caller passes both)"
+)]
+
+pub mod db;
+pub mod error;
+pub mod extract;
+mod index;
+pub mod query;
+pub mod refresh;
+mod roots;
+pub mod search;
+pub mod sessions;
+mod snippet;
+mod track;
+mod usage;
+mod write;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::Connection;
+use skein_layout::{Env, SessionFiles, Source};
+use skein_reports::pricing::PricingTable;
+use skein_reports::usage::{SessionScan, UsageScanner};
+
+pub use db::{Opened, SCHEMA_VERSION};
+pub use error::{Error, Result};
+pub use extract::DocKind;
+pub use refresh::{Progress, RefreshOptions, RefreshReport};
+pub use roots::RootsReport;
+pub use search::{Hit, SearchQuery};
+pub use sessions::{SessionQuery, SessionRow};
+
+/// Default cap on the text indexed per tool result or tool input block.
+pub const DEFAULT_RESULT_CAP: usize = 16 * 1024;
+
+/// The catalog file's name in skein's state directory.
+pub const FILE_NAME: &str = "catalog.db";
+
+/// `<state>/catalog.db` (`$XDG_STATE_HOME/skein/catalog.db`, else
+/// `~/.local/state/skein/catalog.db`).
+pub fn default_path(env: &Env) -> Option<PathBuf> {
+    env.state_root().map(|d| d.join(FILE_NAME))
+}
+
+/// How to open the catalog.
+#[derive(Debug, Clone)]
+pub struct CatalogOptions {
+    /// Bytes of text indexed per tool result or tool input block.
+    pub result_cap: usize,
+    /// How long a writer waits for another one (SQLite's busy timeout).
+    pub busy_timeout: Duration,
+}
+
+impl Default for CatalogOptions {
+    fn default() -> Self {
+        Self {
+            result_cap: DEFAULT_RESULT_CAP,
+            busy_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Sizes and counts, for `skein index`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CatalogStats {
+    pub sources: u64,
+    pub sessions: u64,
+    /// Content bytes indexed.
+    pub indexed_bytes: u64,
+    pub requests: u64,
+    pub tool_calls: u64,
+    pub docs: u64,
+    /// The database file with its WAL.
+    pub file_bytes: u64,
+}
+
+/// An open catalog.
+#[derive(Debug)]
+pub struct Catalog {
+    conn: Connection,
+    path: PathBuf,
+    options: CatalogOptions,
+    opened: Opened,
+}
+
+impl Catalog {
+    /// Opens the catalog at `path`, creating it, migrating it, or rebuilding it when it is
+    /// corrupt or of a newer schema (see [`Catalog::opened`]).
+    pub fn open(path: &Path, options: CatalogOptions) -> Result<Self> {
+        let (conn, opened) = db::open(path, options.busy_timeout)?;
+        Ok(Self {
+            conn,
+            path: path.to_path_buf(),
+            options,
+            opened,
+        })
+    }
+
+    /// Deletes the catalog at `path` and opens a new, empty one (`skein index --rebuild`).
+    pub fn recreate(path: &Path, options: CatalogOptions) -> Result<Self> {
+        db::remove_files(path)?;
+        let mut c = Self::open(path, options)?;
+        c.opened = Opened::Created;
+        Ok(c)
+    }
+
+    /// How the file was found.
+    pub fn opened(&self) -> &Opened {
+        &self.opened
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Brings the catalog up to date for `sources` (see [`RefreshOptions`]); `progress` is
+    /// called as bytes are indexed. With nothing new it costs a stat per source and one query.
+    pub fn refresh(
+        &mut self,
+        sources: &[Source],
+        options: &RefreshOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<RefreshReport> {
+        refresh::refresh(
+            &self.conn,
+            &self.path,
+            self.options.result_cap,
+            sources,
+            options,
+            progress,
+        )
+    }
+
+    /// Brings the catalog up to date for everything under `roots` (trees, archives, files;
+    /// absolute paths): sources listed by `skein-layout`, new bytes indexed, sources that left
+    /// the roots dropped. When no directory under the roots changed since the last such
+    /// refresh, the listing is skipped and only the catalogued files are stat'ed.
+    pub fn refresh_roots(
+        &mut self,
+        roots: &[PathBuf],
+        options: &RefreshOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<RootsReport> {
+        roots::refresh_roots(
+            &self.conn,
+            &self.path,
+            self.options.result_cap,
+            roots,
+            options,
+            options.now_ns,
+            progress,
+        )
+    }
+
+    /// Refreshes one file on the calling thread, at most `limit` new bytes (the hook's and a
+    /// status line's entry point).
+    pub fn refresh_file(&mut self, source: &Source, limit: u64) -> Result<RefreshReport> {
+        self.refresh(
+            std::slice::from_ref(source),
+            &RefreshOptions {
+                threads: 1,
+                limit_per_source: limit,
+                ..RefreshOptions::default()
+            },
+            &mut |_| {},
+        )
+    }
+
+    /// Main sessions, newest first.
+    pub fn sessions(&self, q: &SessionQuery, pricing: &PricingTable) -> Result<Vec<SessionRow>> {
+        sessions::sessions(&self.conn, &self.path, q, pricing)
+    }
+
+    /// Full-text search.
+    pub fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>> {
+        search::search(&self.conn, &self.path, q, self.options.result_cap)
+    }
+
+    /// The usage scans of sessions' files from the catalog, in order, exactly as `skein
+    /// usage`'s scanner reads them; `None` for a session with a file not catalogued to its
+    /// end. Call it right after a refresh of these files: the sizes are the refresh's.
+    pub fn usage_scans(
+        &self,
+        sessions: &[SessionFiles],
+        scanner: &mut UsageScanner,
+    ) -> Result<Vec<Option<SessionScan>>> {
+        usage::session_scans(&self.conn, &self.path, sessions, scanner)
+    }
+
+    /// Counts and sizes.
+    pub fn stats(&self) -> Result<CatalogStats> {
+        let q = |sql: &str| -> Result<u64> {
+            self.conn
+                .query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|v| v.max(0) as u64)
+                .map_err(|e| Error::sql(&self.path, e))
+        };
+        let file_bytes = db::files(&self.path)[..2]
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        Ok(CatalogStats {
+            sources: q("SELECT count(*) FROM sources")?,
+            sessions: q("SELECT count(*) FROM (SELECT DISTINCT project, session_id FROM sources)")?,
+            indexed_bytes: q("SELECT coalesce(sum(offset), 0) FROM sources")?,
+            requests: q("SELECT count(*) FROM requests")?,
+            tool_calls: q("SELECT count(*) FROM tool_calls")?,
+            docs: q("SELECT count(*) FROM docs")?,
+            file_bytes,
+        })
+    }
+
+    /// `PRAGMA integrity_check`: `Ok(())` or the problems found.
+    pub fn integrity_check(&self) -> Result<std::result::Result<(), String>> {
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA integrity_check")
+            .map_err(|e| Error::sql(&self.path, e))?;
+        let rows: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(Iterator::collect)
+            .map_err(|e| Error::sql(&self.path, e))?;
+        Ok(if rows == ["ok"] {
+            Ok(())
+        } else {
+            Err(rows.join("; "))
+        })
+    }
+
+    /// Copies the WAL into the database file (after a large index), keeping readers working.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .map_err(|e| Error::sql(&self.path, e))
+    }
+}

@@ -1,0 +1,389 @@
+//! Bringing the catalog up to date with a list of sources: stat every file, compare with what
+//! was indexed, read only new bytes (on worker threads), apply the batches on one writer, and
+//! drop what disappeared. With nothing new, a refresh is a stat per file and one read query.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use rusqlite::{Connection, OptionalExtension};
+use rustc_hash::FxHashMap;
+use skein_layout::Source;
+
+use crate::error::{Error, Result};
+use crate::index::{Batch, Indexer, Work};
+use crate::track::{self, Plan, Stat, Stored};
+use crate::write::{Writer, delete_source};
+
+/// Content bytes applied between commits of a long refresh (other writers get their turn,
+/// and a kill loses at most this much work).
+const COMMIT_BYTES: u64 = 64 << 20;
+
+/// How to refresh.
+#[derive(Debug, Clone)]
+pub struct RefreshOptions {
+    /// Parsing threads (0: all cores). The database writer is the calling thread.
+    pub threads: usize,
+    /// At most about this many new bytes per source in this run (the hook's bound; the rest
+    /// is caught up by later runs).
+    pub limit_per_source: u64,
+    /// Catalogued sources under these paths that are not in the list any more (deleted, or
+    /// archived versions superseded or shadowed by a live copy) are dropped.
+    pub scope: Vec<PathBuf>,
+    /// The time now (ns since the epoch), for [`crate::Catalog::refresh_roots`]: directories
+    /// modified in the last two seconds are listed again next time. `None`: always.
+    pub now_ns: Option<i64>,
+}
+
+impl Default for RefreshOptions {
+    fn default() -> Self {
+        Self {
+            threads: 0,
+            limit_per_source: u64::MAX,
+            scope: Vec::new(),
+            now_ns: None,
+        }
+    }
+}
+
+/// Progress of a refresh, for a progress bar.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// New bytes to read (stat sizes; compressed sizes for archive files).
+    pub bytes_total: u64,
+    pub bytes_done: u64,
+}
+
+/// What a refresh did.
+#[derive(Debug, Default)]
+pub struct RefreshReport {
+    /// Sources listed.
+    pub sources: usize,
+    pub unchanged: usize,
+    /// Sources read from their last offset.
+    pub appended: usize,
+    /// Sources read from zero (new or rewritten).
+    pub reindexed: usize,
+    /// Sources left to another writer that indexed them meanwhile.
+    pub skipped: usize,
+    /// Sources dropped from the catalog.
+    pub removed: usize,
+    /// Content bytes indexed.
+    pub bytes: u64,
+    /// Text blocks added to the full-text index.
+    pub docs: u64,
+    /// Sources that could not be read (the rest of the refresh went on).
+    pub errors: Vec<Error>,
+}
+
+const STORED_COLUMNS: &str =
+    "id, path, dev, ino, size, mtime_ns, offset, zst_offset, lines, head_hash, tail_hash";
+
+/// What the catalog recorded about every source.
+pub(crate) fn load_stored(conn: &Connection) -> rusqlite::Result<FxHashMap<String, Stored>> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT {STORED_COLUMNS} FROM sources"))?;
+    let rows = stmt.query_map([], stored_row)?;
+    rows.collect()
+}
+
+/// What the catalog recorded about the sources at `paths` (a few: one query each).
+fn load_stored_paths(
+    conn: &Connection,
+    paths: impl Iterator<Item = String>,
+) -> rusqlite::Result<FxHashMap<String, Stored>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {STORED_COLUMNS} FROM sources WHERE path = ?1"
+    ))?;
+    let mut out = FxHashMap::default();
+    for p in paths {
+        if let Some((k, v)) = stmt.query_row([&p], stored_row).optional()? {
+            out.insert(k, v);
+        }
+    }
+    Ok(out)
+}
+
+fn stored_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Stored)> {
+    let u = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
+    Ok((
+        r.get::<_, String>(1)?,
+        Stored {
+            id: r.get(0)?,
+            stat: Stat {
+                dev: u(2)?,
+                ino: u(3)?,
+                size: u(4)?,
+                mtime_ns: r.get(5)?,
+            },
+            offset: u(6)?,
+            zst_offset: u(7)?,
+            lines: u(8)?,
+            head_hash: u(9)?,
+            tail_hash: u(10)?,
+        },
+    ))
+}
+
+/// Whether `path` is `root` or lies below it (a byte comparison: the paths are the catalog's
+/// own, written from the same roots).
+pub(crate) fn is_under(path: &str, root: &Path) -> bool {
+    let root = root.to_string_lossy();
+    let root = root.strip_suffix('/').unwrap_or(&root);
+    path.strip_prefix(root)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+fn under(path: &str, scope: &[PathBuf]) -> bool {
+    scope.iter().any(|root| is_under(path, root))
+}
+
+fn begin(conn: &Connection, path: &Path) -> Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| Error::sql(path, e))
+}
+
+fn commit(conn: &Connection, path: &Path) -> Result<()> {
+    conn.execute_batch("COMMIT")
+        .map_err(|e| Error::sql(path, e))
+}
+
+/// Marks the archived sources whose transcript is also catalogued live (same project, session
+/// and agent): a session present in both is one session, read from the live file.
+pub(crate) fn shadow(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE sources SET shadowed = (archived = 1 AND EXISTS (SELECT 1 FROM sources l \
+         WHERE l.archived = 0 AND l.session_id = sources.session_id \
+         AND l.project = sources.project AND l.agent_id IS sources.agent_id)) \
+         WHERE shadowed != (archived = 1 AND EXISTS (SELECT 1 FROM sources l \
+         WHERE l.archived = 0 AND l.session_id = sources.session_id \
+         AND l.project = sources.project AND l.agent_id IS sources.agent_id))",
+    )?
+    .execute([])?;
+    Ok(())
+}
+
+/// Refreshes `conn` (the catalog at `db`) for `sources`.
+pub(crate) fn refresh(
+    conn: &Connection,
+    db: &Path,
+    cap: usize,
+    sources: &[Source],
+    opts: &RefreshOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RefreshReport> {
+    if sources.is_empty() && opts.scope.is_empty() {
+        return Ok(RefreshReport::default());
+    }
+    // A few files (the hook, a status line): look them up; else read every row at once.
+    let stored = if opts.scope.is_empty() && sources.len() <= 16 {
+        load_stored_paths(
+            conn,
+            sources
+                .iter()
+                .map(|s| s.path.to_string_lossy().into_owned()),
+        )
+    } else {
+        load_stored(conn)
+    }
+    .map_err(|e| Error::sql(db, e))?;
+    let mut report = RefreshReport {
+        sources: sources.len(),
+        ..RefreshReport::default()
+    };
+    let mut work = Vec::new();
+    let mut listed = HashSet::new();
+    let mut total = 0;
+    for (i, s) in sources.iter().enumerate() {
+        let key = s.path.to_string_lossy();
+        listed.insert(key.clone().into_owned());
+        let Some(now) = track::stat(s) else { continue };
+        let old = stored.get(key.as_ref());
+        match track::plan(s, &now, old) {
+            Plan::Unchanged => report.unchanged += 1,
+            plan => {
+                let from = match (plan, old) {
+                    (Plan::Append, Some(o)) if s.archived.is_some() => o.zst_offset,
+                    (Plan::Append, Some(o)) => o.offset,
+                    _ => 0,
+                };
+                total += now.size.saturating_sub(from);
+                work.push(Work {
+                    source: i,
+                    plan,
+                    stat: now,
+                    stored: old.cloned(),
+                });
+            }
+        }
+    }
+    let gone: Vec<i64> = if opts.scope.is_empty() {
+        Vec::new()
+    } else {
+        stored
+            .iter()
+            .filter(|(p, _)| !listed.contains(p.as_str()) && under(p, &opts.scope))
+            .map(|(_, s)| s.id)
+            .collect()
+    };
+    if work.is_empty() && gone.is_empty() {
+        return Ok(report);
+    }
+    begin(conn, db)?;
+    let result = (|| {
+        for id in &gone {
+            delete_source(conn, *id).map_err(|e| Error::sql(db, e))?;
+        }
+        report.removed = gone.len();
+        work.sort_by_key(|w| std::cmp::Reverse(w.stat.size));
+        run(
+            conn,
+            db,
+            cap,
+            sources,
+            &work,
+            opts,
+            total,
+            progress,
+            &mut report,
+        )?;
+        // Only new or dropped sources can change which archived copies are shadowed.
+        if report.reindexed > 0 || report.removed > 0 {
+            shadow(conn).map_err(|e| Error::sql(db, e))?;
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => {
+            commit(conn, db)?;
+            crate::db::restrict_mode(db);
+            Ok(report)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    conn: &Connection,
+    db: &Path,
+    cap: usize,
+    sources: &[Source],
+    work: &[Work],
+    opts: &RefreshOptions,
+    total: u64,
+    progress: &mut dyn FnMut(Progress),
+    report: &mut RefreshReport,
+) -> Result<()> {
+    let mut writer = Writer::new(conn, db);
+    let mut since_commit = 0u64;
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut refused: HashSet<usize> = HashSet::new();
+    let by_source: HashMap<usize, &Work> = work.iter().map(|w| (w.source, w)).collect();
+    let mut apply =
+        |b: Batch, writer: &mut Writer<'_>, report: &mut RefreshReport| -> Result<bool> {
+            if refused.contains(&b.source) {
+                return Ok(false);
+            }
+            let w = by_source[&b.source];
+            let len = b.end - b.start;
+            let (first, reindex) = (b.first, b.reindex);
+            let applied = writer.apply(&b, &sources[w.source], w.stored.as_ref())?;
+            if first && seen.insert(w.source) {
+                match (applied, reindex) {
+                    (false, _) => report.skipped += 1,
+                    (true, false) => report.appended += 1,
+                    (true, true) => report.reindexed += 1,
+                }
+            }
+            if !applied {
+                refused.insert(w.source);
+            }
+            since_commit += len;
+            progress(Progress {
+                bytes_total: total,
+                bytes_done: writer.bytes,
+            });
+            if since_commit >= COMMIT_BYTES {
+                commit(conn, db)?;
+                begin(conn, db)?;
+                since_commit = 0;
+            }
+            Ok(applied)
+        };
+    let threads = match opts.threads {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    }
+    .min(work.len());
+    if threads <= 1 {
+        let mut indexer = Indexer::new(cap);
+        for w in work {
+            let mut failed = None;
+            let r = indexer.run(
+                w,
+                &sources[w.source],
+                opts.limit_per_source,
+                &mut |b| match apply(b, &mut writer, report) {
+                    Ok(go_on) => go_on,
+                    Err(e) => {
+                        failed = Some(e);
+                        false
+                    }
+                },
+            );
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if let Err(e) = r {
+                report.errors.push(e);
+            }
+        }
+    } else {
+        let next = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::sync_channel::<std::result::Result<Batch, Error>>(threads * 2);
+        let outcome = std::thread::scope(|scope| {
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let next = &next;
+                scope.spawn(move || {
+                    let mut indexer = Indexer::new(cap);
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(w) = work.get(k) else { break };
+                        let r =
+                            indexer.run(w, &sources[w.source], opts.limit_per_source, &mut |b| {
+                                tx.send(Ok(b)).is_ok()
+                            });
+                        if let Err(e) = r
+                            && tx.send(Err(e)).is_err()
+                        {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let mut outcome = Ok(());
+            for msg in rx {
+                match msg {
+                    Ok(b) if outcome.is_ok() => {
+                        if let Err(e) = apply(b, &mut writer, report) {
+                            outcome = Err(e);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => report.errors.push(e),
+                }
+            }
+            outcome
+        });
+        outcome?;
+    }
+    report.bytes = writer.bytes;
+    report.docs = writer.docs;
+    Ok(())
+}

@@ -1,0 +1,270 @@
+//! Refreshing everything under some roots (trees, archives, files), cheaply when nothing new
+//! appeared: the directories under each root are recorded with their mtimes after a full
+//! listing, and a later refresh that finds every directory unchanged knows no file was added,
+//! removed or renamed. It then skips the listing (readdir, sidecars, archive checkpoints) and
+//! only stats the catalogued files, indexing the live ones that grew. Anything else (a
+//! directory changed, a file gone, an archive file changed) takes the full path: list the
+//! sources with `skein-layout`, refresh, record the directories again.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, params};
+use skein_layout::Source;
+use skein_store::InputError;
+
+use crate::error::{Error, Result};
+use crate::refresh::{self, Progress, RefreshOptions, RefreshReport};
+use crate::track::{self, Plan};
+
+/// A directory whose mtime is this close to the refresh's clock is recorded as unsettled (a
+/// change within the same timestamp tick could go unseen); the next refresh lists it again.
+const SETTLE_NS: i64 = 2_000_000_000;
+
+/// What [`crate::Catalog::refresh_roots`] did.
+#[derive(Debug, Default)]
+pub struct RootsReport {
+    pub refresh: RefreshReport,
+    /// The catalogued sources under the roots, after the refresh.
+    pub paths: HashSet<String>,
+    /// Paths that could not be listed.
+    pub errors: Vec<InputError>,
+    /// The directories were unchanged: no listing was needed.
+    pub fast: bool,
+}
+
+fn mtime_ns(m: &std::fs::Metadata) -> i64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        m.mtime() * 1_000_000_000 + m.mtime_nsec()
+    }
+    #[cfg(not(unix))]
+    {
+        m.modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i64)
+    }
+}
+
+/// Every directory under `root` (itself included) with its mtime, taken before it is read.
+fn walk_dirs(root: &Path, out: &mut Vec<(String, i64)>) {
+    let Ok(meta) = std::fs::metadata(root) else {
+        return;
+    };
+    if !meta.is_dir() {
+        return;
+    }
+    out.push((root.to_string_lossy().into_owned(), mtime_ns(&meta)));
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            walk_dirs(&e.path(), out);
+        }
+    }
+}
+
+fn key(root: &Path) -> String {
+    root.to_string_lossy().into_owned()
+}
+
+/// The recorded directories of every root, `None` when some root has none recorded.
+fn recorded(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<Vec<(String, i64)>>> {
+    let mut stmt = conn.prepare_cached("SELECT path, mtime_ns FROM dirs WHERE root = ?1")?;
+    let mut all = Vec::new();
+    for r in roots {
+        let rows: Vec<(String, i64)> = stmt
+            .query_map([key(r)], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        all.extend(rows);
+    }
+    Ok(Some(all))
+}
+
+fn record(
+    conn: &Connection,
+    roots: &[PathBuf],
+    dirs: &[(PathBuf, Vec<(String, i64)>)],
+    now_ns: Option<i64>,
+) -> rusqlite::Result<()> {
+    crate::db::write_transaction(conn, || {
+        let mut del = conn.prepare_cached("DELETE FROM dirs WHERE root = ?1")?;
+        let mut ins = conn.prepare_cached(
+            "INSERT OR REPLACE INTO dirs (root, path, mtime_ns) VALUES (?1, ?2, ?3)",
+        )?;
+        for r in roots {
+            del.execute([key(r)])?;
+        }
+        for (root, list) in dirs {
+            // A root that is a file (or missing) is recorded by itself, with no mtime: its
+            // own catalogued file is what a refresh checks.
+            if list.is_empty() {
+                ins.execute(params![key(root), key(root), -1])?;
+            }
+            for (path, mtime) in list {
+                let settled = now_ns.is_some_and(|now| *mtime < now - SETTLE_NS);
+                ins.execute(params![key(root), path, if settled { *mtime } else { 0 }])?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// What the fast path found: the live sources that grew, how many are unchanged, and every
+/// catalogued source under the roots.
+struct Quick {
+    changed: Vec<Source>,
+    unchanged: usize,
+    paths: HashSet<String>,
+}
+
+/// The fast path: `Some` when no directory changed and every catalogued file under the roots
+/// is still there, and live or untouched.
+fn quick_check(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<Quick>> {
+    let Some(dirs) = recorded(conn, roots)? else {
+        return Ok(None);
+    };
+    for (path, mtime) in &dirs {
+        if *mtime == -1 {
+            continue;
+        }
+        match std::fs::metadata(path) {
+            Ok(m) if *mtime != 0 && mtime_ns(&m) == *mtime => {}
+            _ => return Ok(None),
+        }
+    }
+    let stored = refresh::load_stored(conn)?;
+    let archived: HashSet<String> = conn
+        .prepare_cached("SELECT path FROM sources WHERE archived = 1")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut changed = Vec::new();
+    let mut unchanged = 0;
+    let mut paths = HashSet::new();
+    // Order does not matter here: every file is checked, the first failure aborts.
+    #[allow(
+        clippy::iter_over_hash_type,
+        reason = "the outcome does not depend on the order"
+    )]
+    for (path, old) in &stored {
+        if !roots.iter().any(|r| refresh::is_under(path, r)) {
+            continue;
+        }
+        let p = Path::new(path);
+        let Some(now) = track::stat_path(p) else {
+            return Ok(None);
+        };
+        paths.insert(path.clone());
+        if archived.contains(path) || track::is_plain_zst(p) {
+            if now.ino != old.stat.ino
+                || now.size != old.stat.size
+                || now.mtime_ns != old.stat.mtime_ns
+            {
+                return Ok(None);
+            }
+            unchanged += 1;
+            continue;
+        }
+        if now.ino == old.stat.ino && now.size == old.stat.size && now.mtime_ns == old.stat.mtime_ns
+        {
+            unchanged += 1;
+            continue;
+        }
+        // Only a changed file is looked at as a source (its sidecar, its session).
+        let Some(source) = Source::live(p) else {
+            return Ok(None);
+        };
+        match track::plan(&source, &now, Some(old)) {
+            Plan::Unchanged => unchanged += 1,
+            _ => changed.push(source),
+        }
+    }
+    Ok(Some(Quick {
+        changed,
+        unchanged,
+        paths,
+    }))
+}
+
+/// Refreshes the catalog for everything under `roots` (absolute paths).
+pub(crate) fn refresh_roots(
+    conn: &Connection,
+    db: &Path,
+    cap: usize,
+    roots: &[PathBuf],
+    opts: &RefreshOptions,
+    now_ns: Option<i64>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RootsReport> {
+    let sql = |e| Error::sql(db, e);
+    if roots.is_empty() {
+        return Ok(RootsReport {
+            fast: true,
+            ..RootsReport::default()
+        });
+    }
+    if let Some(Quick {
+        changed,
+        unchanged,
+        paths,
+    }) = quick_check(conn, roots).map_err(sql)?
+    {
+        let mut report = refresh::refresh(
+            conn,
+            db,
+            cap,
+            &changed,
+            &RefreshOptions {
+                scope: Vec::new(),
+                ..opts.clone()
+            },
+            progress,
+        )?;
+        report.sources += unchanged;
+        report.unchanged += unchanged;
+        return Ok(RootsReport {
+            refresh: report,
+            paths,
+            errors: Vec::new(),
+            fast: true,
+        });
+    }
+    let mut dirs = Vec::with_capacity(roots.len());
+    for r in roots {
+        let mut list = Vec::new();
+        walk_dirs(r, &mut list);
+        dirs.push((r.clone(), list));
+    }
+    let listing = skein_layout::sources(roots);
+    let report = refresh::refresh(
+        conn,
+        db,
+        cap,
+        &listing.sources,
+        &RefreshOptions {
+            scope: roots.to_vec(),
+            ..opts.clone()
+        },
+        progress,
+    )?;
+    if listing.errors.is_empty() && report.errors.is_empty() && report.skipped == 0 {
+        record(conn, roots, &dirs, now_ns).map_err(sql)?;
+    }
+    let paths = listing
+        .sources
+        .iter()
+        .map(|s| s.path.to_string_lossy().into_owned())
+        .collect();
+    Ok(RootsReport {
+        refresh: report,
+        paths,
+        errors: listing.errors,
+        fast: false,
+    })
+}

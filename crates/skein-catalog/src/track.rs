@@ -1,0 +1,128 @@
+//! Tracking source files: what the catalog last saw of each (identity, size, the offset indexed
+//! so far and hashes of the bytes before it) and what a refresh must do with it now.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use skein_layout::Source;
+use twox_hash::XxHash3_64;
+
+/// Bytes hashed at the head of a file and before the indexed offset.
+pub(crate) const HASH_WINDOW: u64 = 4096;
+
+/// A file's identity and size now. For an archive file `size` is its committed length (bytes
+/// past it are an uncommitted frame, never read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Stat {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
+}
+
+/// What the catalog recorded about a source.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Stored {
+    pub(crate) id: i64,
+    pub(crate) stat: Stat,
+    /// Content bytes indexed (decompressed bytes for an archive file); always just past a `\n`.
+    pub(crate) offset: u64,
+    /// Compressed bytes indexed (archive files: a frame boundary).
+    pub(crate) zst_offset: u64,
+    pub(crate) lines: u64,
+    pub(crate) head_hash: u64,
+    pub(crate) tail_hash: u64,
+}
+
+/// What to do with a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Plan {
+    /// Nothing changed since it was indexed.
+    Unchanged,
+    /// Grown: index from the stored offset (after checking the hashes, for a live file).
+    Append,
+    /// New, or rewritten: (re)index from zero.
+    Reindex,
+}
+
+/// The identity and size of `source` now; `None` when it is gone.
+pub(crate) fn stat(source: &Source) -> Option<Stat> {
+    let mut s = stat_path(&source.path)?;
+    if let Some(a) = &source.archived {
+        s.size = a.state.committed_len.min(s.size);
+    }
+    Some(s)
+}
+
+/// The identity and size of the file at `path`.
+pub(crate) fn stat_path(path: &Path) -> Option<Stat> {
+    let m = std::fs::metadata(path).ok()?;
+    let mut s = Stat {
+        size: m.len(),
+        ..Stat::default()
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        s.dev = m.dev();
+        s.ino = m.ino();
+        s.mtime_ns = m.mtime() * 1_000_000_000 + m.mtime_nsec();
+    }
+    Some(s)
+}
+
+/// The plan for a source from its stat alone (a live file that grew is checked later, by
+/// [`same_prefix`], before its new bytes are read).
+pub(crate) fn plan(source: &Source, now: &Stat, stored: Option<&Stored>) -> Plan {
+    let Some(old) = stored else {
+        return Plan::Reindex;
+    };
+    if now.ino != old.stat.ino {
+        return Plan::Reindex;
+    }
+    if source.archived.is_some() {
+        return match now.size.cmp(&old.zst_offset) {
+            std::cmp::Ordering::Equal => Plan::Unchanged,
+            std::cmp::Ordering::Greater => Plan::Append,
+            std::cmp::Ordering::Less => Plan::Reindex,
+        };
+    }
+    if now.size < old.offset || is_plain_zst(&source.path) && now.size != old.stat.size {
+        return Plan::Reindex;
+    }
+    if now.size == old.stat.size && now.mtime_ns == old.stat.mtime_ns {
+        return Plan::Unchanged;
+    }
+    Plan::Append
+}
+
+/// xxh3 of `len` bytes of `file` at `at`.
+fn hash_at(file: &mut File, at: u64, len: u64, buf: &mut Vec<u8>) -> io::Result<u64> {
+    buf.clear();
+    file.seek(SeekFrom::Start(at))?;
+    file.by_ref().take(len).read_to_end(buf)?;
+    if buf.len() as u64 != len {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank"));
+    }
+    Ok(XxHash3_64::oneshot(buf))
+}
+
+/// The head and tail hashes of the first `offset` bytes of a live file.
+pub(crate) fn hashes(file: &mut File, offset: u64) -> io::Result<(u64, u64)> {
+    let mut buf = Vec::with_capacity(HASH_WINDOW as usize);
+    let n = offset.min(HASH_WINDOW);
+    let head = hash_at(file, 0, n, &mut buf)?;
+    let tail = hash_at(file, offset - n, n, &mut buf)?;
+    Ok((head, tail))
+}
+
+/// Whether the first `stored.offset` bytes of the file are still the ones indexed.
+pub(crate) fn same_prefix(file: &mut File, stored: &Stored) -> bool {
+    hashes(file, stored.offset).is_ok_and(|h| h == (stored.head_hash, stored.tail_hash))
+}
+
+/// A `.zst` file outside an archive: read whole (a zstd stream cannot be resumed mid-way).
+pub(crate) fn is_plain_zst(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}

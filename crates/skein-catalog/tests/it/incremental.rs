@@ -1,0 +1,160 @@
+//! Only new bytes are read: appended text becomes searchable without a rebuild, a torn last
+//! line waits until it is complete, a rewritten file is indexed again from zero, a deleted
+//! one leaves the catalog.
+
+use crate::common::{A, B, Fixture, append, hits};
+
+fn user_line(uuid: &str, text: &str) -> String {
+    format!(
+        r#"{{"type":"user","uuid":"{uuid}","parentUuid":null,"timestamp":"2026-03-03T08:00:00.000Z","sessionId":"{A}","message":{{"role":"user","content":"{text}"}}}}"#
+    )
+}
+
+#[test]
+fn appended_text_is_searchable_without_a_rebuild() {
+    let f = Fixture::new();
+    let mut c = f.open();
+    f.refresh(&mut c);
+    let main = f.main_file(A, "-home-me-widgets");
+    let before = c.stats().expect("stats");
+    // Nothing new: nothing read, nothing written.
+    let r = f.refresh(&mut c);
+    assert_eq!((r.unchanged, r.bytes), (3, 0));
+    // A complete line and a torn one.
+    append(
+        &main,
+        &format!(
+            "{}\n{}",
+            user_line("x1", "the okapi escaped"),
+            &user_line("x2", "a wombat")[..40]
+        ),
+    );
+    let r = f.refresh(&mut c);
+    assert_eq!((r.appended, r.reindexed), (1, 0));
+    assert_eq!(hits(&c, "okapi").len(), 1);
+    assert!(
+        hits(&c, "wombat").is_empty(),
+        "a torn line is not indexed yet"
+    );
+    assert_eq!(hits(&c, "flamingo").len(), 1, "earlier text indexed once");
+    // The torn line completed.
+    append(&main, &format!("{}\n", &user_line("x2", "a wombat")[40..]));
+    let r = f.refresh(&mut c);
+    assert_eq!(r.appended, 1);
+    assert_eq!(hits(&c, "wombat").len(), 1);
+    let after = c.stats().expect("stats");
+    assert_eq!(after.docs, before.docs + 2);
+    assert_eq!(after.sources, before.sources);
+}
+
+#[test]
+fn a_rewritten_file_is_indexed_again_and_a_deleted_one_dropped() {
+    let f = Fixture::new();
+    let mut c = f.open();
+    f.refresh(&mut c);
+    let main = f.main_file(A, "-home-me-widgets");
+    // Same length, different bytes before the offset: a rewrite.
+    let text = std::fs::read_to_string(&main).expect("read");
+    std::fs::write(&main, text.replace("flamingo", "pelicans")).expect("write");
+    let r = f.refresh(&mut c);
+    assert_eq!((r.reindexed, r.appended), (1, 0));
+    assert!(hits(&c, "flamingo").is_empty());
+    assert_eq!(hits(&c, "pelicans").len(), 1);
+    assert_eq!(
+        hits(&c, "zeppelin").len(),
+        1,
+        "no duplicates after re-indexing"
+    );
+    // A deleted file leaves the catalog when its root is refreshed.
+    std::fs::remove_file(f.main_file(B, "-home-me-other")).expect("rm");
+    let r = f.refresh(&mut c);
+    assert_eq!(r.removed, 1);
+    assert!(hits(&c, "capybara").is_empty());
+    assert_eq!(c.integrity_check().expect("check"), Ok(()));
+}
+
+#[test]
+fn refresh_file_is_bounded_and_catches_up() {
+    let f = Fixture::new();
+    let mut c = f.open();
+    let main = f.main_file(A, "-home-me-widgets");
+    let source = skein_layout::Source::live(&main).expect("source");
+    // One byte per run: each run indexes at least one whole line, and stops.
+    let mut runs = 0;
+    loop {
+        let r = c.refresh_file(&source, 1).expect("refresh");
+        runs += 1;
+        if r.unchanged == 1 {
+            break;
+        }
+        assert!(runs < 100);
+    }
+    assert!(runs > 2, "{runs} runs");
+    assert_eq!(hits(&c, "narwhal").len(), 1);
+    assert_eq!(hits(&c, "flamingo").len(), 1);
+}
+
+#[test]
+fn refresh_roots_skips_the_listing_when_no_directory_changed() {
+    let f = Fixture::new();
+    let mut c = f.open();
+    let roots = [f.projects()];
+    // A clock far enough ahead that every directory counts as settled.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos() as i64
+        + 3_600_000_000_000;
+    let opts = skein_catalog::RefreshOptions {
+        now_ns: Some(now),
+        ..Default::default()
+    };
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
+    assert!(!r.fast);
+    assert_eq!(r.refresh.reindexed, 3);
+    assert_eq!(r.paths.len(), 3);
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
+    assert!(r.fast, "nothing changed: no listing");
+    assert_eq!((r.refresh.unchanged, r.paths.len()), (3, 3));
+    // An append: still no listing, the new text is indexed.
+    append(
+        &f.main_file(A, "-home-me-widgets"),
+        &format!("{}\n", user_line("y1", "a jackal")),
+    );
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
+    assert!(r.fast);
+    assert_eq!(r.refresh.appended, 1);
+    assert_eq!(hits(&c, "jackal").len(), 1);
+    // A new session in an existing project: its directory changed, so the sources are listed.
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    let new = f
+        .projects()
+        .join("-home-me-other/33333333-3333-4333-8333-333333333333.jsonl");
+    std::fs::write(&new, format!("{}\n", user_line("z1", "a lemur"))).expect("write");
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
+    assert!(!r.fast);
+    assert_eq!(r.refresh.reindexed, 1);
+    assert_eq!(hits(&c, "lemur").len(), 1);
+    // Without a clock, the directories a refresh records are never trusted: always listed.
+    let other = f.dir.path().join("other.db");
+    let mut c = skein_catalog::Catalog::open(&other, skein_catalog::CatalogOptions::default())
+        .expect("open");
+    for _ in 0..2 {
+        let r = c
+            .refresh_roots(
+                &roots,
+                &skein_catalog::RefreshOptions::default(),
+                &mut |_| {},
+            )
+            .expect("refresh");
+        assert!(!r.fast);
+    }
+}

@@ -1,0 +1,69 @@
+//! `skein index [PATHS]`: bring the catalog up to date (or `--rebuild` it). See
+//! `docs/catalog.md`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args as ClapArgs;
+use skein_catalog::{Catalog, CatalogOptions};
+use skein_layout::Env;
+
+use super::catalog::RefreshArgs;
+use crate::report::exit_status;
+
+#[derive(Debug, ClapArgs)]
+pub(crate) struct Args {
+    /// Transcript files, directories or archives (default: the Claude projects directories
+    /// and the default archive).
+    pub(crate) paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) refresh: RefreshArgs,
+    /// Delete the catalog and index everything again.
+    #[arg(long)]
+    pub(crate) rebuild: bool,
+}
+
+pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
+    let r = &args.refresh;
+    let catalog = if args.rebuild {
+        Catalog::recreate(
+            &r.catalog.path(env)?,
+            CatalogOptions {
+                result_cap: r.catalog.result_cap,
+                ..CatalogOptions::default()
+            },
+        )?
+    } else {
+        r.catalog.open(env, r.quiet)?
+    };
+    let started = std::time::Instant::now();
+    let (catalog, _, roots) = r.refreshed(env, catalog, &args.paths)?;
+    let report = &roots.refresh;
+    if report.bytes > 64 << 20 {
+        catalog.checkpoint()?;
+    }
+    if !r.quiet {
+        let stats = catalog.stats()?;
+        let secs = started.elapsed().as_secs_f64();
+        crate::output::error_line(&format!(
+            "{} sources: {} unchanged, {} appended, {} indexed from the start, {} removed, \
+             {} skipped; {:.1} MB in {:.2} s. Catalog {}: {} sessions, {} text blocks, {:.1} MB.",
+            report.sources,
+            report.unchanged,
+            report.appended,
+            report.reindexed,
+            report.removed,
+            report.skipped,
+            report.bytes as f64 / 1e6,
+            secs,
+            catalog.path().display(),
+            stats.sessions,
+            stats.docs,
+            stats.file_bytes as f64 / 1e6,
+        ));
+    }
+    Ok(exit_status(
+        report.errors.is_empty() && roots.errors.is_empty(),
+    ))
+}

@@ -1,0 +1,335 @@
+//! The catalog through the command line: `skein index`, `sessions`, `search`, usage from the
+//! catalog, an archived-then-deleted session, concurrent writers and `kill -9`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use skein_catalog::{Catalog, CatalogOptions, CatalogStats};
+
+use crate::common::{jsonl, ok, skein_env, stderr, stdout, testdata};
+
+const A: &str = "11111111-1111-4111-8111-111111111111";
+
+/// A private HOME with `.claude/projects` holding the catalog fixture history; the state
+/// (catalog, archive) under `HOME/.local/state/skein`.
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+use skein_testkit::copy_dir;
+
+impl Home {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tmp");
+        copy_dir(
+            &testdata("catalog/projects"),
+            &dir.path().join(".claude/projects"),
+        );
+        Self { dir }
+    }
+
+    fn projects(&self) -> PathBuf {
+        self.dir.path().join(".claude/projects")
+    }
+
+    fn state(&self) -> PathBuf {
+        self.dir.path().join(".local/state/skein")
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        skein_env(args, self.dir.path(), &[("HOME", self.dir.path())])
+    }
+
+    fn rows(&self, args: &[&str]) -> Vec<Value> {
+        jsonl(ok(&self.run(args)))
+    }
+}
+
+fn stats(db: &Path) -> CatalogStats {
+    let c = Catalog::open(db, CatalogOptions::default()).expect("open");
+    assert_eq!(c.integrity_check().expect("check"), Ok(()));
+    c.stats().expect("stats")
+}
+
+#[test]
+fn index_sessions_and_search_with_the_default_catalog() {
+    let h = Home::new();
+    let out = ok(&h.run(&["index"])).clone();
+    assert!(
+        stderr(&out).contains("3 indexed from the start"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(h.state().join("catalog.db").is_file());
+    let hits = h.rows(&["search", "pangolin", "--format", "jsonl"]);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0]["session_id"], A);
+    assert_eq!(hits[0]["agent_id"], "a1b2c3");
+    assert_eq!(hits[0]["kind"], "prompt");
+    assert_eq!(hits[0]["snippet"], "Search for the «pangolin» config");
+    let bash = h.rows(&["search", "quokka", "--tool", "Bash", "--kind", "tool_use"]);
+    assert_eq!(bash.len(), 1);
+    assert!(h.rows(&["search", "quokka", "--kind", "prompt"]).is_empty());
+    let sessions = h.rows(&["sessions"]);
+    let ids: Vec<&str> = sessions
+        .iter()
+        .filter_map(|r| r["session_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["22222222-2222-4222-8222-222222222222", A]);
+    let keys: Vec<&String> = sessions[0].as_object().expect("object").keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "session_id",
+            "project",
+            "cwd",
+            "title",
+            "first_timestamp",
+            "last_timestamp",
+            "prompts",
+            "messages",
+            "tool_calls",
+            "subagents",
+            "models",
+            "cost_usd",
+            "git_branch",
+            "archived",
+            "path"
+        ]
+    );
+    let table = stdout(ok(&h.run(&["sessions", "--format", "table"])));
+    assert!(
+        table.contains(&format!("claude --resume {}", "22222222")),
+        "{table}"
+    );
+    let grouped = stdout(ok(&h.run(&["search", "zeppelin", "--format", "table"])));
+    assert!(
+        grouped.contains(&format!("claude --resume {A}")),
+        "{grouped}"
+    );
+    // A bad query is a clear error.
+    let bad = h.run(&["search", "\"open"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("unclosed quote"), "{}", stderr(&bad));
+}
+
+#[test]
+fn usage_from_the_catalog_is_byte_for_byte_the_scan() {
+    let h = Home::new();
+    copy_dir(&testdata("reports/usage/projects"), &h.projects());
+    for kind in ["daily", "weekly", "monthly", "session", "model"] {
+        for format in ["jsonl", "table"] {
+            let cat = ok(&h.run(&["usage", kind, "--format", format]))
+                .stdout
+                .clone();
+            let scan = ok(&h.run(&["usage", kind, "--format", format, "--no-catalog"]))
+                .stdout
+                .clone();
+            assert_eq!(
+                String::from_utf8_lossy(&cat),
+                String::from_utf8_lossy(&scan)
+            );
+        }
+    }
+    assert!(
+        h.state().join("catalog.db").is_file(),
+        "usage keeps the catalog current"
+    );
+}
+
+#[test]
+fn an_archived_then_deleted_session_keeps_its_identity() {
+    let h = Home::new();
+    ok(&h.run(&["index", "-q"]));
+    let archive = h.state().join("archive");
+    ok(&h.run(&["archive", "-q", "--to", archive.to_str().expect("utf8")]));
+    std::fs::remove_dir_all(h.projects()).expect("rm");
+    std::fs::create_dir_all(h.projects()).expect("mkdir");
+    // The default scope is the projects roots and the default archive.
+    let hits = h.rows(&["search", "axolotl"]);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["session_id"], A);
+    assert_eq!(hits[0]["agent_id"], "a1b2c3");
+    assert_eq!(
+        hits[0]["snippet"],
+        "Found the «axolotl» setting in config.toml"
+    );
+    assert!(
+        hits[0]["path"]
+            .as_str()
+            .expect("path")
+            .ends_with(".jsonl.zst")
+    );
+    let flamingo = h.rows(&["search", "flamingo"]);
+    assert_eq!(flamingo.len(), 1);
+    assert_eq!(flamingo[0]["uuid"], "a-u1");
+    let sessions = h.rows(&["sessions", "--project", "widgets"]);
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0]["session_id"], A);
+    assert_eq!(sessions[0]["archived"], true);
+    assert_eq!(sessions[0]["subagents"], 1);
+    assert_eq!(sessions[0]["title"], "Fix the authentication bug");
+}
+
+/// A tree of `files` transcripts of about `lines` lines each, with unique words.
+fn synthetic_tree(root: &Path, files: usize, lines: usize) {
+    for f in 0..files {
+        let dir = root.join(format!("-home-me-p{}", f % 3));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let sid = format!("00000000-0000-4000-8000-{f:012}");
+        let mut text = String::new();
+        for l in 0..lines {
+            let ts = format!(
+                "2026-04-{:02}T10:{:02}:{:02}.000Z",
+                1 + f % 28,
+                l / 60 % 60,
+                l % 60
+            );
+            if l % 2 == 0 {
+                let _ = write!(
+                    text,
+                    r#"{{"type":"user","uuid":"u{f}-{l}","timestamp":"{ts}","sessionId":"{sid}","message":{{"role":"user","content":"prompt number {l} of file {f} word{f}x{l} {pad}"}}}}"#,
+                    pad = "lorem ipsum dolor sit amet ".repeat(8)
+                );
+            } else {
+                let _ = write!(
+                    text,
+                    r#"{{"type":"assistant","uuid":"a{f}-{l}","timestamp":"{ts}","sessionId":"{sid}","requestId":"r{f}-{l}","message":{{"id":"m{f}-{l}","model":"claude-sonnet-4-5","content":[{{"type":"text","text":"reply {l} {pad}"}},{{"type":"tool_use","id":"t{f}-{l}","name":"Bash","input":{{"command":"echo {l}"}}}}],"usage":{{"input_tokens":{l},"output_tokens":7}}}}}}"#,
+                    pad = "consectetur adipiscing elit ".repeat(8)
+                );
+            }
+            text.push('\n');
+        }
+        std::fs::write(dir.join(format!("{sid}.jsonl")), text).expect("write");
+    }
+}
+
+fn index_cmd(root: &Path, db: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skein"));
+    cmd.args(["index", "-q", "--catalog"])
+        .arg(db)
+        .arg(root)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("HOME", root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Deterministic pseudo-random numbers (xorshift), so a failure can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+#[test]
+fn kill_9_at_any_point_leaves_a_usable_catalog() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("projects");
+    synthetic_tree(&root, 24, 1500);
+    let reference = dir.path().join("reference.db");
+    let out = index_cmd(&root, &reference).output().expect("index");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = stats(&reference);
+    let db = dir.path().join("killed.db");
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut max_ms = 40;
+    let mut finished = 0;
+    for trial in 0..25 {
+        // Every 5th trial appends to a file first, so kills also land in appends.
+        if trial % 5 == 4 {
+            let f = root.join("-home-me-p0/00000000-0000-4000-8000-000000000000.jsonl");
+            let line = format!(
+                "{{\"type\":\"user\",\"timestamp\":\"2026-04-01T11:00:00.000Z\",\"message\":{{\"content\":\"late{trial}\"}}}}\n"
+            );
+            let mut text = std::fs::read(&f).expect("read");
+            text.extend_from_slice(line.as_bytes());
+            std::fs::write(&f, text).expect("append");
+        }
+        let mut child = index_cmd(&root, &db).spawn().expect("spawn");
+        std::thread::sleep(Duration::from_millis(rng.below(max_ms)));
+        if child.try_wait().expect("wait").is_some() {
+            finished += 1;
+            max_ms = (max_ms / 2).max(5);
+        } else {
+            child.kill().expect("kill -9");
+            child.wait().expect("reap");
+            max_ms = (max_ms + 20).min(400);
+        }
+        // Whatever the point, the catalog opens and is consistent.
+        stats(&db);
+    }
+    assert!(finished < 25, "no run was killed");
+    // The next run completes, with the totals of an index that was never killed (plus the
+    // appended lines, indexed into the reference too).
+    let out = index_cmd(&root, &db).output().expect("index");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = index_cmd(&root, &reference).output().expect("index");
+    assert!(out.status.success());
+    let (got, want2) = (stats(&db), stats(&reference));
+    assert!(want2.docs > want.docs);
+    assert_eq!(
+        (
+            got.sources,
+            got.docs,
+            got.requests,
+            got.tool_calls,
+            got.indexed_bytes
+        ),
+        (
+            want2.sources,
+            want2.docs,
+            want2.requests,
+            want2.tool_calls,
+            want2.indexed_bytes
+        )
+    );
+}
+
+#[test]
+fn concurrent_index_processes_agree() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("projects");
+    synthetic_tree(&root, 12, 600);
+    let reference = dir.path().join("reference.db");
+    assert!(
+        index_cmd(&root, &reference)
+            .status()
+            .expect("index")
+            .success()
+    );
+    let db = dir.path().join("shared.db");
+    let children: Vec<_> = (0..4)
+        .map(|_| index_cmd(&root, &db).spawn().expect("spawn"))
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (got, want) = (stats(&db), stats(&reference));
+    assert_eq!(
+        (got.sources, got.docs, got.requests, got.indexed_bytes),
+        (want.sources, want.docs, want.requests, want.indexed_bytes)
+    );
+}
