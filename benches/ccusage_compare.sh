@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# `skein usage` against ccusage 20.x: token totals per corpus project folder, then totals and
-# speed on ~1 GB (the corpus copied COPIES times). Prints both tools' totals and the speed ratio.
+# `skein usage` against ccusage 20.x: token totals and billing blocks (`skein usage blocks` vs
+# `ccusage blocks`) per corpus project folder, then totals and speed on ~1 GB (the corpus copied
+# COPIES times; COPIES=0 stops after the per-folder checks). Prints both tools' totals and the
+# speed ratio.
 #
 #   benches/ccusage_compare.sh [CORPUS_DIR] [COPIES]
 #
@@ -90,7 +92,26 @@ def ccusage_totals(cfg):
     t = json.loads(out)["totals"]
     return [t[k] for k in ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens")]
 
-same = differ = 0
+def skein_blocks(projects):
+    out = subprocess.run([skein, "usage", "blocks", "--format", "jsonl", "-q", projects],
+                         capture_output=True, text=True, check=True).stdout
+    rows = [json.loads(l) for l in out.strip().splitlines()[:-1]]
+    return [(r["start"][:19], r["input_tokens"], r["output_tokens"],
+             r["cache_creation_input_tokens"], r["cache_read_input_tokens"], round(r["cost_usd"], 2))
+            for r in rows]
+
+def ccusage_blocks(cfg):
+    env = dict(os.environ, CLAUDE_CONFIG_DIR=cfg)
+    out = subprocess.run([ccusage, "blocks", "--json", "--offline", "--mode", "calculate",
+                          "--timezone", "UTC"],
+                         capture_output=True, text=True, env=env, check=True).stdout
+    blocks = json.loads(out)["blocks"] if out.strip() else []
+    return [(b["startTime"][:19], b["tokenCounts"]["inputTokens"], b["tokenCounts"]["outputTokens"],
+             b["tokenCounts"]["cacheCreationInputTokens"], b["tokenCounts"]["cacheReadInputTokens"],
+             round(b["costUSD"], 2))
+            for b in blocks if not b["isGap"]]
+
+same = differ = bsame = bdiffer = 0
 for i, d in enumerate(folders):
     cfg = os.path.join(work, str(i))
     proj = os.path.join(cfg, "projects", "p")
@@ -106,13 +127,23 @@ for i, d in enumerate(folders):
         same += ok
         differ += not ok
         print(f"{'equal ' if ok else 'DIFFER'}  {name}: skein {ours}" + ("" if ok else f"  ccusage {theirs}"))
+        ob, tb = skein_blocks(proj), ccusage_blocks(cfg)
+        bok = ob == tb
+        bsame += bok
+        bdiffer += not bok
+        print(f"  blocks {'equal ' if bok else 'DIFFER'}: {len(ob)} blocks" + ("" if bok else f", ccusage {len(tb)}"))
+        if not bok:
+            for row in sorted(set(ob) ^ set(tb)):
+                print(f"    {'skein  ' if row in ob else 'ccusage'} {row}")
     else:
         print(f"        {name}: skein {ours}")
     shutil.rmtree(cfg)
 if ccusage:
     print(f"\n{same} folders equal, {differ} differ (see docs/reports/usage.md for why)")
+    print(f"blocks (start, four counters, cost to the cent): {bsame} folders equal, {bdiffer} differ")
 PY
 
+[[ $copies -gt 0 ]] || exit 0   # COPIES=0: the parity checks only
 echo
 echo "== 2. ~1 GB: the corpus copied $copies times"
 big="$work/big"

@@ -1,8 +1,9 @@
 //! The work of `skein usage` (prefilter + parse of usage lines + per-file grouping + global
 //! deduplication + daily rows with cost), throughput in bytes, one thread: on a synthetic
 //! 64 MiB transcript, on the shared corpus held in memory, and on the corpus read from disk
-//! (page cache) session by session as the command does. The end-to-end comparison with
-//! ccusage on ~1 GB is `benches/ccusage_compare.sh`.
+//! (page cache) session by session as the command does; and `usage blocks` (the same work,
+//! then the requests in 5-hour billing blocks with the active block's figures). The end-to-end
+//! comparison with ccusage on ~1 GB is `benches/ccusage_compare.sh`.
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
@@ -15,7 +16,20 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use skein_bench::{corpus_contents, corpus_dir, synthetic_transcript};
 use skein_core::SliceLines;
 use skein_reports::pricing::PricingTable;
-use skein_reports::usage::{SessionScan, Source, UsageBuilder, UsageOptions, UsageScanner};
+use skein_reports::usage::{
+    BlockOptions, SessionScan, Source, TokenLimit, UsageBuilder, UsageOptions, UsageScanner,
+};
+
+/// `data` scanned as one session's transcript, in a builder.
+fn one_session(scanner: &mut UsageScanner, data: &[u8]) -> UsageBuilder {
+    let mut scan = SessionScan::default();
+    scanner
+        .scan_lines(SliceLines::new(data), "bench", Source::Main, &mut scan)
+        .expect("in memory");
+    let mut builder = UsageBuilder::new();
+    builder.add_session("bench", "bench", scan);
+    builder
+}
 
 fn usage(c: &mut Criterion) {
     let pricing = PricingTable::embedded();
@@ -38,19 +52,33 @@ fn usage(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(data.len() as u64));
     group.bench_function("synthetic_64MiB_slice", |b| {
         b.iter(|| {
-            let mut scan = SessionScan::default();
-            scanner
-                .scan_lines(SliceLines::new(&data), "bench", Source::Main, &mut scan)
-                .expect("in memory");
-            let mut builder = UsageBuilder::new();
-            builder.add_session("bench", "bench", scan);
             black_box(
-                builder
+                one_session(&mut scanner, &data)
                     .finish(&options, &pricing)
                     .totals
                     .figures
                     .total_tokens,
             )
+        });
+    });
+
+    // Blocks: scan, deduplicate, price, sort and cut into blocks (the synthetic sessions
+    // spread over 28 days); the throughput is in bytes of transcript.
+    let blocks = BlockOptions {
+        length_ms: skein_reports::usage::blocks::DEFAULT_BLOCK_MS,
+        now_ms: skein_core::time::parse_ms("2026-05-28T12:00:00Z").expect("time"),
+        range: skein_core::time::DateRange::default(),
+        zone: skein_core::time::Zone::utc(),
+        gaps: true,
+        active_only: false,
+        token_limit: Some(TokenLimit::Max),
+    };
+    group.throughput(Throughput::Bytes(data.len() as u64));
+    group.bench_function("blocks_synthetic_64MiB_slice", |b| {
+        b.iter(|| {
+            let r = one_session(&mut scanner, &data).finish_blocks(&blocks, &pricing);
+            assert!(r.rows.len() > 10, "several blocks");
+            black_box(r.totals.figures.total_tokens)
         });
     });
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
 use skein_core::record::is_spawn_tool;
 use skein_core::{Block, Envelope, Line};
 use skein_graph::NodeId;
@@ -12,7 +13,8 @@ use skein_graph::NodeId;
 use crate::RecordVisitor;
 
 /// A spawning call.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Spawn {
     pub tool_use_id: String,
     /// `Task` or `Agent`.
@@ -24,8 +26,10 @@ pub struct Spawn {
     pub agent_id: Option<String>,
 }
 
-/// Collects spawning calls and the agent ids their results name.
-#[derive(Debug, Default)]
+/// Collects spawning calls and the agent ids their results name. Serializable, so a caller
+/// reading a transcript in pieces (the hook) can carry it from one piece to the next.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SpawnLinks {
     spawns: BTreeMap<String, Spawn>,
     order: Vec<String>,
@@ -37,6 +41,15 @@ impl SpawnLinks {
     /// An empty collector.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Rewrites every free text kept (the calls' descriptions), e.g. to redact it.
+    pub fn map_text(&mut self, f: &mut dyn FnMut(&str) -> String) {
+        for s in self.spawns.values_mut() {
+            if let Some(d) = &s.description {
+                s.description = Some(f(d));
+            }
+        }
     }
 
     /// The spawning calls in file order.

@@ -20,11 +20,11 @@
 
 use memchr::memmem;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Where a task list comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskSource {
     /// The `TodoWrite` tool.
@@ -34,7 +34,8 @@ pub enum TaskSource {
 }
 
 /// One task (or todo).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TaskItem {
     /// The task id (`TaskCreate` era; a todo's `id` when it has one).
     pub id: Option<String>,
@@ -51,7 +52,7 @@ pub struct TaskItem {
 }
 
 /// The latest state of a session's tasks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskList {
     pub source: TaskSource,
     /// In creation order (todos in the order written).
@@ -71,7 +72,7 @@ impl TaskList {
 }
 
 /// What a pending tool call was, by `tool_use` id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum Call {
     /// A `TaskCreate`, with the index of its task in the store.
     Create(usize),
@@ -79,8 +80,10 @@ enum Call {
     Get,
 }
 
-/// Follows the task list through a transcript (see the module documentation).
-#[derive(Debug, Default)]
+/// Follows the task list through a transcript (see the module documentation). Serializable,
+/// so a caller that reads only new bytes (the hook) can carry it from one run to the next.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TaskTracker {
     todos: Option<(Vec<TaskItem>, Option<String>)>,
     /// Tasks in creation order; `None` marks a removed one (indices stay valid).
@@ -152,6 +155,47 @@ impl TaskTracker {
             }
             _ => {}
         }
+    }
+
+    /// Rewrites every free text kept (subjects, active forms, owners), e.g. to redact the
+    /// tracker before its state is stored.
+    pub fn map_text(&mut self, f: &mut dyn FnMut(&str) -> String) {
+        let todos = self
+            .todos
+            .iter_mut()
+            .flat_map(|(items, _)| items.iter_mut());
+        for item in todos.chain(self.tasks.iter_mut().flatten()) {
+            item.subject = f(&item.subject);
+            for v in [&mut item.active_form, &mut item.owner]
+                .into_iter()
+                .flatten()
+            {
+                *v = f(v);
+            }
+        }
+    }
+
+    /// Every list a tool touched, the one changed last first: a session may keep `TodoWrite`
+    /// todos and a task store side by side.
+    pub fn lists(&self) -> Vec<TaskList> {
+        let Some(last) = self.last else {
+            return Vec::new();
+        };
+        let todos = self.todos.clone().map(|(items, timestamp)| TaskList {
+            source: TaskSource::TodoWrite,
+            items,
+            timestamp,
+        });
+        let tasks = (!self.tasks.is_empty() || last == TaskSource::Tasks).then(|| TaskList {
+            source: TaskSource::Tasks,
+            items: self.tasks.iter().flatten().cloned().collect(),
+            timestamp: self.tasks_timestamp.clone(),
+        });
+        let (first, second) = match last {
+            TaskSource::TodoWrite => (todos, tasks),
+            TaskSource::Tasks => (tasks, todos),
+        };
+        first.into_iter().chain(second).collect()
     }
 
     /// The list changed last, if any tool touched one.

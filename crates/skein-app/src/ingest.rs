@@ -20,7 +20,7 @@ use skein_reports::load_session;
 use crate::error::{Error, chain};
 use crate::identity::AgentIdentity;
 use crate::meta::{MetaCollector, SOURCE_BYTES, finish};
-use crate::session_meta::{agent_identity, agent_meta, main_meta};
+use crate::session_meta::{agent_identity, agent_meta, main_meta, redact_meta};
 use crate::transform::{LineAction, Transforms, prune_plan, redact_line};
 
 /// What happened to one source transcript (one line of `skein archive`'s output).
@@ -40,7 +40,8 @@ pub struct IngestRow {
     /// `created`, `appended`, `new-version`, `unchanged`, `rewrite-pending`, `skipped`, `error`.
     pub status: &'static str,
     /// Why a new version was started (or is pending): `inode-changed`, `shrunk`,
-    /// `head-changed`, `tail-changed`, `archive-damaged`.
+    /// `head-changed`, `tail-changed`, `archive-damaged`; why a source was `skipped`:
+    /// `symlink`, `inside-archive`, `compressed`, `duplicate-key`.
     pub reason: Option<&'static str>,
     /// Complete source lines newly read, and the lines written after prune/redact.
     pub source_lines: u64,
@@ -202,7 +203,8 @@ fn is_symlink(path: &Path) -> bool {
 pub struct ArchiveJob<'a> {
     archive: &'a Archive,
     transforms: Transforms<'a>,
-    refused: HashMap<PathBuf, String>,
+    /// Sources not archived: the row's `reason` code and the message.
+    refused: HashMap<PathBuf, (&'static str, String)>,
 }
 
 impl<'a> ArchiveJob<'a> {
@@ -223,15 +225,18 @@ impl<'a> ArchiveJob<'a> {
             for p in plan(s) {
                 let abs = std::path::absolute(&p.path).unwrap_or_else(|_| p.path.clone());
                 let why = if is_symlink(&p.path) {
-                    Some(SYMLINK_SKIPPED.to_owned())
+                    Some(("symlink", SYMLINK_SKIPPED.to_owned()))
                 } else if abs.starts_with(&abs_root) {
-                    Some("inside the archive directory".to_owned())
+                    Some(("inside-archive", "inside the archive directory".to_owned()))
                 } else if skein_store::is_zstd(&p.path) {
-                    Some("a compressed transcript is not archived (decompress it first)".to_owned())
+                    Some((
+                        "compressed",
+                        "a compressed transcript is not archived (decompress it first)".to_owned(),
+                    ))
                 } else if let Some(first) = seen.get(&key_of(&p.kind)) {
-                    Some(format!(
-                        "same archive key as {} (archived instead)",
-                        first.display()
+                    Some((
+                        "duplicate-key",
+                        format!("same archive key as {} (archived instead)", first.display()),
                     ))
                 } else {
                     seen.insert(key_of(&p.kind), p.path.clone());
@@ -254,7 +259,7 @@ impl<'a> ArchiveJob<'a> {
         let mut links: Vec<&Path> = self
             .refused
             .iter()
-            .filter(|(_, why)| *why == SYMLINK_SKIPPED)
+            .filter(|(_, (code, _))| *code == "symlink")
             .map(|(p, _)| p.as_path())
             .collect();
         links.sort();
@@ -318,8 +323,13 @@ impl<'a> ArchiveJob<'a> {
             Vec::with_capacity(planned.len());
         let mut all_unchanged = true;
         for p in &planned {
-            if let Some(why) = self.refused.get(&p.path) {
-                sources.push(Err(error_row(p.row(), "skipped", why.clone())));
+            if let Some((code, why)) = self.refused.get(&p.path) {
+                // A skipped row always says why: a code in `reason`, the words in `error`.
+                let row = IngestRow {
+                    reason: Some(code),
+                    ..p.row()
+                };
+                sources.push(Err(error_row(row, "skipped", why.clone())));
                 continue;
             }
             let md = std::fs::metadata(&p.path).ok();
@@ -354,10 +364,22 @@ impl<'a> ArchiveJob<'a> {
 
         let loaded =
             load_session::<Value, MetaCollector>(s, &AnalysisOptions::default(), parser, false)?;
-        let agents: Vec<AgentIdentity> = (0..loaded.agents.len())
-            .map(|i| agent_identity(&loaded, i, parent_session(s)))
+        let agents: Vec<AgentIdentity> = loaded
+            .agents
+            .iter()
+            .map(|run| {
+                agent_identity(
+                    &run.file.agent_id,
+                    run.file.meta.as_ref(),
+                    None,
+                    Some(&loaded.links),
+                    parent_session(s),
+                )
+            })
             .collect();
-        let main_meta = main_meta(&loaded, &agents);
+        let project = Some(s.project());
+        let main = loaded.main.as_ref().map(|(_, c)| c);
+        let main_meta = main.map(|c| main_meta(c, &s.session_id, project.clone(), &agents));
         let mut out = Vec::with_capacity(planned.len());
         for (p, source) in planned.iter().zip(sources) {
             let (ck, size) = match source {
@@ -373,10 +395,16 @@ impl<'a> ArchiveJob<'a> {
                 .map(|c| &c.meta);
             let (kind, m) = match p.agent {
                 None => (p.kind.clone(), main_meta.clone().unwrap_or_default()),
-                Some(a) => (agents[a].kind(), agent_meta(&loaded, a, &agents[a])),
+                Some(a) => (
+                    agents[a].kind(),
+                    agent_meta(&loaded.agents[a].visitor, &agents[a], project.clone(), main),
+                ),
             };
             let mut m = finish(m, stored_meta, size);
             let t = self.transforms;
+            if let Some(r) = t.redactor {
+                redact_meta(&mut m, r, &mut skein_redact::RuleCounts::new());
+            }
             m.origin = skein_layout::archive::origin(&p.path, |b| t.text(b));
             let mut row = p.row();
             if let Kind::Subagent { agent_type, .. } = &kind {

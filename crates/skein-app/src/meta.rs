@@ -2,20 +2,26 @@
 //! visitor: [`MetaCollector`] is fed records one by one and keeps only what the metadata needs,
 //! in a serializable state, so a caller that reads only new bytes (the hook) can keep the same
 //! metadata up to date by saving the collector between runs. `skein archive` and the hook's
-//! `archive` pass share it.
+//! `archive` pass share it: one code path.
+//!
+//! The state stays small however long the session: ids are kept as 64-bit hashes
+//! ([`crate::packed`]), tool results only for the calls that spawn subagents (their outcome)
+//! and for results seen before their call.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use skein_analysis::RecordVisitor;
+use skein_analysis::{RecordVisitor, SpawnLinks};
 use skein_archive::{SessionMeta, TokenUsage};
+use skein_core::record::is_spawn_tool;
 use skein_core::{Content, Envelope, Line, Usage};
 use skein_graph::NodeId;
 use skein_reports::skills::skill_name;
 use skein_reports::tools::normalized_input;
 
 use crate::identity::clean;
+use crate::packed::{self, Keyed, hash};
 
 /// `extra` key: the source size the metadata was computed from. A later run that finds the
 /// source at that size with nothing new to archive skips reading it again.
@@ -24,32 +30,29 @@ pub const SOURCE_BYTES: &str = "source_bytes";
 /// Tools whose `file_path` (or `notebook_path`) input names a file they modify.
 const MODIFYING_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
 
-/// One usage group's counters: Claude Code writes one line per content block, each with a copy
-/// of the message's usage; per group each counter is the maximum over its lines (as
-/// `skein_analysis::UsageAccumulator` counts them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-struct Counters([u64; 4]);
+/// One usage group's counters (input, output, cache creation, cache read): Claude Code writes
+/// one line per content block, each with a copy of the message's usage; per group each counter
+/// is the maximum over its lines (as `skein_analysis::UsageAccumulator` counts them).
+type Counters = [u64; 4];
 
-impl Counters {
-    fn of(u: &Usage) -> Self {
-        Self([
-            u.input_tokens.0,
-            u.output_tokens.0,
-            u.cache_creation_input_tokens.0,
-            u.cache_read_input_tokens.0,
-        ])
+fn counters_of(u: &Usage) -> Counters {
+    [
+        u.input_tokens.0,
+        u.output_tokens.0,
+        u.cache_creation_input_tokens.0,
+        u.cache_read_input_tokens.0,
+    ]
+}
+
+fn max_with(a: &mut Counters, b: Counters) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x = (*x).max(y);
     }
+}
 
-    fn max_with(&mut self, o: Self) {
-        for (a, b) in self.0.iter_mut().zip(o.0) {
-            *a = (*a).max(b);
-        }
-    }
-
-    fn add(&mut self, o: Self) {
-        for (a, b) in self.0.iter_mut().zip(o.0) {
-            *a += b;
-        }
+fn add(a: &mut Counters, b: Counters) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
     }
 }
 
@@ -66,21 +69,38 @@ pub struct MetaCollector {
     last_timestamp: Option<String>,
     models: Vec<String>,
     prompts: u64,
-    message_ids: BTreeSet<String>,
+    #[serde(with = "packed::set")]
+    message_ids: Keyed<()>,
     anonymous_messages: u64,
-    /// Usage groups by `message.id` + `\0` + `requestId`.
-    usage_groups: BTreeMap<String, Counters>,
+    /// Usage groups by hash of `message.id` + `\0` + `requestId`.
+    #[serde(with = "packed::counters")]
+    usage_groups: Keyed<Counters>,
     /// Usage of lines without a `message.id` (each its own group).
     usage_loose: Counters,
-    /// Ids of the `tool_use` blocks counted (later copies are not counted again).
-    tool_ids: BTreeSet<String>,
+    /// Hashes of the `tool_use` ids counted (later copies are not counted again).
+    #[serde(with = "packed::set")]
+    tool_ids: Keyed<()>,
     tool_counts: BTreeMap<String, u64>,
     tool_calls: u64,
     skills: Vec<String>,
     files: Vec<String>,
-    /// `tool_result` ids, with whether any copy was an error.
+    /// `tool_result` ids with whether any copy was an error: for spawning calls (how the
+    /// subagent ended), and for results read before their call.
     results: BTreeMap<String, bool>,
+    /// The spawning calls and the agent ids their results name.
+    links: SpawnLinks,
+    /// How many message and tool ids and usage groups [`MetaCollector::log_ids`] wrote.
+    #[serde(skip)]
+    logged: [usize; 3],
 }
+
+/// Records of the id log ([`MetaCollector::log_ids`]): a tag byte, then little-endian u64s.
+const LOG_MESSAGE: u8 = 1;
+const LOG_TOOL: u8 = 2;
+/// A new usage group: its key and four counters.
+const LOG_GROUP_NEW: u8 = 3;
+/// New counters of the usage group at a position: the position and four counters.
+const LOG_GROUP_SET: u8 = 4;
 
 /// Pushes `v` unless present (first-appearance order).
 fn push_unique(list: &mut Vec<String>, v: String) {
@@ -96,10 +116,14 @@ impl MetaCollector {
     }
 
     fn tool_use(&mut self, id: &str, name: Option<&str>, input: Option<&Value>) {
-        if !self.tool_ids.insert(id.to_owned()) {
+        if !self.tool_ids.insert(hash(id.as_bytes())) {
             return;
         }
         let name = name.unwrap_or("<unknown>");
+        if !is_spawn_tool(name) {
+            // Only a spawn's result is asked for: a result read early is dropped now.
+            self.results.remove(id);
+        }
         *self.tool_counts.entry(name.to_owned()).or_default() += 1;
         self.tool_calls += 1;
         let Some(input) = input else { return };
@@ -132,18 +156,22 @@ impl MetaCollector {
             }
             match message.id.get() {
                 Some(id) => {
-                    self.message_ids.insert(id.to_owned());
+                    self.message_ids.insert(hash(id.as_bytes()));
                 }
                 None => self.anonymous_messages += 1,
             }
             if let Some(u) = message.usage.0.as_ref() {
-                let c = Counters::of(u);
+                let c = counters_of(u);
                 match message.id.get() {
                     Some(mid) => {
                         let key = format!("{mid}\0{}", env.request_id.get().unwrap_or(""));
-                        self.usage_groups.entry(key).or_default().max_with(c);
+                        max_with(
+                            self.usage_groups
+                                .entry_logged(hash(key.as_bytes()), Default::default),
+                            c,
+                        );
                     }
-                    None => self.usage_loose.add(c),
+                    None => add(&mut self.usage_loose, c),
                 }
             }
         }
@@ -169,10 +197,124 @@ impl MetaCollector {
             self.prompts += u64::from(prompt);
         }
         for b in message.content.blocks() {
-            if let (Some("tool_result"), Some(id)) = (b.kind(), b.tool_use_id.get()) {
+            if let (Some("tool_result"), Some(id)) = (b.kind(), b.tool_use_id.get())
+                && (self.links.spawn(id).is_some() || !self.tool_ids.contains(hash(id.as_bytes())))
+            {
                 *self.results.entry(id.to_owned()).or_default() |= b.is_error.0;
             }
         }
+    }
+
+    /// Appends to `out` what the id sets gained since the last `log_ids` or `replay_ids`: new
+    /// message and tool ids, new usage groups, and usage groups whose counters changed. The
+    /// hook keeps these records in an append-only file, so a long session's ids (about a
+    /// megabyte for 100 MB of transcript) are not rewritten after every turn; replayed with
+    /// [`MetaCollector::replay_ids`] they rebuild the sets without hashing anything.
+    pub fn log_ids(&mut self, out: &mut Vec<u8>) {
+        let put = |out: &mut Vec<u8>, tag: u8, words: &[u64]| {
+            out.push(tag);
+            for w in words {
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+        };
+        for (k, ()) in self.message_ids.items_from(self.logged[0]) {
+            put(out, LOG_MESSAGE, &[*k]);
+        }
+        for (k, ()) in self.tool_ids.items_from(self.logged[1]) {
+            put(out, LOG_TOOL, &[*k]);
+        }
+        let old_groups = self.logged[2];
+        for at in self.usage_groups.take_changed() {
+            if at >= old_groups {
+                continue;
+            }
+            if let Some((_, c)) = self.usage_groups.item(at) {
+                put(out, LOG_GROUP_SET, &[at as u64, c[0], c[1], c[2], c[3]]);
+            }
+        }
+        for (k, c) in self.usage_groups.items_from(old_groups) {
+            put(out, LOG_GROUP_NEW, &[*k, c[0], c[1], c[2], c[3]]);
+        }
+        self.logged = [
+            self.message_ids.len(),
+            self.tool_ids.len(),
+            self.usage_groups.len(),
+        ];
+    }
+
+    /// Replays records [`MetaCollector::log_ids`] wrote into empty id sets; false (and the
+    /// sets in an unknown state) when the bytes are not such records.
+    pub fn replay_ids(&mut self, mut bytes: &[u8]) -> bool {
+        let word = |b: &mut &[u8]| -> Option<u64> {
+            let (w, rest) = b.split_first_chunk::<8>()?;
+            *b = rest;
+            Some(u64::from_le_bytes(*w))
+        };
+        while let Some((&tag, rest)) = bytes.split_first() {
+            bytes = rest;
+            let ok = match tag {
+                LOG_MESSAGE => word(&mut bytes).map(|k| self.message_ids.push_new(k, ())),
+                LOG_TOOL => word(&mut bytes).map(|k| self.tool_ids.push_new(k, ())),
+                LOG_GROUP_NEW | LOG_GROUP_SET => {
+                    let head = word(&mut bytes);
+                    let mut c = [0u64; 4];
+                    let mut full = true;
+                    for x in &mut c {
+                        match word(&mut bytes) {
+                            Some(v) => *x = v,
+                            None => full = false,
+                        }
+                    }
+                    match (head, full, tag) {
+                        (Some(k), true, LOG_GROUP_NEW) => {
+                            self.usage_groups.push_new(k, c);
+                            Some(())
+                        }
+                        (Some(at), true, _) => usize::try_from(at)
+                            .ok()
+                            .filter(|at| self.usage_groups.set_at(*at, c))
+                            .map(drop),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if ok.is_none() {
+                return false;
+            }
+        }
+        self.logged = [
+            self.message_ids.len(),
+            self.tool_ids.len(),
+            self.usage_groups.len(),
+        ];
+        true
+    }
+
+    /// Empties the id sets (kept in the id log instead), e.g. before the rest is serialized.
+    pub fn clear_ids(&mut self) {
+        self.message_ids = Keyed::default();
+        self.tool_ids = Keyed::default();
+        self.usage_groups = Keyed::default();
+    }
+
+    /// The spawning calls seen and the agents they name.
+    pub fn links(&self) -> &SpawnLinks {
+        &self.links
+    }
+
+    /// Rewrites every free text the collector keeps (working directory, branch, skills, file
+    /// paths, the spawning calls' descriptions), e.g. to redact it before the state is stored.
+    pub fn map_text(&mut self, f: &mut dyn FnMut(&str) -> String) {
+        for v in [&mut self.cwd, &mut self.git_branch].into_iter().flatten() {
+            *v = f(v);
+        }
+        for list in [&mut self.skills, &mut self.files] {
+            for v in list.iter_mut() {
+                *v = f(v);
+            }
+        }
+        self.links.map_text(f);
     }
 
     /// The first `sessionId` seen in the records.
@@ -212,9 +354,9 @@ impl MetaCollector {
         }
         let mut total = self.usage_loose;
         for c in self.usage_groups.values() {
-            total.add(*c);
+            add(&mut total, *c);
         }
-        let [input, output, cache_creation, cache_read] = total.0;
+        let [input, output, cache_creation, cache_read] = total;
         m.usage = TokenUsage {
             input_tokens: input,
             output_tokens: output,
@@ -226,7 +368,9 @@ impl MetaCollector {
 }
 
 impl RecordVisitor<Value> for MetaCollector {
-    fn record(&mut self, _: &Line<'_>, env: &Envelope<'_, Value>, _: Option<(NodeId, bool)>) {
+    fn record(&mut self, line: &Line<'_>, env: &Envelope<'_, Value>, node: Option<(NodeId, bool)>) {
+        // Before the blocks: a spawn's result needs its call known.
+        self.links.record(line, env, node);
         if self.session_id.is_none() {
             self.session_id = env.session_id.get().map(str::to_owned);
         }
@@ -250,6 +394,41 @@ impl RecordVisitor<Value> for MetaCollector {
             _ => {}
         }
     }
+}
+
+/// Ranges up to this size are read into memory at once by [`feed_range`].
+const SMALL_RANGE: u64 = 1 << 20;
+
+/// Feeds the lines of `path` in `[from, to)` to `c` through the same analysis reader
+/// `skein archive` reads whole files with (`from` and `to` are line starts/ends, as the hook's
+/// checkpoints keep them): the hook's incremental update.
+pub fn feed_range(
+    c: &mut MetaCollector,
+    path: &std::path::Path,
+    from: u64,
+    to: u64,
+    parser: &mut skein_core::Parser,
+) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    if from >= to {
+        return Ok(());
+    }
+    let mut file = std::fs::File::open(path)?;
+    file.seek(SeekFrom::Start(from))?;
+    let name = path.display().to_string();
+    let options = skein_analysis::AnalysisOptions::default();
+    let mut range = file.take(to - from);
+    // A turn's bytes are read at once: the streaming reader's block buffer would cost more
+    // to set up than the lines cost to read.
+    if to - from <= SMALL_RANGE {
+        let mut bytes = Vec::with_capacity(usize::try_from(to - from).unwrap_or(0));
+        range.read_to_end(&mut bytes)?;
+        let lines = skein_core::SliceLines::new(&bytes);
+        return skein_analysis::analyze_visit::<_, Value, _>(&name, lines, &options, parser, c)
+            .map(drop);
+    }
+    let lines = skein_core::ReadLines::new(range);
+    skein_analysis::analyze_visit::<_, Value, _>(&name, lines, &options, parser, c).map(drop)
 }
 
 /// Carries over what an earlier run (or the hook) stored and this one cannot know: the
@@ -328,9 +507,59 @@ mod tests {
         assert_eq!(m.tool_counts.get("Edit"), Some(&1));
         assert_eq!(m.files_modified, ["/w/a.rs"]);
         assert_eq!(m.skills_used, ["pdf"]);
-        assert_eq!(c.outcome_of("t1").as_deref(), Some("error"));
-        assert_eq!(c.outcome_of("t2").as_deref(), Some("completed"));
+        // Only spawning calls' results are kept (how a subagent ended).
+        assert_eq!(c.outcome_of("t1"), None);
         assert_eq!(c.outcome_of("t9"), None);
+    }
+
+    #[test]
+    fn a_spawn_outcome_is_kept_even_when_its_result_comes_first() {
+        let task = |id: &str| {
+            format!(
+                r#"{{"type":"assistant","message":{{"id":"m{id}","content":[{{"type":"tool_use","id":"{id}","name":"Task","input":{{"subagent_type":"x","description":"d"}}}}]}}}}"#
+            )
+        };
+        let result = |id: &str, err: bool| {
+            format!(
+                r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","is_error":{err}}}]}}}}"#
+            )
+        };
+        let text = [
+            task("k1"),
+            result("k1", false),
+            result("k2", true),
+            task("k2"),
+        ]
+        .join("\n");
+        let mut c = MetaCollector::new();
+        feed(&mut c, &text);
+        assert_eq!(c.outcome_of("k1").as_deref(), Some("completed"));
+        assert_eq!(c.outcome_of("k2").as_deref(), Some("error"));
+        assert_eq!(c.links().spawns().count(), 2);
+    }
+
+    #[test]
+    fn the_id_log_rebuilds_the_sets() {
+        let mut whole = MetaCollector::new();
+        feed(&mut whole, LINES);
+        let mut log = Vec::new();
+        let mut state: Option<String> = None;
+        let mut c = MetaCollector::new();
+        for (i, line) in LINES.split_inclusive('\n').enumerate() {
+            if let Some(saved) = state.take() {
+                c = serde_json::from_str(saved.as_str()).expect("state");
+                assert!(c.replay_ids(&log), "replay after line {i}");
+            }
+            feed(&mut c, line);
+            c.log_ids(&mut log);
+            c.clear_ids();
+            state = Some(serde_json::to_string(&c).expect("serialize"));
+        }
+        let mut last: MetaCollector = serde_json::from_str(&state.expect("state")).expect("state");
+        assert!(last.replay_ids(&log));
+        assert_eq!(last.meta(), whole.meta());
+        assert!(!MetaCollector::new().replay_ids(&[LOG_GROUP_SET, 1, 2]));
+        assert!(!MetaCollector::new().replay_ids(&[9]));
     }
 
     #[test]

@@ -1,49 +1,60 @@
-//! The metadata of each file of a loaded session: the collector's facts plus what names the
-//! file (session, project, the subagents a main session spawned, a subagent's identity and how
-//! its spawning call ended).
+//! The metadata of each file of a session: the collector's facts plus what names the file
+//! (session, project, the subagents a main session spawned, a subagent's identity and how its
+//! spawning call ended). Pure functions of collectors and sidecars, so `skein archive` (which
+//! reads the whole session) and the hook (which carries the collectors from turn to turn) call
+//! the same code.
 
+use skein_analysis::SpawnLinks;
 use skein_archive::{SessionMeta, SubagentRef};
-use skein_reports::LoadedSession;
+use skein_hook::redaction::redact_str;
+use skein_layout::AgentMeta;
+use skein_redact::{Redactor, RuleCounts};
 
 use crate::identity::{AgentIdentity, clean};
 use crate::meta::MetaCollector;
 
-/// A subagent file's identity: the sidecar first, then the spawning call.
+/// A subagent's identity: its sidecar first, then the event that reported it (the hook's
+/// SubagentStop), then the spawning call the parent's `links` name.
 pub(crate) fn agent_identity(
-    s: &LoadedSession<MetaCollector>,
-    i: usize,
+    agent_id: &str,
+    sidecar: Option<&AgentMeta>,
+    event_agent_type: Option<&str>,
+    links: Option<&SpawnLinks>,
     parent_session: Option<&str>,
 ) -> AgentIdentity {
-    let run = &s.agents[i];
-    let side = run.file.meta.as_ref();
-    let spawn = run.spawned_by.as_deref().and_then(|id| s.links.spawn(id));
-    let description = clean(side.and_then(|m| m.description.as_deref()))
+    let side_tool = sidecar.and_then(|m| m.tool_use_id.as_deref());
+    let spawned_by = match links {
+        Some(l) => l.spawner_of(agent_id, side_tool),
+        None => side_tool.map(str::to_owned),
+    };
+    let spawn = spawned_by
+        .as_deref()
+        .and_then(|id| links.and_then(|l| l.spawn(id)));
+    let description = clean(sidecar.and_then(|m| m.description.as_deref()))
         .or_else(|| clean(spawn.and_then(|p| p.description.as_deref())));
     AgentIdentity::new(
-        &run.file.agent_id,
+        agent_id,
         &[
-            side.and_then(|m| m.agent_type.as_deref()),
+            sidecar.and_then(|m| m.agent_type.as_deref()),
+            event_agent_type,
             spawn.and_then(|p| p.subagent_type.as_deref()),
         ],
         parent_session,
-        clean(run.spawned_by.as_deref()),
+        clean(spawned_by.as_deref()),
         description,
     )
 }
 
-/// The main transcript's metadata (`None` without a main transcript). `agents` are the
-/// identities of the session's subagent files, in the order of `s.agents`.
+/// A main transcript's metadata. `agents` are the identities of the session's subagent files.
 pub(crate) fn main_meta(
-    s: &LoadedSession<MetaCollector>,
+    c: &MetaCollector,
+    file_session: &str,
+    project: Option<String>,
     agents: &[AgentIdentity],
-) -> Option<SessionMeta> {
-    let (_, c) = s.main.as_ref()?;
+) -> SessionMeta {
     let mut m = c.meta();
-    m.session_id = Some(
-        c.session_id()
-            .map_or_else(|| s.files.session_id.clone(), str::to_owned),
-    );
-    m.project = Some(s.files.project());
+    m.session_id = Some(c.session_id().unwrap_or(file_session).to_owned());
+    m.project = project;
     let mut seen = std::collections::BTreeSet::new();
     m.subagents = agents
         .iter()
@@ -54,21 +65,44 @@ pub(crate) fn main_meta(
             tool_use_id: a.tool_use_id.clone(),
         })
         .collect();
-    Some(m)
+    m
 }
 
-/// A subagent file's metadata.
+/// A subagent file's metadata; `main` is the parent transcript's collector (how the spawning
+/// call ended), when known.
 pub(crate) fn agent_meta(
-    s: &LoadedSession<MetaCollector>,
-    i: usize,
+    c: &MetaCollector,
     agent: &AgentIdentity,
+    project: Option<String>,
+    main: Option<&MetaCollector>,
 ) -> SessionMeta {
-    let mut m = s.agents[i].visitor.meta();
+    let mut m = c.meta();
     agent.annotate(&mut m);
-    m.project = Some(s.files.project());
-    m.outcome = match (&s.main, agent.tool_use_id.as_deref()) {
-        (Some((_, c)), Some(id)) => c.outcome_of(id),
+    m.project = project;
+    m.outcome = match (main, agent.tool_use_id.as_deref()) {
+        (Some(p), Some(id)) => p.outcome_of(id),
         _ => None,
     };
     m
+}
+
+/// Redacts the free text of a metadata record (working directory, branch, file paths,
+/// skills, description), counting what was replaced; ids, types and counts are left alone.
+pub(crate) fn redact_meta(m: &mut SessionMeta, redactor: &Redactor, counts: &mut RuleCounts) {
+    let mut r = |s: &str| redact_str(redactor, s, counts);
+    for v in [&mut m.cwd, &mut m.git_branch].into_iter().flatten() {
+        *v = r(v);
+    }
+    for list in [&mut m.files_modified, &mut m.skills_used] {
+        let mut seen = std::collections::HashSet::new();
+        // Two values that differed only by a secret are one value once redacted.
+        *list = list
+            .iter()
+            .map(|v| r(v))
+            .filter(|v| seen.insert(v.clone()))
+            .collect();
+    }
+    if let Some(serde_json::Value::String(d)) = m.extra.get_mut("description") {
+        *d = r(d);
+    }
 }

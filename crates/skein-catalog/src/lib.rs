@@ -9,7 +9,8 @@
 //! * [`index`]: reading a source's new complete lines into batches (worker threads).
 //! * [`write`]: applying batches on the one writer; [`refresh`](mod@refresh) orchestrates.
 //! * Queries: [`sessions`](mod@sessions), [`search`](mod@search) (with [`query`] syntax and
-//!   snippets read back from the sources), and usage copies for `skein usage` ([`usage`]).
+//!   snippets read back from the sources), usage copies for `skein usage` ([`usage`]), and
+//!   usage by time for the status line ([`window`]).
 //!
 //! The library reads no environment and no clock and prints nothing; the caller gives the
 //! database path, the sources (from `skein-layout`) and the options.
@@ -33,6 +34,7 @@ pub mod sessions;
 mod snippet;
 mod track;
 mod usage;
+mod window;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -50,6 +52,7 @@ pub use refresh::{Progress, RefreshOptions, RefreshReport};
 pub use roots::RootsReport;
 pub use search::{Hit, SearchQuery};
 pub use sessions::{SessionQuery, SessionRow};
+pub use window::SessionCopies;
 
 /// Default cap on the text indexed per tool result or tool input block.
 pub const DEFAULT_RESULT_CAP: usize = 16 * 1024;

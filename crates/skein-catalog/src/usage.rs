@@ -54,11 +54,11 @@ fn source_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, Row>> {
     rows.collect()
 }
 
-const COPY_COLUMNS: &str = "message_id, request_id, sidechain, origin, model, input, output, \
+pub(crate) const COPY_COLUMNS: &str = "message_id, request_id, sidechain, origin, model, input, output, \
                             cache_creation, cache_5m, cache_1h, cache_read, ts_ms, foreign_session, \
                             progress_agent";
 
-fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<RequestCopy> {
+pub(crate) fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<RequestCopy> {
     let u = |i: usize| r.get::<_, i64>(at + i).map(|v| v as u64);
     let rid: String = r.get(at + 1)?;
     Ok(RequestCopy {

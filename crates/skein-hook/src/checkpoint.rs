@@ -6,10 +6,14 @@
 //!
 //! Stored as `<state>/checkpoints/<hash of the path>.json`, one object per transcript holding
 //! one checkpoint per pass name, guarded by `<same>.lock` for the whole run of the passes (so
-//! two hooks never process the same new bytes twice).
+//! two hooks never process the same new bytes twice). The state a pass carries (e.g. the
+//! archive metadata of a long session, about a megabyte) lives in its own file,
+//! `<same>.<hash of the pass name>.state.json`, read only when that pass runs and written only
+//! when it changes; it records the checkpoint it describes and is ignored unless that is still
+//! the pass's checkpoint (a crash between the two writes costs a re-read, never a wrong state).
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -141,12 +145,21 @@ struct CheckpointFile {
     passes: BTreeMap<String, Checkpoint>,
 }
 
+/// A pass's state file: the state and the checkpoint it describes.
+#[derive(Debug, Serialize, Deserialize)]
+struct StateFile {
+    checkpoint: Checkpoint,
+    state: serde_json::Value,
+}
+
 /// The checkpoints of one transcript, locked for as long as this value lives.
 #[derive(Debug)]
 pub struct TranscriptCheckpoints {
     file: PathBuf,
     data: CheckpointFile,
     dirty: bool,
+    /// States set this run, written by [`TranscriptCheckpoints::save`] (`None`: remove).
+    new_states: BTreeMap<String, Option<serde_json::Value>>,
     /// Set when the stored file was unreadable and was ignored.
     pub warning: Option<String>,
     _lock: FileLock,
@@ -161,7 +174,7 @@ impl TranscriptCheckpoints {
         timeout: Duration,
     ) -> Result<Self, StateError> {
         let dir = state_root.join("checkpoints");
-        fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+        crate::state::create_dir_all(&dir)?;
         let key = format!("{:016x}", fnv1a(transcript.as_os_str().as_encoded_bytes()));
         let lock = FileLock::acquire(dir.join(format!("{key}.lock")), timeout)?;
         let file = dir.join(format!("{key}.json"));
@@ -173,6 +186,7 @@ impl TranscriptCheckpoints {
             file,
             data,
             dirty: false,
+            new_states: BTreeMap::new(),
             warning,
             _lock: lock,
         })
@@ -190,11 +204,59 @@ impl TranscriptCheckpoints {
         }
     }
 
+    fn state_path(&self, pass: &str) -> PathBuf {
+        let stem = self.file.with_extension("");
+        let name = stem.file_name().map(|n| n.to_string_lossy().into_owned());
+        stem.with_file_name(format!(
+            "{}.{:016x}.state.json",
+            name.unwrap_or_default(),
+            fnv1a(pass.as_bytes())
+        ))
+    }
+
+    /// The state `pass` stored with its current checkpoint (read from its file; `None` when
+    /// absent, unreadable, or describing another checkpoint).
+    pub fn state(&self, pass: &str) -> Option<serde_json::Value> {
+        let cp = self.data.passes.get(pass)?;
+        let f: StateFile = read_json(&self.state_path(pass)).ok().flatten()?;
+        (f.checkpoint == *cp).then_some(f.state)
+    }
+
+    /// Replaces (or with `None` removes) the state of `pass`; call it after the [`set`] of the
+    /// checkpoint it belongs to.
+    ///
+    /// [`set`]: TranscriptCheckpoints::set
+    pub fn set_state(&mut self, pass: &str, state: Option<serde_json::Value>) {
+        self.new_states.insert(pass.to_owned(), state);
+    }
+
     /// Writes the checkpoints back if any changed: atomically but without fsync
     /// ([`Durability::RenameOnly`]), because Stop runs after every turn. After a crash a
     /// checkpoint can only be stale or unreadable, which makes the passes redo work, never
     /// skip it.
     pub fn save(&mut self) -> Result<(), StateError> {
+        // States first: a state whose checkpoint is not saved yet is ignored on reading.
+        for (pass, state) in std::mem::take(&mut self.new_states) {
+            let path = self.state_path(&pass);
+            match (state, self.data.passes.get(&pass)) {
+                (Some(state), Some(cp)) => {
+                    let f = StateFile {
+                        checkpoint: *cp,
+                        state,
+                    };
+                    let bytes = serde_json::to_vec(&f).map_err(|source| StateError::Corrupt {
+                        path: path.clone(),
+                        source,
+                    })?;
+                    write_atomic_with(&path, &bytes, Durability::RenameOnly)
+                        .map_err(io_at(&path))?;
+                }
+                _ => match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_at(&path)(e)),
+                    _ => {}
+                },
+            }
+        }
         if !self.dirty {
             return Ok(());
         }

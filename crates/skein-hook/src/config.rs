@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use skein_redact::RedactOptions;
 
 use crate::log::LogLevel;
 
@@ -15,6 +16,48 @@ use crate::log::LogLevel;
 pub const PASS_OPEN_REQUEST: &str = "open-request";
 /// Built-in pass: `<context>`/`<work>` extraction from a subagent's final text (SubagentStop).
 pub const PASS_EXTRACT: &str = "extract";
+/// Built-in pass: block a tool call repeated with the same input (PreToolUse; opt-in).
+pub const PASS_LOOP_GUARD: &str = "loop-guard";
+/// The passes the runtime implements itself.
+pub const BUILTIN_PASSES: [&str; 3] = [PASS_OPEN_REQUEST, PASS_EXTRACT, PASS_LOOP_GUARD];
+
+/// The hook events Claude Code sends (its settings' `hooks` keys). `[events]` may name others
+/// (a newer Claude Code); `hooks doctor` reports them, since a typo would make them never run.
+pub const KNOWN_EVENTS: [&str; 33] = [
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Notification",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "Elicitation",
+    "ElicitationResult",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Setup",
+    "InstructionsLoaded",
+    "CwdChanged",
+    "FileChanged",
+    "ConfigChange",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "SessionStart",
+    "SessionEnd",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "MessageDisplay",
+    "DirectoryAdded",
+];
 
 /// Log file settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +94,9 @@ pub struct Config {
     pub events: BTreeMap<String, Vec<String>>,
     /// `[pass.<name>]` tables, handed to the passes untouched.
     pub pass_options: BTreeMap<String, toml::Table>,
+    /// `[redaction]`: the rules for everything the hook writes when `redact = true` (a pass's
+    /// own `[pass.<name>.redact]` table replaces them for that pass).
+    pub redaction: RedactOptions,
 }
 
 impl Default for Config {
@@ -81,6 +127,7 @@ impl Default for Config {
             },
             events,
             pass_options: BTreeMap::new(),
+            redaction: RedactOptions::default(),
         }
     }
 }
@@ -261,6 +308,9 @@ impl Config {
         for (pass, table) in layer.pass.unwrap_or_default() {
             self.pass_options.insert(pass.0, table);
         }
+        if let Some(r) = layer.redaction {
+            self.redaction = r;
+        }
         Ok(())
     }
 }
@@ -317,6 +367,11 @@ struct Layer {
     log: Option<LogLayer>,
     events: Option<BTreeMap<EventName, Vec<PassName>>>,
     pass: Option<BTreeMap<PassName, toml::Table>>,
+    redaction: Option<RedactOptions>,
+    /// `[statusline]`: read by `skein statusline`, not by the hook (accepted here so that one
+    /// config file serves both).
+    #[allow(dead_code, reason = "`skein statusline` reads this table itself")]
+    statusline: Option<toml::Table>,
 }
 
 #[derive(Debug, Default, Deserialize)]

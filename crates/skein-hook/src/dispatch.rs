@@ -1,31 +1,47 @@
-//! Per-event work: request scoping, built-in passes (`open-request`, `extract`), request
-//! bookkeeping on Stop, the goal reminder, and the configured passes with their checkpoints.
+//! Per-event work: request scoping ([`crate::request`]), the built-in passes (`open-request`,
+//! `extract`, `loop-guard`), the goal reminder, and the configured passes with their
+//! checkpoints and carried state.
 
-use std::fmt::Write as _;
+use std::cell::RefCell;
 use std::path::Path;
+use std::sync::Arc;
 
-use crate::checkpoint::{self, ChangeKind, Probe, TranscriptCheckpoints};
-use crate::config::{Config, PASS_EXTRACT, PASS_OPEN_REQUEST};
-use crate::event::{EventKind, HookEvent, ValidEvent};
-use crate::extract::{extract_tags, write_work_files};
-use crate::passes::{PassInput, PassRunner};
-use crate::reminder;
-use skein_core::time::format_ms;
-
-use crate::runtime::{HookContext, HookError, Log, Scope};
-use crate::state::{AgentRecord, NewRequest, RequestRecord, StateDir, StateError, WORK_DIR};
-use crate::transcript;
+use skein_redact::Redactor;
 use skein_store::LockError;
 
-/// Checkpoint name used for the runtime's own todo/prompt tracking.
-const TODOS: &str = "todos";
+use crate::checkpoint::{self, Probe, TranscriptCheckpoints};
+use crate::config::{Config, PASS_EXTRACT, PASS_LOOP_GUARD, PASS_OPEN_REQUEST};
+use crate::event::{EventKind, HookEvent, ValidEvent};
+use crate::passes::{PassInput, PassRunner};
+use crate::redaction::maybe_redact;
+use crate::runtime::{HookContext, HookError, Log, Scope};
+use crate::security::{Counts, SecurityLog};
+use crate::state::{RequestRecord, StateDir, StateError};
+use crate::{loop_guard, reminder, request, session_logs, subagent};
 
-struct Ctx<'a> {
-    ev: &'a HookEvent,
-    valid: ValidEvent,
-    hook: &'a HookContext,
-    config: &'a Config,
-    state: StateDir,
+/// What the work on one event shares.
+pub(crate) struct Ctx<'a> {
+    pub(crate) ev: &'a HookEvent,
+    pub(crate) valid: ValidEvent,
+    pub(crate) hook: &'a HookContext,
+    pub(crate) config: &'a Config,
+    pub(crate) state: StateDir,
+    /// `None` when redaction is off.
+    pub(crate) redactor: Option<Arc<Redactor>>,
+    pub(crate) security: RefCell<SecurityLog>,
+}
+
+impl Ctx<'_> {
+    /// `text` as it may be written: secrets replaced when redaction is on (counted in
+    /// `counts`).
+    pub(crate) fn redact(&self, text: &str, counts: &mut Counts) -> String {
+        maybe_redact(self.redactor.as_deref(), text, counts)
+    }
+
+    /// Records a write to `file` that replaced `counts` secrets (for `security.jsonl`).
+    pub(crate) fn redacted(&self, file: &Path, counts: Counts) {
+        self.security.borrow_mut().redacted(file, counts);
+    }
 }
 
 pub(crate) fn dispatch(
@@ -33,6 +49,7 @@ pub(crate) fn dispatch(
     hook: &HookContext,
     config: &Config,
     passes: &mut dyn PassRunner,
+    redactor: Option<Arc<Redactor>>,
     log: &mut Log,
     scope: &mut Scope,
 ) -> Result<Option<String>, HookError> {
@@ -47,15 +64,42 @@ pub(crate) fn dispatch(
         valid,
         hook,
         config,
+        redactor,
+        security: RefCell::new(SecurityLog::default()),
     };
+    let result = dispatch_valid(&c, passes, log, scope);
+    scope.security.events.extend(c.security.into_inner().events);
+    result
+}
+
+fn dispatch_valid(
+    c: &Ctx<'_>,
+    passes: &mut dyn PassRunner,
+    log: &mut Log,
+    scope: &mut Scope,
+) -> Result<Option<String>, HookError> {
+    let (ev, config) = (c.ev, c.config);
     let kind = c.valid.kind.clone();
     if kind == EventKind::Stop && ev.stop_hook_active {
         scope.outcome = Some("skipped");
+        scope.detail = Some("stop_hook_active is set: passes skipped".to_owned());
         log.info("stop_hook_active is set: passes skipped");
         return Ok(None);
     }
     let names = config.passes_for(kind.name());
-    let mut request = scope_request(&c, names, log)?;
+    // The loop guard answers before anything else: it is on every tool call's path.
+    let mut stdout = None;
+    if names.iter().any(|n| n == PASS_LOOP_GUARD) {
+        match loop_guard::check(c) {
+            Ok(Some(decision)) => {
+                scope.decision = Some("block");
+                stdout = Some(decision);
+            }
+            Ok(None) => {}
+            Err(e) => log.error(format!("loop-guard: {e}")),
+        }
+    }
+    let mut request = request::scope_request(c, names, log)?;
     scope.request = request.as_ref().map(|r| r.id.clone());
 
     let transcript = match kind {
@@ -63,14 +107,13 @@ pub(crate) fn dispatch(
         _ => c.valid.transcript.as_deref(),
     };
     let existing = transcript.filter(|t| t.is_file());
-    let wants_todos = c.config.goal_reminder && (kind == EventKind::Stop || ev.is_compact_start());
-    let runner_passes = names
-        .iter()
-        .any(|n| n != PASS_OPEN_REQUEST && n != PASS_EXTRACT);
+    let wants_todos = config.goal_reminder && (kind == EventKind::Stop || ev.is_compact_start());
+    let runner_passes = names.iter().any(|n| !is_builtin(n));
+    let copies_agent = kind == EventKind::SubagentStop && names.iter().any(|n| n == PASS_EXTRACT);
     let mut busy = false;
     let mut cps = match existing {
-        Some(t) if runner_passes || wants_todos || kind == EventKind::Stop => {
-            match TranscriptCheckpoints::open(&hook.state_root, t, config.lock_timeout()) {
+        Some(t) if runner_passes || wants_todos || copies_agent || kind == EventKind::Stop => {
+            match TranscriptCheckpoints::open(&c.hook.state_root, t, config.lock_timeout()) {
                 Ok(cps) => {
                     if let Some(w) = &cps.warning {
                         log.warn(format!("checkpoints reset: {w}"));
@@ -95,22 +138,29 @@ pub(crate) fn dispatch(
         && matches!(kind, EventKind::Stop | EventKind::SessionStart)
     {
         // Bookkeeping only: a failure must not keep the passes from running.
-        if let Err(e) = track_request(&c, req, t, cps, wants_todos) {
+        if let Err(e) = request::track_request(c, req, t, cps, wants_todos) {
             log.error(format!("request bookkeeping: {e}"));
         }
     }
-    let stdout = match &request {
-        Some(req) if ev.is_compact_start() && config.goal_reminder => reminder::render(req),
-        _ => None,
-    };
+    if let Some(req) = &request
+        && ev.is_compact_start()
+        && config.goal_reminder
+    {
+        stdout = reminder::render(req);
+    }
 
     for name in names {
         match name.as_str() {
-            PASS_OPEN_REQUEST => {}
+            PASS_OPEN_REQUEST | PASS_LOOP_GUARD => {}
             PASS_EXTRACT if kind == EventKind::SubagentStop => match &request {
                 Some(req) => {
-                    if let Err(e) = extract(&c, req, log) {
+                    if let Err(e) = subagent::extract(c, req, log) {
                         log.error(format!("extract: {e}"));
+                    }
+                    if let Some(cps) = cps.as_mut()
+                        && let Err(e) = session_logs::copy_agent(c, req, cps)
+                    {
+                        log.error(format!("extract: session-logs copy: {e}"));
                     }
                 }
                 None => log.warn("extract: no request to attach the subagent to"),
@@ -118,7 +168,7 @@ pub(crate) fn dispatch(
             PASS_EXTRACT => log.warn(format!("pass extract does nothing on {}", kind.name())),
             _ if busy => {}
             pass => run_pass(
-                &c,
+                c,
                 pass,
                 transcript,
                 request.as_ref(),
@@ -134,168 +184,12 @@ pub(crate) fn dispatch(
     Ok(stdout)
 }
 
-/// The request this event belongs to: a new one for `open-request`, else the session's
-/// current one; Stop/SubagentStop open an implicit request when there is none.
-fn scope_request(
-    c: &Ctx<'_>,
-    names: &[String],
-    log: &mut Log,
-) -> Result<Option<RequestRecord>, HookError> {
-    let session = c.valid.session.as_str();
-    let open = |implicit: bool, log: &mut Log| -> Result<RequestRecord, HookError> {
-        let start_offset = c
-            .valid
-            .transcript
-            .as_deref()
-            .and_then(|t| std::fs::metadata(t).ok())
-            .map(|m| m.len());
-        let opened = c.state.open_request(
-            session,
-            c.hook.clock,
-            NewRequest {
-                prompt: if implicit { None } else { c.ev.prompt.clone() },
-                prompt_id: c.ev.prompt_id.clone(),
-                start_offset,
-                implicit,
-            },
-        )?;
-        for w in opened.warnings {
-            log.warn(w);
-        }
-        Ok(opened.record)
-    };
-    if names.iter().any(|n| n == PASS_OPEN_REQUEST) {
-        return open(false, log).map(Some);
-    }
-    let current = match c.state.current_request(session) {
-        Ok(cur) => cur,
-        Err(e) => {
-            // Keep going without a request: the passes can still archive.
-            log.error(format!("current request unknown: {e}"));
-            return Ok(None);
-        }
-    };
-    match current {
-        Some(id) => Ok(Some(c.state.load_request(session, &id)?)),
-        None if matches!(c.valid.kind, EventKind::Stop | EventKind::SubagentStop) => {
-            open(true, log).map(Some)
-        }
-        None => Ok(None),
-    }
+fn is_builtin(name: &str) -> bool {
+    crate::config::BUILTIN_PASSES.contains(&name)
 }
 
-/// Stop / compact SessionStart: fill in the prompt's uuid and the latest todo list from the
-/// bytes appended since the last look.
-fn track_request(
-    c: &Ctx<'_>,
-    req: &mut RequestRecord,
-    t: &Path,
-    cps: &mut TranscriptCheckpoints,
-    wants_todos: bool,
-) -> Result<(), HookError> {
-    let probe = checkpoint::probe(t, cps.get(TODOS)).map_err(HookError::io("probe", t))?;
-    if probe.change == ChangeKind::Unchanged {
-        return Ok(());
-    }
-    let todos = if wants_todos {
-        transcript::latest_todos(t, probe.start(), probe.end)
-            .map_err(HookError::io("scan todos in", t))?
-    } else {
-        None
-    };
-    // Only the new bytes are searched, so each byte near the request start is read once.
-    let uuid = match (&req.start_uuid, &req.prompt, req.start_offset) {
-        (None, Some(prompt), Some(at)) => {
-            transcript::find_prompt_uuid(t, at, probe.start(), probe.end, prompt)
-                .map_err(HookError::io("scan prompt in", t))?
-        }
-        _ => None,
-    };
-    if todos.is_some() || uuid.is_some() {
-        *req = c.state.update_request(&c.valid.session, &req.id, |r| {
-            let mut changed = false;
-            if let Some(u) = uuid {
-                changed |= r.start_uuid.replace(u.clone()).as_ref() != Some(&u);
-            }
-            if let Some(t) = todos {
-                changed |= r.todos.replace(t.clone()).as_ref() != Some(&t);
-            }
-            changed
-        })?;
-    }
-    cps.set(TODOS, t, probe.next);
-    Ok(())
-}
-
-/// SubagentStop: `<context>` blocks → `context.md`, `<work>` tags → `work/`, and the agent
-/// recorded in `request.json` (its link to the parent request).
-fn extract(c: &Ctx<'_>, req: &RequestRecord, log: &mut Log) -> Result<(), HookError> {
-    let agent_id = c.valid.agent_id.clone().unwrap_or_else(|| "unknown".into());
-    let text = match c.ev.last_assistant_message.as_deref() {
-        Some(m) if !m.trim().is_empty() => Some(m.to_owned()),
-        _ => match c.valid.agent_transcript.as_deref().filter(|p| p.is_file()) {
-            Some(p) => transcript::last_assistant_text(p)
-                .map_err(HookError::io("read agent transcript", p))?,
-            None => None,
-        },
-    };
-    if text.is_none() {
-        log.info("extract: no final text from the subagent");
-    }
-    let found = extract_tags(text.as_deref().unwrap_or(""));
-    let session = c.valid.session.as_str();
-    let dir = c.state.request_dir(session, &req.id)?;
-    let now = format_ms(c.hook.now_ms());
-    let _lock = c.state.lock_request(session, &req.id)?;
-    if !found.contexts.is_empty() {
-        let who = c.ev.agent_type.as_deref().unwrap_or("agent");
-        let mut md = String::new();
-        for block in &found.contexts {
-            let _ = write!(
-                md,
-                "\n## {} `{agent_id}` — {now}\n\n{block}\n",
-                one_line(who)
-            );
-        }
-        c.state.append_context_locked(session, &req.id, &md)?;
-    }
-    let work_files = if found.works.is_empty() {
-        Vec::new()
-    } else {
-        let work = dir.join(WORK_DIR);
-        write_work_files(&work, &found.works)
-            .map_err(HookError::io("write work files in", &work))?
-    };
-    let record = AgentRecord {
-        agent_id,
-        agent_type: c.ev.agent_type.clone(),
-        transcript: c
-            .valid
-            .agent_transcript
-            .as_deref()
-            .map(|p| p.to_string_lossy().into_owned()),
-        stopped_at: now,
-        context_blocks: found.contexts.len(),
-        work_files,
-    };
-    c.state
-        .update_request_locked(session, &req.id, |r| {
-            r.agents.push(record);
-            true
-        })
-        .map(drop)
-        .map_err(HookError::from)
-}
-
-fn one_line(s: &str) -> String {
-    s.chars()
-        .take(80)
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
-/// Runs one configured pass through the runner and advances its checkpoint on success.
-/// Failures are logged and do not stop the other passes.
+/// Runs one configured pass through the runner and, on success, advances its checkpoint and
+/// stores the state it carries. Failures are logged and do not stop the other passes.
 fn run_pass(
     c: &Ctx<'_>,
     pass: &str,
@@ -315,6 +209,11 @@ fn run_pass(
             }
         }
     }
+    // The state describes the bytes before the checkpoint: useless once the file changed.
+    let state = match (probe, cps.as_deref()) {
+        (Some(p), Some(cps)) if p.change != checkpoint::ChangeKind::Rewritten => cps.state(pass),
+        _ => None,
+    };
     let request_dir = request.and_then(|r| c.state.request_dir(&c.valid.session, &r.id).ok());
     let archive_dir = c.hook.archive_dir(c.config);
     let input = PassInput {
@@ -333,15 +232,26 @@ fn run_pass(
         request,
         request_dir: request_dir.as_deref(),
         archive_dir: &archive_dir,
+        state_root: &c.hook.state_root,
         config: c.config,
+        state: state.as_ref(),
     };
     match runner.run_pass(&input) {
         Ok(report) => {
             if let Some(s) = report.summary {
                 log.info(format!("pass {pass}: {s}"));
             }
+            c.security
+                .borrow_mut()
+                .events
+                .extend(report.security.events);
             if let (Some(t), Some(p), Some(cps)) = (transcript, probe, cps) {
+                // A state file is rewritten only when it would say something else.
+                let same = report.state == state && cps.get(pass) == Some(&p.next);
                 cps.set(pass, t, p.next);
+                if !same {
+                    cps.set_state(pass, report.state);
+                }
             }
         }
         Err(e) => log.error(e),

@@ -43,7 +43,16 @@ pub struct DoctorInput {
     pub home: Option<PathBuf>,
     /// State root that must be writable; `None` skips the check.
     pub state_root: Option<PathBuf>,
+    /// The pass names the binary's runner resolves (the built-in ones are always known): any
+    /// other name in `[events]` is an error.
+    pub runner_passes: Vec<String>,
+    /// "Now" in milliseconds since the epoch: errors logged in the 24 hours before it are
+    /// shown. `None` skips the log.
+    pub now_ms: Option<i64>,
 }
+
+/// How far back `hooks doctor` looks in `hook.log`.
+pub const RECENT_MS: i64 = 24 * 3600 * 1000;
 
 fn finding(severity: Severity, code: &'static str, path: Option<&Path>, msg: String) -> Finding {
     Finding {
@@ -76,12 +85,26 @@ pub fn doctor(input: &DoctorInput) -> Vec<Finding> {
     }
     if let Some((files, cwd)) = &input.config {
         match Config::default().load(files, cwd.as_deref(), input.home.as_deref()) {
-            Ok((_, read)) => out.push(finding(
-                Severity::Info,
-                "config-ok",
-                None,
-                format!("config parsed ({} file(s) read)", read.len()),
-            )),
+            Ok((config, read)) => {
+                out.push(finding(
+                    Severity::Info,
+                    "config-ok",
+                    None,
+                    format!("config parsed ({} file(s) read)", read.len()),
+                ));
+                let runner: Vec<&str> = input.runner_passes.iter().map(String::as_str).collect();
+                for problem in crate::names::check_names(&config, &runner) {
+                    let code = match problem.pass {
+                        Some(_) => "unknown-pass",
+                        None => "unknown-event",
+                    };
+                    out.push(finding(Severity::Error, code, None, problem.to_string()));
+                }
+                if let (Some(now), Some(root)) = (input.now_ms, &input.state_root) {
+                    let dir = config.log.dir.clone().unwrap_or_else(|| root.join("logs"));
+                    recent_errors(&dir, now, &mut out);
+                }
+            }
             Err(e) => out.push(finding(Severity::Error, "bad-config", None, e.to_string())),
         }
     }
@@ -97,6 +120,46 @@ pub fn doctor(input: &DoctorInput) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The errors `hook.log` (and its first rotation) recorded in the last 24 hours, one warning
+/// per distinct message with its count, most frequent first.
+fn recent_errors(dir: &Path, now_ms: i64, out: &mut Vec<Finding>) {
+    let mut counts: std::collections::BTreeMap<String, (u64, String)> =
+        std::collections::BTreeMap::new();
+    let current = dir.join(crate::log::LOG_FILE);
+    for file in [
+        dir.join(format!("{}.1", crate::log::LOG_FILE)),
+        current.clone(),
+    ] {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let ts = v["ts"].as_str().unwrap_or("");
+            let recent = skein_core::time::parse_ms(ts).is_some_and(|t| now_ms - t <= RECENT_MS);
+            if v["level"] != "error" || !recent {
+                continue;
+            }
+            let message = v["message"].as_str().unwrap_or("").to_owned();
+            let e = counts.entry(message).or_default();
+            e.0 += 1;
+            ts.clone_into(&mut e.1);
+        }
+    }
+    let mut list: Vec<(String, (u64, String))> = counts.into_iter().collect();
+    list.sort_by(|a, b| b.1.0.cmp(&a.1.0).then_with(|| a.0.cmp(&b.0)));
+    for (message, (n, last)) in list {
+        out.push(finding(
+            Severity::Warning,
+            "recent-errors",
+            Some(&current),
+            format!("{n}× in the last 24 h (last {last}): {message}"),
+        ));
+    }
 }
 
 fn check_settings<'a>(
@@ -192,12 +255,7 @@ fn check_binary(command: &str, path_env: &OsString, out: &mut Vec<Finding>) {
         ));
         return;
     };
-    let found = if program.contains('/') {
-        is_executable(Path::new(program))
-    } else {
-        std::env::split_paths(path_env).any(|dir| is_executable(&dir.join(program)))
-    };
-    if !found {
+    if resolve_program(command, path_env).is_none() {
         out.push(finding(
             Severity::Error,
             "binary-not-found",
@@ -205,6 +263,18 @@ fn check_binary(command: &str, path_env: &OsString, out: &mut Vec<Finding>) {
             format!("`{program}` is not an executable file on PATH"),
         ));
     }
+}
+
+/// The executable file the command's program (its first word) names: itself when it holds a
+/// `/`, else the first match on `path_env`, as a shell would find it.
+pub fn resolve_program(command: &str, path_env: &OsString) -> Option<PathBuf> {
+    let program = command.split_whitespace().next()?;
+    if program.contains('/') {
+        return is_executable(Path::new(program)).then(|| PathBuf::from(program));
+    }
+    std::env::split_paths(path_env)
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable(p))
 }
 
 fn is_executable(p: &Path) -> bool {

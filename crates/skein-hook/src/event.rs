@@ -82,6 +82,10 @@ pub struct HookEvent {
     pub custom_instructions: Option<String>,
     /// UserPromptSubmit: the prompt text.
     pub prompt: Option<String>,
+    /// Tool events (PreToolUse, PostToolUse, …): the tool and its call id; `tool_input` stays
+    /// in `extra`.
+    pub tool_name: Option<String>,
+    pub tool_use_id: Option<String>,
     pub extra: Map<String, Value>,
 }
 
@@ -124,7 +128,8 @@ pub struct ValidEvent {
 
 impl HookEvent {
     /// Parses hook input bytes. Tolerates a BOM, surrounding whitespace, lone UTF-16 surrogate
-    /// escapes (replaced by U+FFFD), unknown fields and unknown event names.
+    /// escapes and invalid UTF-8 (both become U+FFFD, through the transcripts' tolerant
+    /// parser, `skein_core::repair`), unknown fields and unknown event names.
     pub fn parse(bytes: &[u8]) -> Result<Self, EventError> {
         if bytes.len() > MAX_EVENT_BYTES {
             return Err(EventError::TooLarge {
@@ -134,9 +139,11 @@ impl HookEvent {
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         let value: Value = match serde_json::from_slice(bytes) {
             Ok(v) => v,
-            Err(first) => match fix_lone_surrogates(bytes) {
-                Some(fixed) => serde_json::from_slice(&fixed).map_err(EventError::Json)?,
-                None => return Err(EventError::Json(first)),
+            Err(first) => match skein_core::repair::repair_line(bytes) {
+                std::borrow::Cow::Owned(fixed) => {
+                    serde_json::from_slice(&fixed).map_err(EventError::Json)?
+                }
+                std::borrow::Cow::Borrowed(_) => return Err(EventError::Json(first)),
             },
         };
         let Value::Object(mut map) = value else {
@@ -159,6 +166,8 @@ impl HookEvent {
             trigger: s("trigger"),
             custom_instructions: s("custom_instructions"),
             prompt: s("prompt"),
+            tool_name: s("tool_name"),
+            tool_use_id: s("tool_use_id"),
             ..Self::default()
         };
         event.stop_hook_active = match map.get("stop_hook_active") {
@@ -169,6 +178,11 @@ impl HookEvent {
         map.remove("stop_hook_active");
         event.extra = map;
         Ok(event)
+    }
+
+    /// Tool events: the tool's input.
+    pub fn tool_input(&self) -> Option<&Value> {
+        self.extra.get("tool_input")
     }
 
     pub fn kind(&self) -> EventKind {
@@ -307,47 +321,6 @@ fn symlinks_stay_inside(path: &Path, dir: &Path) -> bool {
     }
 }
 
-/// Replaces `\uD800`–`\uDFFF` escapes that are not part of a valid surrogate pair with
-/// `\uFFFD`. Returns `None` when there was nothing to replace.
-fn fix_lone_surrogates(bytes: &[u8]) -> Option<Vec<u8>> {
-    let hex4 = |at: usize| -> Option<u16> {
-        let s = std::str::from_utf8(bytes.get(at..at + 4)?).ok()?;
-        u16::from_str_radix(s, 16).ok()
-    };
-    let escape_at = |at: usize| -> Option<u16> {
-        (bytes.get(at) == Some(&b'\\') && bytes.get(at + 1) == Some(&b'u'))
-            .then(|| hex4(at + 2))
-            .flatten()
-    };
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut changed = false;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            out.push(bytes[i]);
-            i += 1;
-            continue;
-        }
-        match escape_at(i) {
-            Some(0xD800..=0xDBFF) if matches!(escape_at(i + 6), Some(0xDC00..=0xDFFF)) => {
-                out.extend_from_slice(&bytes[i..i + 12]);
-                i += 12;
-            }
-            Some(0xD800..=0xDFFF) => {
-                out.extend_from_slice(b"\\ufffd");
-                changed = true;
-                i += 6;
-            }
-            _ => {
-                let end = (i + 2).min(bytes.len());
-                out.extend_from_slice(&bytes[i..end]);
-                i = end;
-            }
-        }
-    }
-    changed.then_some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,6 +330,17 @@ mod tests {
         let raw = br#"{"prompt":"a\ud83d b \ud83d\ude00 c \\ud83d"}"#;
         let e = HookEvent::parse(raw).expect("parse");
         assert_eq!(e.prompt.as_deref(), Some("a\u{fffd} b \u{1f600} c \\ud83d"));
+        let e = HookEvent::parse(br#"{"hook_event_name":"Stop","prompt":"x\ud800"}"#)
+            .expect("a lone surrogate at the end of a string");
+        assert_eq!(e.prompt.as_deref(), Some("x\u{fffd}"));
+        assert_eq!(e.hook_event_name, "Stop");
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_not_refused() {
+        let e = HookEvent::parse(b"{\"hook_event_name\":\"Stop\",\"prompt\":\"a\xff b\"}")
+            .expect("parse");
+        assert_eq!(e.prompt.as_deref(), Some("a\u{fffd} b"));
     }
 
     #[test]

@@ -138,10 +138,12 @@ pub fn write_work_files(work_dir: &Path, items: &[WorkItem]) -> io::Result<Vec<S
                 work_dir.display()
             )));
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(work_dir) {
-            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-            _ => {}
-        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            match skein_store::private::create_dir(work_dir) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+        }
         Err(e) => return Err(e),
     }
     let mut names = Vec::with_capacity(items.len());

@@ -2,7 +2,7 @@
 //! `hook.log`, rotated by size (`hook.log.1` … `hook.log.<keep>`) under a lock so parallel hooks
 //! neither interleave lines nor rotate twice.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -102,18 +102,14 @@ pub fn append(
         dir: dir.to_owned(),
         source,
     };
-    fs::create_dir_all(dir).map_err(io_err)?;
+    skein_store::private::create_dir_all(dir).map_err(io_err)?;
     let _lock = FileLock::acquire(dir.join("hook.log.lock"), lock_timeout)?;
     let path = dir.join(LOG_FILE);
     let len = fs::metadata(&path).map_or(0, |m| m.len());
     if len > 0 && len + text.len() as u64 > cfg.max_bytes {
         rotate(dir, cfg.keep).map_err(io_err)?;
     }
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(io_err)?;
+    let mut file = skein_store::private::open_append(&path).map_err(io_err)?;
     file.write_all(text.as_bytes()).map_err(io_err)
 }
 

@@ -4,9 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use crate::checkpoint::ChangeKind;
 use crate::config::Config;
 use crate::event::{EventKind, HookEvent};
+use crate::redaction::Redactors;
+use crate::security::SecurityLog;
 use crate::state::{RequestRecord, SNAPSHOT_FILE};
 
 /// Everything a pass gets for one run.
@@ -36,7 +40,13 @@ pub struct PassInput<'a> {
     pub request_dir: Option<&'a Path>,
     /// Root for archives (config `archive_dir` or `<state>/archive`).
     pub archive_dir: &'a Path,
+    /// The hook's state directory.
+    pub state_root: &'a Path,
     pub config: &'a Config,
+    /// What this pass returned in [`PassReport::state`] the last time it succeeded on this
+    /// transcript (kept with its checkpoint, so it always describes `[0, start)`); `None` the
+    /// first time and whenever the transcript was rewritten.
+    pub state: Option<&'a Value>,
 }
 
 impl PassInput<'_> {
@@ -59,10 +69,16 @@ impl PassInput<'_> {
     }
 }
 
-/// What a pass reports back (logged at info level).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What a pass reports back.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PassReport {
+    /// Logged at info level.
     pub summary: Option<String>,
+    /// State to carry to the next run on this transcript (stored with the checkpoint and
+    /// handed back in [`PassInput::state`]); `None` stores nothing.
+    pub state: Option<Value>,
+    /// Writes that redacted something and archive files created, for `security.jsonl`.
+    pub security: SecurityLog,
 }
 
 /// A pass that could not run.
@@ -82,6 +98,12 @@ pub enum PassError {
 /// on `Err` it does not, so the same bytes are offered again next time.
 pub trait PassRunner {
     fn run_pass(&mut self, input: &PassInput<'_>) -> Result<PassReport, PassError>;
+
+    /// The runner's redactor cache, shared with the runtime so one hook run compiles each rule
+    /// set once; `None` lets the runtime keep its own.
+    fn redactors(&mut self) -> Option<&mut Redactors> {
+        None
+    }
 }
 
 /// Accepts every pass and does nothing.

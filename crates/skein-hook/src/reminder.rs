@@ -1,5 +1,6 @@
 //! The goal reminder printed on SessionStart after a compaction: the request's original prompt
-//! and its open todos, as `hookSpecificOutput.additionalContext`.
+//! and the open items of its task list (`TodoWrite` todos and `TaskCreate`/`TaskUpdate` tasks,
+//! followed by `skein_analysis::TaskTracker`), as `hookSpecificOutput.additionalContext`.
 
 use std::fmt::Write as _;
 
@@ -42,7 +43,7 @@ pub fn reminder_text(req: &RequestRecord) -> Option<String> {
         );
     }
     if !open.is_empty() {
-        text.push_str("\nOpen todos:\n");
+        text.push_str("\nOpen tasks:\n");
         for t in open {
             let status = if t.status.is_empty() {
                 "pending"
@@ -50,7 +51,14 @@ pub fn reminder_text(req: &RequestRecord) -> Option<String> {
                 &t.status
             };
             let content: String = t.content.chars().take(300).collect();
-            let _ = writeln!(text, "- [{status}] {content}");
+            match &t.id {
+                Some(id) if t.source.as_deref() == Some("tasks") => {
+                    let _ = writeln!(text, "- [{status}] task #{id}: {content}");
+                }
+                _ => {
+                    let _ = writeln!(text, "- [{status}] {content}");
+                }
+            }
         }
     }
     Some(text)

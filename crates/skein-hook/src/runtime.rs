@@ -6,16 +6,20 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use skein_core::time::{format_ms, unix_ms};
+use skein_redact::{RedactOptions, Redactor};
 use skein_store::safe_component;
 
 use crate::config::{Config, ConfigError, ConfigFiles};
 use crate::event::{EventError, EventKind, HookEvent};
 use crate::log::{self, LogEntry, LogLevel};
 use crate::passes::{PassError, PassRunner};
-use crate::state::{AuditLine, StateDir, StateError};
+use crate::redaction::{Redactors, maybe_redact};
+use crate::security::{self, Counts, SecurityLog};
+use crate::state::{AuditLine, EventFacts, StateDir, StateError};
 
 /// Everything the runtime needs from its environment; every path is injectable.
 #[derive(Debug, Clone)]
@@ -115,6 +119,8 @@ pub enum HookError {
     },
     #[error("internal panic: {0}")]
     Panic(String),
+    #[error("{0}")]
+    Options(String),
 }
 
 impl HookError {
@@ -171,6 +177,12 @@ pub(crate) struct Scope {
     pub(crate) agent: Option<String>,
     pub(crate) request: Option<String>,
     pub(crate) outcome: Option<&'static str>,
+    /// Why, for an outcome that is not `ok` without an error (e.g. `skipped`).
+    pub(crate) detail: Option<String>,
+    /// The loop guard's answer, when it refused the call.
+    pub(crate) decision: Option<&'static str>,
+    /// Writes that redacted something, archive files created.
+    pub(crate) security: SecurityLog,
 }
 
 /// Runs one hook invocation on the raw stdin bytes. Never panics, never prints.
@@ -200,17 +212,28 @@ fn run_inner(event_bytes: &[u8], ctx: &HookContext, passes: &mut dyn PassRunner)
         .map_err(|e| parse_error = Some(e))
         .ok();
     if let Some(ev) = &event {
-        log.event = Some(ev.hook_event_name.clone());
+        log.event = Some(event_label(&ev.hook_event_name));
         log.session.clone_from(&ev.session_id);
     }
     let config = match &event {
         Some(ev) => load_config(ctx, ev.cwd.as_deref(), &mut log),
         None => ctx.base_config.clone(),
     };
+    let mut own = Redactors::default();
+    let redactor = redactor_for(passes, &mut own, &config, &mut log);
+    restrict_state_root(ctx, &mut log);
     let mut scope = Scope::default();
     let result = match (&event, parse_error) {
         (Some(ev), _) => catch_unwind(AssertUnwindSafe(|| {
-            crate::dispatch::dispatch(ev, ctx, &config, passes, &mut log, &mut scope)
+            crate::dispatch::dispatch(
+                ev,
+                ctx,
+                &config,
+                passes,
+                redactor.clone(),
+                &mut log,
+                &mut scope,
+            )
         }))
         .unwrap_or_else(|p| Err(HookError::Panic(panic_message(p.as_ref())))),
         (None, e) => {
@@ -224,14 +247,97 @@ fn run_inner(event_bytes: &[u8], ctx: &HookContext, passes: &mut dyn PassRunner)
             None
         }
     };
+    let redactor = redactor.as_deref();
     if let Some(ev) = &event {
-        audit(ev, ctx, &config, &mut scope, &mut log, started);
+        audit(ev, ctx, &config, &mut scope, &mut log, redactor, started);
+    }
+    // Messages quote inputs and errors: they are redacted like everything else written.
+    let mut log_counts = Counts::new();
+    for e in &mut log.entries {
+        e.message = maybe_redact(redactor, &e.message, &mut log_counts);
     }
     let log_dir = ctx.log_dir(&config);
+    scope
+        .security
+        .redacted(&log_dir.join(log::LOG_FILE), log_counts);
+    write_security(ctx, &config, event.as_ref(), &scope, &mut log);
     if let Err(e) = log::append(&log_dir, &config.log, &log.entries, config.lock_timeout()) {
         log.warn(format!("log file not written: {e}"));
     }
     finish(event.as_ref(), &config, log.entries, stdout)
+}
+
+/// The redactor for the runtime's own writes (`None` when redaction is off). Rules that do not
+/// compile (a bad user rule) fall back to the built-in ones: redaction stays on.
+fn redactor_for(
+    passes: &mut dyn PassRunner,
+    own: &mut Redactors,
+    config: &Config,
+    log: &mut Log,
+) -> Option<Arc<Redactor>> {
+    if !config.redact {
+        return None;
+    }
+    let cache = match passes.redactors() {
+        Some(c) => c,
+        None => own,
+    };
+    match cache.get(&config.redaction) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            log.error(format!("[redaction]: {e}; using the built-in rules"));
+            cache.get(&RedactOptions::default()).ok()
+        }
+    }
+}
+
+/// The state directory is private: a group- or world-readable one (made by an older version
+/// or by hand) is restricted to its owner.
+fn restrict_state_root(ctx: &HookContext, log: &mut Log) {
+    match skein_store::private::restrict_dir(&ctx.state_root) {
+        Ok(true) => log.warn(format!(
+            "{}: group and other permissions removed (skein's state is private)",
+            ctx.state_root.display()
+        )),
+        Ok(false) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => log.warn(format!("{}: {e}", ctx.state_root.display())),
+    }
+}
+
+fn write_security(
+    ctx: &HookContext,
+    config: &Config,
+    ev: Option<&HookEvent>,
+    scope: &Scope,
+    log: &mut Log,
+) {
+    let ts = format_ms(ctx.now_ms());
+    let event = ev
+        .map(|e| event_label(&e.hook_event_name))
+        .unwrap_or_default();
+    let labels = security::Labels {
+        ts: &ts,
+        event: &event,
+        session: scope.session.as_deref(),
+    };
+    if let Err(e) = security::append(
+        &ctx.state_root,
+        labels,
+        &scope.security.events,
+        config.lock_timeout(),
+    ) {
+        log.error(format!("security trail not written: {e}"));
+    }
+}
+
+/// An event name as skein writes it: letters and digits only, at most 64 (Claude Code's names
+/// are words; anything else in the field is input, not a name).
+pub(crate) fn event_label(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(64)
+        .collect()
 }
 
 fn load_config(ctx: &HookContext, cwd: Option<&str>, log: &mut Log) -> Config {
@@ -255,6 +361,7 @@ fn audit(
     config: &Config,
     scope: &mut Scope,
     log: &mut Log,
+    redactor: Option<&Redactor>,
     started: Instant,
 ) {
     let state = StateDir::new(&ctx.state_root, config.lock_timeout());
@@ -271,29 +378,52 @@ fn audit(
     if scope.request.is_none() {
         scope.request = state.current_request(&session).ok().flatten();
     }
-    let detail = log
+    let mut counts = Counts::new();
+    let mut r = |s: Option<&str>, max: usize| {
+        s.map(|s| {
+            maybe_redact(
+                redactor,
+                &s.chars().take(max).collect::<String>(),
+                &mut counts,
+            )
+        })
+    };
+    let error = log
         .entries
         .iter()
         .find(|e| e.level == LogLevel::Error)
-        .map(|e| e.message.chars().take(500).collect());
+        .map(|e| e.message.clone());
+    let detail = r(error.as_deref().or(scope.detail.as_deref()), 500);
+    let about = EventFacts {
+        tool_name: r(ev.tool_name.as_deref(), 128),
+        tool_use_id: r(ev.tool_use_id.as_deref(), 128),
+        source: r(ev.source.as_deref(), 64),
+        trigger: r(ev.trigger.as_deref(), 64),
+        reason: r(ev.reason.as_deref(), 128),
+        prompt_chars: ev.prompt.as_deref().map(|p| p.chars().count() as u64),
+        agent_type: r(ev.agent_type.as_deref(), 128),
+        decision: scope.decision.map(str::to_owned),
+    };
     let line = AuditLine {
         ts: format_ms(ctx.now_ms()),
-        event: ev.hook_event_name.chars().take(64).collect(),
+        event: event_label(&ev.hook_event_name),
         session: session.clone(),
         agent: scope.agent.clone(),
         request: scope.request.clone(),
-        outcome: match (scope.outcome, &detail) {
+        outcome: match (scope.outcome, &error) {
             (Some("refused"), _) => "refused",
             (_, Some(_)) => "error",
             (other, None) => other.unwrap_or("ok"),
         }
         .to_owned(),
         detail,
+        about,
         pid: std::process::id(),
         ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     };
-    if let Err(e) = state.append_audit(&session, scope.request.as_deref(), &line) {
-        log.error(format!("audit line not written: {e}"));
+    match state.append_audit(&session, scope.request.as_deref(), &line) {
+        Ok(path) => scope.security.redacted(&path, counts),
+        Err(e) => log.error(format!("audit line not written: {e}")),
     }
 }
 

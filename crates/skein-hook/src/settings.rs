@@ -158,7 +158,7 @@ pub(crate) fn load(path: &Path) -> Result<Option<Loaded>, SettingsError> {
     }
 }
 
-fn shape(path: &Path, what: &str) -> SettingsError {
+pub(crate) fn shape(path: &Path, what: &str) -> SettingsError {
     SettingsError::Shape {
         path: path.to_owned(),
         what: what.to_owned(),
@@ -252,7 +252,10 @@ pub fn uninstall(path: &Path, opts: &InstallOptions) -> Result<SettingsChange, S
     finish(path, Some(bytes), &root, events, opts.dry_run)
 }
 
-fn finish(
+/// Writes `root` to `path` when `events` says something changed (and not `dry_run`): the old
+/// file is first copied to `<path>.skein-backup`, the new one replaces it atomically with the
+/// old file's mode. Every settings change goes through here.
+pub(crate) fn finish(
     path: &Path,
     old: Option<Vec<u8>>,
     root: &Map<String, Value>,

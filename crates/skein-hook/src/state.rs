@@ -6,14 +6,16 @@
 //! requests/<session>/hook-events.jsonl            audit lines before the first request
 //! requests/<session>/<request>/request.json       the request record (atomic replace, request.lock)
 //! requests/<session>/<request>/hook-events.jsonl  audit trail (append under request.lock)
-//! requests/<session>/<request>/context.md         <context> extracts from subagents
+//! requests/<session>/<request>/context.md         the prompt, then <context> extracts from subagents
 //! requests/<session>/<request>/work/              <work> files from subagents
 //! requests/<session>/<request>/session-log.md     Stop snapshot (written by the snapshot pass)
+//! requests/<session>/<request>/session-logs/      the request's transcript and its agents'
 //! ```
-//! Every id is re-checked with `safe_component` before it becomes a path component.
+//! Every id is re-checked with `safe_component` before it becomes a path component; every
+//! file is created with mode 0600 and every directory with 0700.
 
 use std::collections::BTreeMap;
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -29,6 +31,8 @@ pub const AUDIT_FILE: &str = "hook-events.jsonl";
 pub const CONTEXT_FILE: &str = "context.md";
 pub const WORK_DIR: &str = "work";
 pub const SNAPSHOT_FILE: &str = "session-log.md";
+/// The request's transcripts: `snapshot.jsonl` and a copy of each subagent's.
+pub const SESSION_LOGS_DIR: &str = "session-logs";
 const PRUNE_AFTER_MS: u64 = 30 * 24 * 3600 * 1000;
 
 /// The global session map.
@@ -49,9 +53,14 @@ pub struct SessionEntry {
     pub updated_ms: u64,
 }
 
-/// One entry of the agent's todo list (`TodoWrite` input).
+/// One open item of the session's task list: a `TodoWrite` todo or a `TaskCreate` task (see
+/// `skein_analysis::TaskTracker`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Todo {
+    /// The task id (`TaskCreate` tasks; a todo's own id when it has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The todo's content or the task's subject.
     #[serde(default)]
     pub content: String,
     #[serde(default)]
@@ -62,6 +71,11 @@ pub struct Todo {
         skip_serializing_if = "Option::is_none"
     )]
     pub active_form: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// `todo_write` or `tasks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// A subagent that finished inside a request (linked to its parent session and request).
@@ -104,13 +118,17 @@ pub struct RequestRecord {
     pub agents: Vec<AgentRecord>,
 }
 
-/// What is known when a request opens.
+/// What is known when a request opens (every text already redacted when redaction is on).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewRequest {
     pub prompt: Option<String>,
     pub prompt_id: Option<String>,
+    /// The prompt record's uuid, when already known (an implicit request found its prompt).
+    pub start_uuid: Option<String>,
     pub start_offset: Option<u64>,
     pub implicit: bool,
+    /// The start of `context.md`, written before the request becomes the current one.
+    pub context: Option<String>,
 }
 
 /// A newly opened request plus anything worth logging.
@@ -134,8 +152,39 @@ pub struct AuditLine {
     pub outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// What the event was about.
+    #[serde(default, flatten)]
+    pub about: EventFacts,
     pub pid: u32,
     pub ms: u64,
+}
+
+/// What an event was about, for its audit line (all redacted when redaction is on).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventFacts {
+    /// Tool events: the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// Tool events: the call's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    /// SessionStart: `startup`, `resume`, `clear`, `compact`, …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// PreCompact / PostCompact: `manual` or `auto`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// SessionEnd: why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// UserPromptSubmit: the prompt's length in characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_chars: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
+    /// PreToolUse with the loop guard: `block` when the call was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -253,7 +302,7 @@ impl StateDir {
             entry.opened += 1;
             let id = format!("{}-{:06}", format_compact_ms(now_ms), entry.opened);
             let dir = session_dir.join(&id);
-            match fs::create_dir(&dir) {
+            match skein_store::private::create_dir(&dir) {
                 Ok(()) => break (id, dir),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(io_at(&dir)(e)),
@@ -264,12 +313,15 @@ impl StateDir {
             .and_then(|p| self.load_request(session, &p).ok())
             .and_then(|r| r.todos)
             .filter(|t| t.iter().any(|t| t.status != "completed"));
+        if let Some(text) = &new.context {
+            write_private(&dir.join(CONTEXT_FILE), text.as_bytes())?;
+        }
         let record = RequestRecord {
             id: id.clone(),
             session: session.to_owned(),
             prompt: new.prompt,
             prompt_id: new.prompt_id,
-            start_uuid: None,
+            start_uuid: new.start_uuid,
             start_offset: new.start_offset,
             opened_at: format_ms(now_ms),
             implicit: new.implicit,
@@ -326,13 +378,13 @@ impl StateDir {
     }
 
     /// Appends one audit line to the request's trail, or to the session's trail when no
-    /// request is known.
+    /// request is known. Returns the file written.
     pub fn append_audit(
         &self,
         session: &str,
         request: Option<&str>,
         line: &AuditLine,
-    ) -> Result<(), StateError> {
+    ) -> Result<PathBuf, StateError> {
         let mut text = serde_json::to_string(line).map_err(|source| StateError::Corrupt {
             path: PathBuf::from(AUDIT_FILE),
             source,
@@ -344,7 +396,9 @@ impl StateDir {
         };
         create_dir_all(&dir)?;
         let _lock = FileLock::acquire(dir.join(lock_name), self.lock_timeout)?;
-        append_bytes(&dir.join(AUDIT_FILE), text.as_bytes())
+        let path = dir.join(AUDIT_FILE);
+        append_bytes(&path, text.as_bytes())?;
+        Ok(path)
     }
 
     /// Appends `text` to the request's `context.md` (caller holds the request lock).
@@ -359,16 +413,14 @@ impl StateDir {
     }
 }
 
-fn create_dir_all(dir: &Path) -> Result<(), StateError> {
-    fs::create_dir_all(dir).map_err(io_at(dir))
+/// Creates `dir` and its parents, new ones with mode 0700.
+pub(crate) fn create_dir_all(dir: &Path) -> Result<(), StateError> {
+    skein_store::private::create_dir_all(dir).map_err(io_at(dir))
 }
 
-fn append_bytes(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(io_at(path))?;
+/// Appends to `path`, created with mode 0600.
+pub(crate) fn append_bytes(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
+    let mut file = skein_store::private::open_append(path).map_err(io_at(path))?;
     file.write_all(bytes).map_err(io_at(path))
 }
 
@@ -396,5 +448,11 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Sta
         source,
     })?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes).map_err(io_at(path))
+    write_private(path, &bytes)
+}
+
+/// Replaces `path` atomically (fsync, rename, directory fsync) with a file of mode 0600.
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
+    // `write_atomic`'s temp files are created 0600 and keep that mode through the rename.
+    write_atomic(path, bytes).map_err(io_at(path))
 }

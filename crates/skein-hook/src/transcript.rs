@@ -1,20 +1,17 @@
 //! Small, bounded reads of transcripts: the final assistant text of a (subagent) transcript,
-//! the latest `TodoWrite` list in a byte range, and the uuid of a request's prompt record.
-//! Lines that do not parse (including a partial last line) are skipped.
+//! the task list's changes in a byte range, the last human prompt, and the uuid of a request's
+//! prompt record. Lines that do not parse (including a partial last line) are skipped.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde_json::Value;
+use skein_analysis::TaskTracker;
 use skein_core::record::{RecordType, UserFacts};
 
-use crate::state::Todo;
-
-/// How much of a transcript's end is read to find the last assistant message.
+/// How much of a transcript's end is read to find the last assistant message or prompt.
 pub const TAIL_WINDOW: u64 = 4 << 20;
-/// Largest range scanned for todos in one go (older bytes are skipped).
-pub const TODO_WINDOW: u64 = 16 << 20;
 
 /// Calls `f(offset, line)` for each line in `[from, to)` (without its newline). When `from > 0` and
 /// `skip_partial` is set, the first line is skipped unless `from` follows a newline.
@@ -135,50 +132,70 @@ pub fn last_assistant_text(path: &Path) -> io::Result<Option<String>> {
     Ok(Some(parts.join("\n")))
 }
 
-/// The last `TodoWrite` todo list in `[from, to)` (only the last [`TODO_WINDOW`] bytes).
-pub fn latest_todos(path: &Path, from: u64, to: u64) -> io::Result<Option<Vec<Todo>>> {
-    let from = from.max(to.saturating_sub(TODO_WINDOW));
-    let finder = memchr::memmem::Finder::new(b"TodoWrite");
+/// Feeds the lines of `[from, to)` to the task tracker (lines that cannot change the task
+/// list are not parsed).
+pub fn feed_tasks(path: &Path, from: u64, to: u64, tracker: &mut TaskTracker) -> io::Result<()> {
     if from >= to {
-        return Ok(None);
+        return Ok(());
     }
-    let mut latest = None;
-    for_each_line(path, from, to, true, |_, line| {
-        if finder.find(line).is_none() {
-            return;
-        }
-        let Ok(v) = serde_json::from_slice::<Value>(line) else {
-            return;
-        };
-        let Value::Array(blocks) = &v["message"]["content"] else {
-            return;
-        };
-        for b in blocks {
-            if b["type"] == "tool_use"
-                && b["name"] == "TodoWrite"
-                && let Ok(todos) = serde_json::from_value(b["input"]["todos"].clone())
-            {
-                latest = Some(todos);
-            }
-        }
-    })?;
-    Ok(latest)
+    for_each_line(path, from, to, true, |_, line| tracker.line(line))
 }
 
-/// The uuid of the `user` record holding `prompt`, searched near `around` (the transcript
-/// size when the request opened): from 256 KiB before it to 1 MiB after, restricted to
-/// `[start, end)`; the match closest to `around` wins.
+/// A human prompt record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptRecord {
+    /// Where its line starts.
+    pub offset: u64,
+    pub uuid: String,
+    /// Its text (the first text block).
+    pub text: String,
+}
+
+/// The last human prompt in the last [`TAIL_WINDOW`] bytes before `end`.
+pub fn last_prompt(path: &Path, end: u64) -> io::Result<Option<PromptRecord>> {
+    let mut last = None;
+    for_each_line(
+        path,
+        end.saturating_sub(TAIL_WINDOW),
+        end,
+        true,
+        |at, line| {
+            // Only user records can be prompts: skip the rest without parsing.
+            if memchr::memmem::find(line, b"\"user\"").is_none() {
+                return;
+            }
+            let Ok(v) = serde_json::from_slice::<Value>(line) else {
+                return;
+            };
+            let texts = text_of(&v);
+            if !prompt_facts(&v, texts.first().copied()).is_prompt() {
+                return;
+            }
+            if let (Some(uuid), Some(text)) = (v["uuid"].as_str(), texts.first()) {
+                last = Some(PromptRecord {
+                    offset: at,
+                    uuid: uuid.to_owned(),
+                    text: (*text).to_owned(),
+                });
+            }
+        },
+    )?;
+    Ok(last)
+}
+
+/// The uuid of the human prompt record `is_it(text, promptId)` accepts, searched near `around`
+/// (the transcript size when the request opened): from 256 KiB before it to 1 MiB after,
+/// restricted to `[start, end)`; the match closest to `around` wins.
 pub fn find_prompt_uuid(
     path: &Path,
     around: u64,
     start: u64,
     end: u64,
-    prompt: &str,
+    is_it: &dyn Fn(&str, Option<&str>) -> bool,
 ) -> io::Result<Option<String>> {
-    let needle: String = prompt.trim().chars().take(80).collect();
     let from = around.saturating_sub(256 << 10).max(start);
     let to = end.min(around.saturating_add(1 << 20));
-    if needle.is_empty() || from >= to {
+    if from >= to {
         return Ok(None);
     }
     let mut best: Option<(u64, String)> = None;
@@ -193,10 +210,7 @@ pub fn find_prompt_uuid(
         let Some(uuid) = v["uuid"].as_str() else {
             return;
         };
-        if texts
-            .first()
-            .is_some_and(|t| t.trim_start().starts_with(&needle))
-        {
+        if is_it(texts.first().copied().unwrap_or(""), v["promptId"].as_str()) {
             let dist = at.abs_diff(around);
             if best.as_ref().is_none_or(|(d, _)| dist < *d) {
                 best = Some((dist, uuid.to_owned()));

@@ -10,6 +10,7 @@ pub mod pricing;
 pub mod session;
 pub mod show;
 pub mod skills;
+pub mod statusline;
 pub mod tools;
 pub mod tree;
 pub mod usage;

@@ -12,6 +12,7 @@
 //! * [`writers`]: whether any process still holds a file open for writing (Linux `/proc`).
 //! * [`lock`]: an exclusive lock file with a timeout, for state shared between processes.
 //! * [`names`]: validate ids and file names taken from input so no path escapes its directory.
+//! * [`private`]: files (0600) and directories (0700) only their owner can read.
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
@@ -24,6 +25,7 @@ pub mod identity;
 pub mod input;
 pub mod lock;
 pub mod names;
+pub mod private;
 pub mod replace;
 pub mod writers;
 

@@ -1,7 +1,7 @@
 //! Exclusive lock files with a timeout, built on the standard library's advisory file locks.
 //! The lock is released when the [`FileLock`] is dropped (or the process dies).
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -30,19 +30,15 @@ pub struct FileLock {
 }
 
 impl FileLock {
-    /// Takes an exclusive lock on `path` (created if missing), retrying until `timeout`.
+    /// Takes an exclusive lock on `path` (created with mode 0600 if missing), retrying until
+    /// `timeout`.
     pub fn acquire(path: impl AsRef<Path>, timeout: Duration) -> Result<Self, LockError> {
         let path = path.as_ref().to_path_buf();
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|source| LockError::Open {
-                path: path.clone(),
-                source,
-            })?;
+        // Mode 0600: lock files live in skein's private state and archive directories.
+        let file = crate::private::open_rw(&path).map_err(|source| LockError::Open {
+            path: path.clone(),
+            source,
+        })?;
         let start = Instant::now();
         let mut pause = Duration::from_micros(200);
         loop {

@@ -9,7 +9,14 @@ use crate::commands;
 #[derive(Debug, Parser)]
 #[command(
     name = "skein",
-    version,
+    version = concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (commit ",
+        env!("SKEIN_GIT_COMMIT"),
+        ", prices as of ",
+        env!("SKEIN_PRICES_AS_OF"),
+        ")"
+    ),
     about = "Toolkit for Claude Code JSONL transcripts"
 )]
 pub(crate) struct Cli {
@@ -47,7 +54,8 @@ fn parse_size(text: &str) -> Result<usize, String> {
 pub(crate) enum Command {
     /// Statistics per transcript file: lines, records, graph, tools, tokens.
     Stats(StatsArgs),
-    /// Token usage and cost, deduplicated across all input (daily, weekly, monthly, session, model).
+    /// Token usage and cost, deduplicated across all input (daily, weekly, monthly, session, model,
+    /// 5-hour blocks).
     Usage(commands::usage::Args),
     /// One line per tool call, or totals per tool with `--by name`; flags tool loops.
     Tools(commands::tools::Args),
@@ -88,6 +96,16 @@ pub(crate) enum Command {
     Sessions(commands::sessions::Args),
     /// Full-text search over prompts, replies, thinking, tool inputs and results (BM25).
     Search(commands::search::Args),
+    /// One line for Claude Code's status bar (model, session and today's cost, the active
+    /// 5-hour block, context), from its JSON on stdin; `statusline install` sets it up.
+    Statusline(commands::statusline::Args),
+    /// Print a shell completion script: `skein completions bash > ~/.local/share/bash-completion/completions/skein`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `skein man > ~/.local/share/man/man1/skein.1`.
+    Man,
 }
 
 /// Output format of a report.

@@ -17,17 +17,25 @@ mod report;
 mod zone;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    skein_core::lines::set_default_max_line(cli.max_line);
     // The one place the environment is read; everything below takes it as a value.
     let env = skein_layout::Env::from_vars(|k| std::env::var_os(k));
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // `skein hook` fails open on its own arguments too (exit 2 on UserPromptSubmit would
+        // erase the user's prompt): the error is logged and the hook runs with its defaults.
+        Err(e) if commands::hook::is_hook_call(std::env::args_os().skip(1)) && e.use_stderr() => {
+            return commands::hook::run_hook_after_bad_arguments(&e.to_string(), &env);
+        }
+        Err(e) => e.exit(),
+    };
+    skein_core::lines::set_default_max_line(cli.max_line);
     match commands::run(cli, &env) {
         Ok(code) => code,
         Err(err) => {
             if output::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            output::error_line(&format!("{err:#}"));
+            output::error_line(&output::error_text(&err));
             ExitCode::from(2)
         }
     }

@@ -1,10 +1,17 @@
 //! The `archive` pass: the event's transcript into the skein archive, redacted on the way in
-//! when `redact = true`.
+//! when `redact = true`, with the same metadata `skein archive` writes.
 //!
 //! * Main transcripts (Stop, SessionEnd, PreCompact, …) go under `main-session/`.
 //! * SubagentStop archives the agent's transcript under `subagent/<agent-type>/`, keyed by its
-//!   parent session; the meta records the parent session and the spawning `tool_use` id (from
-//!   Claude Code's `agent-<id>.meta.json` sidecar when present).
+//!   parent session.
+//!
+//! The metadata comes from [`MetaCollector`], the visitor `skein archive` reads whole files
+//! with, fed here only the bytes new since the last run: the collector is the state this pass
+//! carries in the runtime's checkpoint (its free text redacted like everything else under the
+//! state directory). Identity fields come from `crate::session_meta`, the code `skein archive`
+//! uses. A subagent's spawning call and how it ended are written in the parent transcript,
+//! mostly after SubagentStop ran: each main-transcript run fills them into the metadata of the
+//! session's archived subagents.
 //!
 //! The archive keeps its own crash-safe checkpoint and only reads the bytes it has not archived
 //! yet. When the runtime's checkpoint says nothing was appended since the last successful run,
@@ -13,17 +20,21 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use skein_archive::{
     Archive, ArchiveOptions, CodecOptions, DictMode, IngestReport, IngestRequest, Kind, SessionMeta,
 };
-use skein_hook::{ChangeKind, EventKind, PassInput, PassReport};
+use skein_core::Parser;
+use skein_hook::{ChangeKind, Counts, EventKind, PassInput, PassReport, SecurityLog};
 use skein_layout::claude::{first_timestamp, project_of};
-use skein_redact::RedactOptions;
+use skein_layout::session_of;
+use skein_redact::{RedactOptions, Redactor};
 
 use super::{Passes, pass_options, summary};
 use crate::error::Error;
 use crate::identity::{AgentIdentity, read_sidecar};
+use crate::meta::{MetaCollector, feed_range, finish};
+use crate::session_meta::{agent_identity, agent_meta, main_meta, redact_meta};
 use crate::transform::{Transforms, redact_line};
 
 /// `[pass.archive]`.
@@ -38,28 +49,219 @@ struct ArchivePassOptions {
     threads: Option<u32>,
     /// Use a trained dictionary for small new subagent files (default true).
     dictionary: Option<bool>,
-    /// Redaction rules (used when `redact = true`): `level`, `user_rules`, `allowlist`, …
-    redact: RedactOptions,
+    /// Redaction rules for this pass (used when `redact = true`); default: `[redaction]`.
+    redact: Option<RedactOptions>,
+}
+
+/// A subagent of the session and its transcript.
+type AgentFile = (AgentIdentity, std::path::PathBuf);
+
+/// What the pass carries from one run to the next on a transcript.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct ArchiveState {
+    /// The metadata visitor, fed every byte before the checkpoint; its id sets are kept in
+    /// the id log instead ([`IdLog`]).
+    meta: MetaCollector,
+    /// How many bytes of the id log belong to this state.
+    #[serde(default)]
+    ids_len: u64,
+}
+
+/// The append-only file of the collector's id records
+/// (`<state>/checkpoints/<hash of the transcript path>.archive-ids`, mode 0600): read whole,
+/// appended to, cut back to what the state says (a crash between the append and the state's
+/// save leaves extra records, which are cut). Guarded by the transcript's checkpoint lock,
+/// which the runtime holds while the passes run.
+struct IdLog {
+    path: std::path::PathBuf,
+}
+
+impl IdLog {
+    fn of(input: &PassInput<'_>, source: &Path) -> Self {
+        let key = crate::packed::hash(source.as_os_str().as_encoded_bytes());
+        Self {
+            path: input
+                .state_root
+                .join("checkpoints")
+                .join(format!("{key:016x}.archive-ids")),
+        }
+    }
+
+    /// Fills the state's id sets from the log; false when the log does not hold what the
+    /// state says (the state is then rebuilt from the transcript).
+    fn load(&self, state: &mut ArchiveState) -> std::io::Result<bool> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let Ok(len) = usize::try_from(state.ids_len) else {
+            return Ok(false);
+        };
+        if bytes.len() < len || !state.meta.replay_ids(&bytes[..len]) {
+            return Ok(false);
+        }
+        if bytes.len() > len {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.path)?
+                .set_len(state.ids_len)?;
+        }
+        Ok(true)
+    }
+
+    /// Starts the log over (the state is rebuilt from the transcript).
+    fn reset(&self, state: &mut ArchiveState) -> std::io::Result<()> {
+        state.ids_len = 0;
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Appends what the sets gained, then empties them for the state's serialization.
+    fn save(&self, state: &mut ArchiveState) -> std::io::Result<()> {
+        let mut records = Vec::new();
+        state.meta.log_ids(&mut records);
+        if !records.is_empty() {
+            if let Some(dir) = self.path.parent() {
+                skein_store::private::create_dir_all(dir)?;
+            }
+            let mut f = skein_store::private::open_append(&self.path)?;
+            std::io::Write::write_all(&mut f, &records)?;
+            state.ids_len += records.len() as u64;
+        }
+        state.meta.clear_ids();
+        Ok(())
+    }
 }
 
 pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport, Error> {
     let Some(source) = input.transcript else {
         return Ok(summary("no transcript in the event"));
     };
-    let first_sight = match input.change {
+    let from = match input.change {
         None => return Ok(summary("transcript does not exist (yet)")),
-        Some(ChangeKind::Unchanged) => return Ok(PassReport::default()),
-        Some(ChangeKind::Rewritten) => true,
-        Some(ChangeKind::Appended { .. }) => false,
+        // SessionEnd records how the session ended even when nothing was appended.
+        Some(ChangeKind::Unchanged) if *input.kind == EventKind::SessionEnd => input.end,
+        Some(ChangeKind::Unchanged) => {
+            return Ok(PassReport {
+                state: input.state.cloned(),
+                ..PassReport::default()
+            });
+        }
+        Some(ChangeKind::Rewritten) => 0,
+        Some(ChangeKind::Appended { from }) => from,
     };
+    let log = IdLog::of(input, source);
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |error| Error::Io { path, error }
+    };
+    // A state that does not read (another version's), or whose id log is not all there, is
+    // rebuilt from the whole file.
+    let mut loaded = match input.state.map(|v| serde_json::from_value(v.clone())) {
+        Some(Ok(s)) if from > 0 => Some(s),
+        _ => None,
+    };
+    if let Some(s) = &mut loaded
+        && !log.load(s).map_err(io(&log.path))?
+    {
+        loaded = None;
+    }
+    let (mut state, from) = if let Some(s) = loaded {
+        (s, from)
+    } else {
+        let mut s = ArchiveState::default();
+        log.reset(&mut s).map_err(io(&log.path))?;
+        (s, 0)
+    };
+    feed_range(&mut state.meta, source, from, input.end, &mut Parser::new()).map_err(|error| {
+        Error::Io {
+            path: source.to_path_buf(),
+            error,
+        }
+    })?;
     let opts: ArchivePassOptions = pass_options(input)?;
+    let archive = open_archive(input, &opts)?;
+    let redactor = if input.config.redact {
+        Some(passes.redactor(opts.redact.as_ref().unwrap_or(&input.config.redaction))?)
+    } else {
+        None
+    };
+    let redactor = redactor.as_deref();
+    let mut security = SecurityLog::default();
+    let (kind, meta, agents) = kind_and_meta(input, source, &state.meta)?;
+    let stored = archive.checkpoint(&kind)?.and_then(|c| c.current);
+    let mut meta = finish(meta, stored.as_ref().map(|c| &c.meta), input.end);
+    if *input.kind == EventKind::SessionEnd {
+        meta.outcome.clone_from(&input.event.reason);
+    }
+    let mut counts = Counts::new();
+    if let Some(r) = redactor {
+        redact_meta(&mut meta, r, &mut counts);
+    }
+    let transforms = Transforms {
+        redactor,
+        prune: None,
+    };
+    // The file name needs the first timestamp only when a new archive file is started.
+    let first_timestamp = stored.is_none().then(|| first_timestamp(source)).flatten();
+    meta.first_timestamp = meta.first_timestamp.or_else(|| first_timestamp.clone());
+    meta.origin = skein_layout::archive::origin(source, |b| transforms.text(b));
+    let request = IngestRequest {
+        source,
+        kind,
+        first_timestamp: first_timestamp.as_deref(),
+        meta: Some(meta),
+    };
+    let report = ingest(&archive, &request, redactor)?;
+    if let Some(path) = &report.archive_path {
+        let meta_path = skein_archive_meta_path(path);
+        security.redacted(&meta_path, counts);
+        if report.new_file.is_some() {
+            security.created(path, skein_store::private::mode_of(path));
+            security.created(&meta_path, skein_store::private::mode_of(&meta_path));
+        }
+    }
+    let mut patched = 0;
+    for (agent, path) in &agents {
+        patched += usize::from(fill_agent(&archive, agent, path, &state.meta, redactor)?);
+    }
+    let mut out = describe(&report, archive.root());
+    if patched > 0
+        && let Some(s) = &mut out.summary
+    {
+        let _ = write!(s, "; {patched} subagent record(s) completed");
+    }
+    if let Some(r) = redactor {
+        state
+            .meta
+            .map_text(&mut |t| skein_hook::redaction::redact_str(r, t, &mut Counts::new()));
+    }
+    log.save(&mut state).map_err(io(&log.path))?;
+    out.state = serde_json::to_value(&state).ok();
+    out.security = security;
+    Ok(out)
+}
+
+/// `<archive file>.meta.json` beside an archive file.
+fn skein_archive_meta_path(archive_file: &Path) -> std::path::PathBuf {
+    let name = archive_file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    archive_file.with_file_name(skein_archive::meta_rel_path(&name))
+}
+
+fn open_archive(input: &PassInput<'_>, opts: &ArchivePassOptions) -> Result<Archive, Error> {
     let config = input.config;
     let level = match (opts.zstd_level, config.compress) {
         (Some(l), _) => l,
         (None, true) => CodecOptions::default().level,
         (None, false) => -7,
     };
-    let archive = Archive::open(
+    Ok(Archive::open(
         input.archive_dir,
         ArchiveOptions {
             codec: CodecOptions {
@@ -75,47 +277,62 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
             lock_timeout: config.lock_timeout(),
             ..ArchiveOptions::default()
         },
-    )?;
-    let redactor = if config.redact {
-        Some(passes.redactor(&opts.redact)?)
-    } else {
-        None
-    };
-    let transforms = Transforms {
-        redactor,
-        prune: None,
-    };
+    )?)
+}
 
-    let (kind, mut meta) = kind_and_meta(input, source)?;
-    // The metadata is stored on first sight, at SessionEnd (with the reason) and whenever the
-    // archive has nothing of this source yet (e.g. a new archive directory); `None` keeps what
-    // is stored. The file name needs the first timestamp only when a new archive file is
-    // started, which only happens in those cases (or on a rewrite the runtime saw).
-    let store_meta = first_sight
-        || *input.kind == EventKind::SessionEnd
-        || archive
-            .checkpoint(&kind)?
-            .is_none_or(|c| c.current.is_none());
-    let first_timestamp = if store_meta {
-        first_timestamp(source)
-    } else {
-        None
+fn ingest(
+    archive: &Archive,
+    request: &IngestRequest<'_>,
+    redactor: Option<&Redactor>,
+) -> Result<IngestReport, Error> {
+    Ok(match redactor {
+        Some(r) => {
+            let mut transform = |line: &[u8], out: &mut Vec<u8>| redact_line(r, line, out);
+            archive.ingest(request, Some(&mut transform))
+        }
+        None => archive.ingest(request, None),
+    }?)
+}
+
+/// After a main transcript's run: the archived subagent's metadata gets what the parent now
+/// says about it (the spawning call, its type and description, how it ended), when that
+/// changes anything. Returns whether it did.
+fn fill_agent(
+    archive: &Archive,
+    agent: &AgentIdentity,
+    path: &Path,
+    main: &MetaCollector,
+    redactor: Option<&Redactor>,
+) -> Result<bool, Error> {
+    let Some(cur) = archive.checkpoint(&agent.kind())?.and_then(|c| c.current) else {
+        return Ok(false);
     };
-    meta.first_timestamp.clone_from(&first_timestamp);
-    meta.origin = skein_layout::archive::origin(source, |b| transforms.text(b));
+    let mut meta = cur.meta.clone();
+    let known = agent.tool_use_id.is_some() || meta.tool_use_id.is_none();
+    if known {
+        agent.annotate(&mut meta);
+    }
+    let outcome = meta
+        .tool_use_id
+        .as_deref()
+        .and_then(|id| main.outcome_of(id));
+    if outcome.is_some() {
+        meta.outcome = outcome;
+    }
+    if let Some(r) = redactor {
+        redact_meta(&mut meta, r, &mut Counts::new());
+    }
+    if meta == cur.meta {
+        return Ok(false);
+    }
     let request = IngestRequest {
-        source,
-        kind,
-        first_timestamp: first_timestamp.as_deref(),
-        meta: store_meta.then_some(meta),
+        source: path,
+        kind: agent.kind(),
+        first_timestamp: None,
+        meta: Some(meta),
     };
-    let report = if let Some(redactor) = redactor {
-        let mut transform = |line: &[u8], out: &mut Vec<u8>| redact_line(redactor, line, out);
-        archive.ingest(&request, Some(&mut transform))
-    } else {
-        archive.ingest(&request, None)
-    }?;
-    Ok(describe(&report, archive.root()))
+    ingest(archive, &request, redactor)?;
+    Ok(true)
 }
 
 fn describe(r: &IngestReport, root: &Path) -> PassReport {
@@ -141,38 +358,50 @@ fn describe(r: &IngestReport, root: &Path) -> PassReport {
     summary(&s)
 }
 
-/// The archive key and the metadata stored with a new file.
-fn kind_and_meta(input: &PassInput<'_>, source: &Path) -> Result<(Kind, SessionMeta), Error> {
-    let mut meta = SessionMeta {
-        cwd: input.event.cwd.clone(),
-        ..SessionMeta::default()
-    };
+/// The archive key and the metadata of the event's transcript, as `skein archive` computes
+/// them; for a main transcript also its session's subagent files (identity and path), whose
+/// archived metadata the parent completes.
+fn kind_and_meta(
+    input: &PassInput<'_>,
+    source: &Path,
+    c: &MetaCollector,
+) -> Result<(Kind, SessionMeta, Vec<AgentFile>), Error> {
     if *input.kind != EventKind::SubagentStop {
-        meta.session_id = Some(input.session.to_owned());
-        meta.project = project_of(source);
-        meta.outcome = (*input.kind == EventKind::SessionEnd)
-            .then(|| input.event.reason.clone())
-            .flatten();
-        return Ok((skein_layout::archive::main_key(input.session), meta));
+        let files = session_of(source);
+        let agents: Vec<AgentFile> = files
+            .iter()
+            .flat_map(|s| s.agents.iter())
+            .map(|a| {
+                let side = read_sidecar(&a.path);
+                let id = agent_identity(
+                    &a.agent_id,
+                    Some(&side),
+                    None,
+                    Some(c.links()),
+                    Some(input.session),
+                );
+                (id, a.path.clone())
+            })
+            .collect();
+        let ids: Vec<AgentIdentity> = agents.iter().map(|(a, _)| a.clone()).collect();
+        let meta = main_meta(c, input.session, project_of(source), &ids);
+        return Ok((skein_layout::archive::main_key(input.session), meta, agents));
     }
     let Some(agent_id) = input.agent_id else {
         return Err(Error::Pass("SubagentStop without agent_id".into()));
     };
     let sidecar = read_sidecar(source);
-    let agent = AgentIdentity::new(
+    let agent = agent_identity(
         agent_id,
-        &[
-            input.event.agent_type.as_deref(),
-            sidecar.agent_type.as_deref(),
-        ],
+        Some(&sidecar),
+        input.event.agent_type.as_deref(),
+        None,
         Some(input.session),
-        sidecar.tool_use_id,
-        sidecar.description,
     );
-    agent.annotate(&mut meta);
-    meta.project = input
+    let project = input
         .parent_transcript
         .and_then(project_of)
         .or_else(|| project_of(source));
-    Ok((agent.kind(), meta))
+    let meta = agent_meta(c, &agent, project, None);
+    Ok((agent.kind(), meta, Vec::new()))
 }

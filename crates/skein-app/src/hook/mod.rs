@@ -8,12 +8,12 @@ pub mod index;
 pub mod snapshot;
 
 use std::path::PathBuf;
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use skein_hook::{
     Config, ConfigFiles, EventKind, HookContext, PassError, PassInput, PassReport, PassRunner,
-    ProjectLookup,
+    ProjectLookup, Redactors,
 };
 use skein_layout::Env;
 use skein_redact::{RedactOptions, Redactor};
@@ -26,56 +26,28 @@ pub const ARCHIVE: &str = "archive";
 pub const INDEX: &str = "index";
 /// Pass name: write the request's snapshot.
 pub const SNAPSHOT: &str = "snapshot";
-
-/// A redactor being built on another thread.
-type Pending = JoinHandle<Result<Redactor, skein_redact::Error>>;
+/// Every pass name [`Passes`] resolves (for `hooks doctor`).
+pub const PASSES: [&str; 3] = [ARCHIVE, INDEX, SNAPSHOT];
 
 /// The runner for one hook process. Holds what passes of the same run can share.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Passes {
-    /// Built on first use and shared by the passes of this run, keyed by its options.
-    redactor: Option<(RedactOptions, Redactor)>,
-    /// The default redactor, started early by [`Passes::prepare_redactor`].
-    pending: Option<Pending>,
+    /// Compiled redactors, shared with the runtime (one compile per rule set per run).
+    redactors: Redactors,
     /// The catalog the `index` pass writes (its `catalog` option overrides it).
     pub catalog: Option<std::path::PathBuf>,
 }
 
-impl std::fmt::Debug for Passes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Passes")
-            .field("redactor", &self.redactor.is_some())
-            .field("pending", &self.pending.is_some())
-            .field("catalog", &self.catalog)
-            .finish()
-    }
-}
-
 impl Passes {
-    /// Starts building the default redactor on another thread (about 1.3 ms since the rule
-    /// regexes compile lazily); started before the runtime reads its state, the work overlaps
-    /// with it. If no pass asks for it, the thread dies with the process.
+    /// Starts building the default redactor on another thread (see
+    /// [`Redactors::prepare_default`]).
     pub fn prepare_redactor(&mut self) {
-        self.pending = std::thread::Builder::new()
-            .name("redactor".into())
-            .spawn(|| Redactor::new(&RedactOptions::default()))
-            .ok();
+        self.redactors.prepare_default();
     }
 
     /// The redactor for `opts`, built once per process.
-    pub fn redactor(&mut self, opts: &RedactOptions) -> Result<&Redactor, Error> {
-        if self.redactor.as_ref().is_none_or(|(o, _)| o != opts) {
-            let prepared = match self.pending.take() {
-                Some(handle) if *opts == RedactOptions::default() => handle.join().ok(),
-                _ => None,
-            };
-            let r = match prepared {
-                Some(r) => r,
-                None => Redactor::new(opts),
-            }?;
-            self.redactor = Some((opts.clone(), r));
-        }
-        Ok(&self.redactor.as_ref().expect("just set").1)
+    pub fn redactor(&mut self, opts: &RedactOptions) -> Result<Arc<Redactor>, Error> {
+        Ok(self.redactors.get(opts)?)
     }
 }
 
@@ -91,6 +63,10 @@ impl PassRunner for Passes {
             pass: input.pass.to_owned(),
             source: chain(&e).into(),
         })
+    }
+
+    fn redactors(&mut self) -> Option<&mut Redactors> {
+        Some(&mut self.redactors)
     }
 }
 
@@ -160,5 +136,6 @@ where
 pub(crate) fn summary(s: &str) -> PassReport {
     PassReport {
         summary: Some(s.to_owned()),
+        ..PassReport::default()
     }
 }

@@ -2,7 +2,8 @@
 //! `skein-passes`' snapshot (from the request's prompt to the end of the active branch), written
 //! to the request directory as
 //!
-//! * `snapshot.jsonl`: the self-contained request transcript (redacted when `redact = true`);
+//! * `session-logs/snapshot.jsonl`: the self-contained request transcript (redacted when
+//!   `redact = true`), beside the subagents' copies (`skein-hook`'s `extract`);
 //! * `session-log.md`: the request's facts (id, prompt, records, todos) over the same transcript
 //!   rendered by `skein show`'s renderer (the one Markdown renderer).
 //!
@@ -46,8 +47,8 @@ const IMPLICIT_LOOK_BACK: u64 = 4 << 20;
 struct SnapshotPassOptions {
     /// Most request bytes read per run (the newest ones); default 64 MiB.
     max_bytes: Option<u64>,
-    /// Redaction rules (used when `redact = true`).
-    redact: RedactOptions,
+    /// Redaction rules for this pass (used when `redact = true`); default: `[redaction]`.
+    redact: Option<RedactOptions>,
 }
 
 pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassReport, Error> {
@@ -76,16 +77,21 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
         return Ok(summary("no prompt on the active branch yet"));
     };
     let out = if input.config.redact {
-        let redactor = passes.redactor(&opts.redact)?;
+        let redactor = passes.redactor(opts.redact.as_ref().unwrap_or(&input.config.redaction))?;
         let mut red = Vec::with_capacity(out.len());
         for line in out.split_inclusive(|&b| b == b'\n') {
-            redact_line(redactor, line, &mut red);
+            redact_line(&redactor, line, &mut red);
         }
         red
     } else {
         out
     };
-    let jsonl = dir.join(SNAPSHOT_JSONL);
+    let logs = dir.join(skein_hook::state::SESSION_LOGS_DIR);
+    skein_store::private::create_dir_all(&logs).map_err(|error| Error::Io {
+        path: logs.clone(),
+        error,
+    })?;
+    let jsonl = logs.join(SNAPSHOT_JSONL);
     replace(&jsonl, &out)?;
     let md = render_markdown(request, &report, truncated, &jsonl)?;
     replace(&log_path, md.as_bytes())?;

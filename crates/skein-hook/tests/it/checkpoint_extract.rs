@@ -8,9 +8,10 @@ use std::io::Write;
 use std::time::Duration;
 
 use common::{append_lines, assistant_text, todo_write, user_line};
+use skein_analysis::TaskTracker;
 use skein_hook::checkpoint::{ChangeKind, TranscriptCheckpoints, probe};
 use skein_hook::extract::{extract_tags, numbered, write_work_files};
-use skein_hook::transcript::{find_prompt_uuid, last_assistant_text, latest_todos};
+use skein_hook::transcript::{feed_tasks, find_prompt_uuid, last_assistant_text};
 
 #[test]
 fn checkpoint_change_detection() {
@@ -253,22 +254,25 @@ fn final_text_todos_and_prompt_uuid() {
         Some("part one\npart two")
     );
     let size = fs::metadata(&t).expect("meta").len();
-    let todos = latest_todos(&t, 0, size).expect("todos").expect("some");
+    let mut tracker = TaskTracker::new();
+    feed_tasks(&t, 0, size, &mut tracker).expect("todos");
+    let todos = tracker.current().expect("some").items;
     assert_eq!(todos.len(), 2);
-    assert_eq!(todos[1].content, "two");
+    assert_eq!(todos[1].subject, "two");
+    let starts = |want: &'static str| move |text: &str, _: Option<&str>| text.starts_with(want);
     assert_eq!(
-        find_prompt_uuid(&t, 100, 0, size, "The real prompt")
+        find_prompt_uuid(&t, 100, 0, size, &starts("The real prompt"))
             .expect("scan")
             .as_deref(),
         Some("u2")
     );
     assert_eq!(
-        find_prompt_uuid(&t, 0, 0, size, "never said").expect("scan"),
+        find_prompt_uuid(&t, 0, 0, size, &starts("never said")).expect("scan"),
         None
     );
     // Bytes before `start` were searched already.
     assert_eq!(
-        find_prompt_uuid(&t, 100, size - 10, size, "The real prompt").expect("scan"),
+        find_prompt_uuid(&t, 100, size - 10, size, &starts("The real prompt")).expect("scan"),
         None
     );
     let empty = dir.path().join("empty.jsonl");

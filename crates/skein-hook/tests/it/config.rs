@@ -151,3 +151,14 @@ fn project_layer_may_not_redirect_files() {
         assert!(matches!(err, ConfigError::NotAllowed { .. }), "{err}");
     }
 }
+
+#[test]
+fn the_statusline_table_is_accepted_and_left_to_the_status_line() {
+    let c = apply("redact = false\n\n[statusline]\nformat = \"{model} · {today}\"\n")
+        .expect("one config file serves the hook and the status line");
+    assert!(!c.redact);
+    assert!(
+        apply("[statusline]\nformat = 3\n").is_ok(),
+        "its keys are not the hook's"
+    );
+}

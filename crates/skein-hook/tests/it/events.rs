@@ -71,7 +71,7 @@ fn every_fixture_parses_with_its_fields() {
     // Events skein has no default work for arrive as `Other` with every field kept.
     let pre = parse("pre_tool_use");
     assert_eq!(pre.kind(), EventKind::Other("PreToolUse".into()));
-    assert_eq!(pre.extra["tool_name"], "Bash");
+    assert_eq!(pre.tool_name.as_deref(), Some("Bash"));
     assert_eq!(
         pre.extra["tool_input"]["command"],
         "cargo test -p skein-core"

@@ -13,3 +13,4 @@ mod events;
 mod fail_open;
 mod runtime;
 mod settings;
+mod status_line;

@@ -189,6 +189,8 @@ fn doctor_findings() {
         config: Some((ConfigFiles::default(), None)),
         home: None,
         state_root: Some(state_file),
+        runner_passes: ["snapshot", "archive", "index"].map(String::from).to_vec(),
+        now_ms: None,
     };
     let findings = doctor(&input);
     let codes: Vec<(&str, Severity)> = findings.iter().map(|f| (f.code, f.severity)).collect();
@@ -233,4 +235,75 @@ fn doctor_findings() {
         findings.iter().all(|f| f.severity == Severity::Info),
         "{findings:?}"
     );
+}
+
+#[test]
+fn doctor_reports_unknown_names_and_recent_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.toml");
+    fs::write(
+        &config,
+        "[events]\nStop = [\"snapshot\", \"archiv\"]\nStopp = [\"archive\"]\n",
+    )
+    .expect("write");
+    let state = dir.path().join("state");
+    fs::create_dir_all(state.join("logs")).expect("mkdir");
+    let now = skein_core::time::parse_ms("2026-05-02T12:00:00.000Z").expect("ts");
+    let line = |ts: &str, level: &str, message: &str| {
+        format!("{{\"ts\":\"{ts}\",\"level\":\"{level}\",\"message\":\"{message}\"}}\n")
+    };
+    let log = [
+        line("2026-05-01T08:00:00.000Z", "error", "too old"),
+        line(
+            "2026-05-02T09:00:00.000Z",
+            "error",
+            "unknown pass \\\"archiv\\\"",
+        ),
+        line(
+            "2026-05-02T10:00:00.000Z",
+            "error",
+            "unknown pass \\\"archiv\\\"",
+        ),
+        line("2026-05-02T11:00:00.000Z", "warn", "a warning"),
+        line("2026-05-02T11:30:00.000Z", "error", "disk full"),
+    ]
+    .concat();
+    fs::write(state.join("logs/hook.log"), log).expect("write");
+    let input = DoctorInput {
+        config: Some((
+            ConfigFiles {
+                explicit: Some(config),
+                ..ConfigFiles::default()
+            },
+            None,
+        )),
+        state_root: Some(state),
+        runner_passes: ["snapshot", "archive", "index"].map(String::from).to_vec(),
+        now_ms: Some(now),
+        ..DoctorInput::default()
+    };
+    let findings = doctor(&input);
+    let of = |code: &str| -> Vec<(Severity, String)> {
+        findings
+            .iter()
+            .filter(|f| f.code == code)
+            .map(|f| (f.severity, f.message.clone()))
+            .collect()
+    };
+    let pass = of("unknown-pass");
+    assert_eq!(pass.len(), 1, "{findings:?}");
+    assert_eq!(pass[0].0, Severity::Error);
+    assert!(pass[0].1.contains("did you mean \"archive\""), "{pass:?}");
+    let event = of("unknown-event");
+    assert_eq!(event.len(), 1, "{findings:?}");
+    assert!(event[0].1.contains("\"Stopp\""), "{event:?}");
+    let recent = of("recent-errors");
+    assert_eq!(recent.len(), 2, "{recent:?}");
+    assert!(
+        recent[0]
+            .1
+            .starts_with("2× in the last 24 h (last 2026-05-02T10:00:00.000Z)"),
+        "{recent:?}"
+    );
+    assert!(recent[1].1.ends_with("disk full"), "{recent:?}");
 }

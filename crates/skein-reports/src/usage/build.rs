@@ -85,6 +85,44 @@ fn better(a: &RequestCopy, b: &RequestCopy) -> bool {
     !a.foreign_session && b.foreign_session
 }
 
+/// Prices requests by model, remembering each model's lookup and the models without a price.
+pub(super) struct Pricer<'p> {
+    table: &'p PricingTable,
+    cache: FxHashMap<Box<str>, Option<(&'p ModelPrice, bool)>>,
+    /// Models without a price (their cost counts as 0), sorted.
+    pub(super) unpriced: BTreeSet<String>,
+}
+
+impl<'p> Pricer<'p> {
+    pub(super) fn new(table: &'p PricingTable) -> Self {
+        Self {
+            table,
+            cache: FxHashMap::default(),
+            unpriced: BTreeSet::new(),
+        }
+    }
+
+    /// The cost in USD of `tokens` of `model` (0 for an unpriced model, which is remembered).
+    pub(super) fn cost(&mut self, model: &str, tokens: &super::Tokens) -> f64 {
+        let table = self.table;
+        let price = match self.cache.get(model) {
+            Some(p) => *p,
+            None => *self
+                .cache
+                .entry(model.into())
+                .or_insert_with(|| table.lookup(model)),
+        };
+        if let Some((m, fast)) = price {
+            m.cost(tokens, fast)
+        } else {
+            if !self.unpriced.contains(model) {
+                self.unpriced.insert(model.to_owned());
+            }
+            0.0
+        }
+    }
+}
+
 /// Collects session scans (in session order) and builds the report.
 #[derive(Default)]
 pub struct UsageBuilder {
@@ -93,7 +131,7 @@ pub struct UsageBuilder {
     index: FxHashMap<Box<str>, u32>,
     loose: Vec<(u32, RequestCopy)>,
     key: String,
-    stats: ScanStats,
+    pub(super) stats: ScanStats,
 }
 
 impl std::fmt::Debug for UsageBuilder {
@@ -204,8 +242,13 @@ impl UsageBuilder {
         }
     }
 
+    /// The sessions added so far, (session id, project), leaving none.
+    pub(super) fn sessions_taken(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.sessions)
+    }
+
     /// Applies the sidechain-replay rule and returns the requests kept, as (session, copy).
-    fn requests(&mut self) -> Vec<(u32, RequestCopy)> {
+    pub(super) fn requests(&mut self) -> Vec<(u32, RequestCopy)> {
         // Chain the slots of each message id: `heads` holds the latest slot of each id and
         // `next` links each slot to the previous one with the same id.
         let mut heads: FxHashMap<&str, u32> = FxHashMap::default();
@@ -265,8 +308,7 @@ impl UsageBuilder {
     /// Builds the report.
     pub fn finish(mut self, options: &UsageOptions, pricing: &PricingTable) -> UsageReport {
         let requests = self.requests();
-        let mut prices: FxHashMap<Box<str>, Option<(&ModelPrice, bool)>> = FxHashMap::default();
-        let mut unpriced = BTreeSet::new();
+        let mut pricer = Pricer::new(pricing);
         let mut rows: BTreeMap<RowKey, Acc> = BTreeMap::new();
         let mut totals = Acc::default();
         let mut sources = SourceTokens::default();
@@ -276,15 +318,7 @@ impl UsageBuilder {
                 continue;
             }
             let model = copy.model.as_deref().unwrap_or(NO_MODEL);
-            let price = *prices
-                .entry(model.into())
-                .or_insert_with(|| pricing.lookup(model));
-            let cost = if let Some((m, fast)) = price {
-                m.cost(&copy.tokens, fast)
-            } else {
-                unpriced.insert(model.to_owned());
-                0.0
-            };
+            let cost = pricer.cost(model, &copy.tokens);
             let key = match options.kind {
                 UsageKind::Daily => RowKey::Text(day.key()),
                 UsageKind::Weekly => RowKey::Text(day.week_key()),
@@ -347,7 +381,7 @@ impl UsageBuilder {
             first_timestamp: totals.first_ms.map(format_ms),
             last_timestamp: totals.last_ms.map(format_ms),
             figures: totals.figures(),
-            unpriced_models: unpriced.into_iter().collect(),
+            unpriced_models: pricer.unpriced.into_iter().collect(),
             sources,
             scan: self.stats,
             totals: true,

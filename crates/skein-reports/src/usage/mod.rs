@@ -33,12 +33,19 @@
 //!
 //! Files: `scan` (one session's files → per-file
 //! copies), `build` (copies of all sessions → deduplicated requests → rows), `rows` (the
-//! serialized rows and their accumulator).
+//! serialized rows and their accumulator), `blocks` (billing blocks of priced requests) and
+//! `blocks_report` (`skein usage blocks`).
 
+pub mod blocks;
+mod blocks_report;
 mod build;
 mod rows;
 mod scan;
 
+pub use blocks_report::{
+    BlockOptions, BlockRow, BlocksReport, LimitFigures, LimitStatus, PricedRequests, TokenLimit,
+    blocks_report,
+};
 pub use build::{NO_MODEL, ScanStats, UsageBuilder, UsageKind, UsageOptions};
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
 pub use scan::{RequestCopy, SessionScan, Source, UsageScanner};

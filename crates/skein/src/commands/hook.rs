@@ -21,6 +21,7 @@ use skein_hook::{LogEntry, LogLevel, MAX_EVENT_BYTES};
 pub(crate) mod env;
 mod settings;
 
+pub(crate) use settings::target_path;
 use skein_layout::Env;
 
 /// Arguments of `skein hook`.
@@ -108,6 +109,44 @@ pub(crate) struct DoctorArgs {
     pub(crate) format: HooksFormat,
 }
 
+/// Whether the command line (without the program name) calls `skein hook`: its first word that
+/// is not a global option (`--max-line N`) is `hook`.
+pub(crate) fn is_hook_call(mut args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    while let Some(a) = args.next() {
+        match a.to_str() {
+            Some("--max-line") => {
+                args.next();
+            }
+            Some(s) if s.starts_with("--max-line=") => {}
+            Some(s) => return s == "hook",
+            None => return false,
+        }
+    }
+    false
+}
+
+/// `skein hook` with arguments it cannot parse: the error goes to the hook log, then the hook
+/// runs with its default arguments.
+pub(crate) fn run_hook_after_bad_arguments(error: &str, env: &Env) -> ExitCode {
+    if let Some(ctx) = skein_app::hook::context(env, None, SystemTime::now) {
+        let first = error.lines().next().unwrap_or(error);
+        log_error(&ctx, format!("skein hook arguments ignored: {first}"));
+    }
+    run_hook(&HookArgs { config: None }, env)
+}
+
+/// Appends one error to the hook log before the runtime runs (best effort: fail open).
+fn log_error(ctx: &skein_hook::HookContext, message: String) {
+    let entry = LogEntry::new((ctx.clock)(), LogLevel::Error, None, None, message);
+    let config = &ctx.base_config;
+    let _ = skein_hook::log::append(
+        &ctx.log_dir(config),
+        &config.log,
+        &[entry],
+        config.lock_timeout(),
+    );
+}
+
 /// `skein hook`: never fails; see the module documentation.
 pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
     // A panic in a pass is caught and logged by the runtime; the default hook would also
@@ -124,20 +163,7 @@ pub(crate) fn run_hook(args: &HookArgs, env: &Env) -> ExitCode {
         return ExitCode::SUCCESS;
     };
     if let Err(e) = read {
-        let entry = LogEntry::new(
-            (ctx.clock)(),
-            LogLevel::Error,
-            None,
-            None,
-            format!("reading the hook input failed: {e}"),
-        );
-        let config = &ctx.base_config;
-        let _ = skein_hook::log::append(
-            &ctx.log_dir(config),
-            &config.log,
-            &[entry],
-            config.lock_timeout(),
-        );
+        log_error(&ctx, format!("reading the hook input failed: {e}"));
     }
     let mut passes = skein_app::hook::Passes::default();
     passes.catalog = skein_catalog::default_path(env);

@@ -11,6 +11,7 @@ use crate::cli::{Cli, Command};
 pub(crate) mod archive;
 pub(crate) mod catalog;
 pub(crate) mod check;
+mod docs;
 pub(crate) mod hook;
 pub(crate) mod index;
 pub(crate) mod passes;
@@ -19,6 +20,7 @@ pub(crate) mod sessions;
 pub(crate) mod show;
 pub(crate) mod skills;
 mod stats;
+pub(crate) mod statusline;
 pub(crate) mod tools;
 pub(crate) mod tree;
 pub(crate) mod usage;
@@ -45,5 +47,8 @@ pub(crate) fn run(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Index(args) => index::run(&args, env),
         Command::Sessions(args) => sessions::run(&args, env),
         Command::Search(args) => search::run(&args, env),
+        Command::Statusline(args) => statusline::run(&args, env),
+        Command::Completions { shell } => docs::completions(shell),
+        Command::Man => docs::man(),
     }
 }

@@ -17,22 +17,27 @@ use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
 use skein_reports::tree::LinkVisitor;
 use skein_reports::usage::{
-    Figures, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner,
+    Figures, TotalsRow, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner,
 };
 
 use super::catalog::CatalogArgs;
 use crate::cli::Format;
+
+mod blocks;
+
 use crate::output::{Align, Columns, error_line};
 use crate::report::{ReportArgs, RowWriter, exit_status};
+pub(crate) use blocks::{clock_ms, parse_now};
 
 /// Token usage and cost. The first path may name the report: `daily` (default), `weekly`
-/// (weeks start on Monday), `monthly`, `session` or `model`; write `./daily` for a directory
-/// of that name.
+/// (weeks start on Monday), `monthly`, `session`, `model` or `blocks` (5-hour billing
+/// blocks); write `./daily` for a directory of that name.
 #[derive(Debug, ClapArgs)]
 #[command(
-    after_help = "Reports: daily (default), weekly, monthly, session, model, given as the first \
-                  argument:\n  skein usage monthly ~/.claude/projects\n  skein usage session \
-                  --since 2026-05-01 --format jsonl | jq 'select(.totals|not)'"
+    after_help = "Reports: daily (default), weekly, monthly, session, model, blocks, given as the \
+                  first argument:\n  skein usage monthly ~/.claude/projects\n  skein usage session \
+                  --since 2026-05-01 --format jsonl | jq 'select(.totals|not)'\n  skein usage \
+                  blocks --active --token-limit max"
 )]
 pub(crate) struct Args {
     #[command(flatten)]
@@ -52,6 +57,8 @@ pub(crate) struct Args {
     /// Scan the transcripts instead of answering from the catalog.
     #[arg(long)]
     pub(crate) no_catalog: bool,
+    #[command(flatten)]
+    pub(crate) blocks: blocks::BlockArgs,
 }
 
 /// What `--by` groups on.
@@ -86,9 +93,44 @@ fn split_kind(report: &ReportArgs) -> (UsageKind, ReportArgs) {
     (UsageKind::Daily, rest)
 }
 
+/// The report words `usage` takes as its first path.
+const REPORT_WORDS: [&str; 6] = ["daily", "weekly", "monthly", "session", "model", "blocks"];
+
+/// A first path that does not exist and is a typo of a report word (`dialy`) is an error
+/// that names the word, not an empty input.
+fn check_report_word(report: &ReportArgs) -> Result<()> {
+    let Some(first) = report.paths.first() else {
+        return Ok(());
+    };
+    let Some(word) = first.to_str() else {
+        return Ok(());
+    };
+    if REPORT_WORDS.contains(&word) || word.contains('/') || first.exists() {
+        return Ok(());
+    }
+    if let Some(near) = REPORT_WORDS
+        .iter()
+        .find(|w| strsim::damerau_levenshtein(word, w) <= 2)
+    {
+        anyhow::bail!("{word}: no such file or directory; did you mean the report `{near}`?");
+    }
+    Ok(())
+}
+
 pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
-    let (named, report) = split_kind(&args.report);
+    check_report_word(&args.report)?;
+    let in_blocks = blocks::named(&args.report);
+    let (named, report) = match &in_blocks {
+        Some(rest) => (UsageKind::Daily, rest.clone()),
+        None => split_kind(&args.report),
+    };
+    if in_blocks.is_none() {
+        args.blocks.check_unused(named.name())?;
+    }
     let kind = match (args.by, named) {
+        (Some(By::Agent), _) if in_blocks.is_some() => {
+            anyhow::bail!("--by agent replaces the blocks report: give no report name with it")
+        }
         (None, k) => k,
         (Some(By::Agent), UsageKind::Daily) if named_default(&args.report) => UsageKind::Agent,
         (Some(By::Agent), k) => anyhow::bail!(
@@ -185,16 +227,22 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
             builder.add(s, scan);
         }
     }
+    if in_blocks.is_some() {
+        let result = blocks::finish(builder, &args.blocks, &report, &pricing)?;
+        if !report.quiet {
+            warn(&result.totals);
+        }
+        return Ok(exit_status(found_ok && jobs_ok));
+    }
     let result = builder.finish(&options, &pricing);
     if !report.quiet {
-        warn(&result);
+        warn(&result.totals);
     }
     write(format, kind, &result, args.breakdown)?;
     Ok(exit_status(found_ok && jobs_ok))
 }
 
-fn warn(r: &UsageReport) {
-    let t = &r.totals;
+fn warn(t: &TotalsRow) {
     if !t.unpriced_models.is_empty() {
         error_line(&format!(
             "no price for {}: their cost is counted as 0 (add them with --pricing FILE)",
@@ -216,19 +264,31 @@ fn warn(r: &UsageReport) {
 }
 
 fn write(format: Format, kind: UsageKind, r: &UsageReport, breakdown: bool) -> Result<()> {
+    write_report(format, &r.rows, &r.totals, || {
+        render_table(kind, r, breakdown)
+    })
+}
+
+/// Writes a usage report: on a terminal the table `table` makes, else the rows, then the
+/// totals as the last object.
+fn write_report<R: serde::Serialize>(
+    format: Format,
+    rows: &[R],
+    totals: &TotalsRow,
+    table: impl FnOnce() -> String,
+) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if format == Format::Table {
-        out.write_all(render_table(kind, r, breakdown).as_bytes())?;
+        out.write_all(table().as_bytes())?;
         out.flush()?;
         return Ok(());
     }
-    // The rows, then the totals as the last object.
     let mut w = RowWriter::new(format, out);
-    for row in &r.rows {
+    for row in rows {
         w.row(row, |_| Vec::new())?;
     }
-    w.row(&r.totals, |_| Vec::new())?;
+    w.row(totals, |_| Vec::new())?;
     w.finish(&[])
 }
 
@@ -260,17 +320,36 @@ fn key_of(kind: UsageKind, row: &UsageRow) -> String {
     k.unwrap_or_default()
 }
 
+/// The titles of the four token counters, their total and the cost.
+const FIGURE_HEADERS: [&str; 6] = [
+    "input",
+    "output",
+    "cache write",
+    "cache read",
+    "total",
+    "cost USD",
+];
+
+/// The cells under [`FIGURE_HEADERS`]: input, output, cache write, cache read, total; cost.
+fn number_cells(tokens: [u64; 5], cost: f64) -> impl Iterator<Item = String> {
+    tokens
+        .into_iter()
+        .map(thousands)
+        .chain(std::iter::once(format!("{cost:.2}")))
+}
+
 fn figure_cells(label: String, models: String, f: &Figures) -> Vec<String> {
-    vec![
-        label,
-        thousands(f.input_tokens),
-        thousands(f.output_tokens),
-        thousands(f.cache_creation_input_tokens),
-        thousands(f.cache_read_input_tokens),
-        thousands(f.total_tokens),
-        format!("{:.2}", f.cost_usd),
-        models,
-    ]
+    let tokens = [
+        f.input_tokens,
+        f.output_tokens,
+        f.cache_creation_input_tokens,
+        f.cache_read_input_tokens,
+        f.total_tokens,
+    ];
+    std::iter::once(label)
+        .chain(number_cells(tokens, f.cost_usd))
+        .chain(std::iter::once(models))
+        .collect()
 }
 
 fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
@@ -282,16 +361,9 @@ fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
         UsageKind::Model => "model",
         UsageKind::Agent => "agent",
     };
-    let headers = [
-        first,
-        "input",
-        "output",
-        "cache write",
-        "cache read",
-        "total",
-        "cost USD",
-        "models",
-    ];
+    let mut headers = vec![first];
+    headers.extend(FIGURE_HEADERS);
+    headers.push("models");
     // The model report has one model per row already.
     let models = |f: &Figures| {
         if kind == UsageKind::Model {
@@ -333,8 +405,13 @@ fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
     let mut align = [Align::Right; 8];
     align[0] = Align::Left;
     align[7] = Align::Left;
-    let columns = Columns::fit(&headers, &align, &rows);
-    let mut out = columns.line(headers);
+    totals_table(&headers, &align, &rows)
+}
+
+/// A table whose last row (the totals) stands under a rule.
+fn totals_table(headers: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {
+    let columns = Columns::fit(headers, align, rows);
+    let mut out = columns.line(headers.iter().copied());
     for (i, row) in rows.iter().enumerate() {
         if i + 1 == rows.len() {
             out.push_str(&columns.rule());

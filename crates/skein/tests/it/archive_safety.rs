@@ -210,6 +210,7 @@ fn a_symlinked_transcript_is_skipped_with_a_warning() {
             .clone()
     };
     assert_eq!(row(7)["status"], "skipped");
+    assert_eq!(row(7)["reason"], "symlink");
     assert!(
         row(7)["error"]
             .as_str()

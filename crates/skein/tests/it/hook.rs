@@ -16,12 +16,12 @@ const PROMPT: &str = "Fix the off-by-one in the line splitter and add a regressi
 const SECRET: &str = "ghp_R8x2Lk9QwZt4Vb7Nc1Md5Pf3Hs6Jg0Ya2Xe8";
 
 /// A fake home with Claude's projects dir, skein's state and config dirs.
-struct Env {
+pub(crate) struct Env {
     dir: tempfile::TempDir,
     home: PathBuf,
     claude: PathBuf,
-    projects: PathBuf,
-    state: PathBuf,
+    pub(crate) projects: PathBuf,
+    pub(crate) state: PathBuf,
     config_home: PathBuf,
     /// The hook's working directory (the "project").
     work: PathBuf,
@@ -33,7 +33,7 @@ impl Env {
     }
 
     /// `config` becomes the user config file (`$XDG_CONFIG_HOME/skein/config.toml`).
-    fn with_config(config: &str) -> Self {
+    pub(crate) fn with_config(config: &str) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let home = dir.path().join("home");
         let claude = home.join(".claude");
@@ -71,7 +71,7 @@ impl Env {
         self.state.join("archive")
     }
 
-    fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_skein"));
         c.current_dir(&self.work)
             .env("HOME", &self.home)
@@ -83,7 +83,7 @@ impl Env {
     }
 
     /// Runs `skein hook [extra…]` with `input` on stdin.
-    fn hook_with(&self, input: &[u8], extra: &[&str]) -> Output {
+    pub(crate) fn hook_with(&self, input: &[u8], extra: &[&str]) -> Output {
         let mut child = self
             .cmd()
             .arg("hook")
@@ -100,12 +100,12 @@ impl Env {
         child.wait_with_output().expect("wait")
     }
 
-    fn hook(&self, input: &str) -> Output {
+    pub(crate) fn hook(&self, input: &str) -> Output {
         self.hook_with(input.as_bytes(), &[])
     }
 
     /// The fixture `name` with `@PROJECTS@` pointing into this environment.
-    fn event(&self, name: &str) -> String {
+    pub(crate) fn event(&self, name: &str) -> String {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../skein-hook/tests/fixtures/events")
             .join(format!("{name}.json"));
@@ -115,7 +115,7 @@ impl Env {
     }
 
     /// A fixture with some fields replaced.
-    fn event_with(&self, name: &str, fields: &Value) -> String {
+    pub(crate) fn event_with(&self, name: &str, fields: &Value) -> String {
         let mut ev: Value = serde_json::from_str(&self.event(name)).expect("fixture json");
         for (k, v) in fields.as_object().expect("object") {
             ev[k] = v.clone();
@@ -142,7 +142,7 @@ impl Env {
     }
 
     /// Every audit line of the session, in file order per directory.
-    fn audit(&self) -> Vec<Value> {
+    pub(crate) fn audit(&self) -> Vec<Value> {
         let root = self.state.join("requests").join(SID);
         let mut lines = read_lines(&root.join("hook-events.jsonl"));
         for d in self.request_dirs() {
@@ -151,11 +151,11 @@ impl Env {
         lines
     }
 
-    fn log(&self) -> Vec<Value> {
+    pub(crate) fn log(&self) -> Vec<Value> {
         read_lines(&self.state.join("logs/hook.log"))
     }
 
-    fn log_errors(&self) -> Vec<Value> {
+    pub(crate) fn log_errors(&self) -> Vec<Value> {
         self.log()
             .into_iter()
             .filter(|l| l["level"] == "error")
@@ -172,7 +172,7 @@ impl Env {
     }
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = fs::read_dir(dir) else { return };
     for e in rd {
         let p = e.expect("entry").path();
@@ -184,12 +184,12 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn read_json(path: &Path) -> Value {
+pub(crate) fn read_json(path: &Path) -> Value {
     let bytes = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_slice(&bytes).expect("json")
 }
 
-fn read_lines(path: &Path) -> Vec<Value> {
+pub(crate) fn read_lines(path: &Path) -> Vec<Value> {
     fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -197,7 +197,7 @@ fn read_lines(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn append(path: &Path, lines: &[Value]) {
+pub(crate) fn append(path: &Path, lines: &[Value]) {
     let mut f = fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -262,7 +262,7 @@ fn redacted(path: &Path) -> String {
         .replace(SECRET, "[REDACTED:github-token]")
 }
 
-fn decoded(path: &Path) -> String {
+pub(crate) fn decoded(path: &Path) -> String {
     String::from_utf8(skein_archive::read_archived(path).expect("read archive")).expect("utf8")
 }
 
@@ -325,7 +325,7 @@ fn every_event_runs_from_real_hook_json() {
     assert_eq!(decoded(&main[0]), redacted(&t));
     assert!(!decoded(&main[0]).contains(SECRET));
     let req = env.current_request_dir();
-    let snap = fs::read_to_string(req.join("snapshot.jsonl")).expect("snapshot.jsonl");
+    let snap = fs::read_to_string(req.join("session-logs/snapshot.jsonl")).expect("snapshot.jsonl");
     let snap_lines: Vec<Value> = snap
         .lines()
         .map(|l| serde_json::from_str(l).expect("json"))
@@ -502,7 +502,11 @@ fn incremental_stops_append_one_frame_each() {
     assert_eq!(fs::metadata(&main[0]).expect("meta").len(), before);
     assert_eq!(meta_of(&main[0])["frames"], 2);
     // The snapshot followed the request.
-    let snap = fs::read_to_string(env.current_request_dir().join("snapshot.jsonl")).expect("snap");
+    let snap = fs::read_to_string(
+        env.current_request_dir()
+            .join("session-logs/snapshot.jsonl"),
+    )
+    .expect("snap");
     assert_eq!(snap.lines().count(), 5, "{snap}");
     assert_eq!(env.log_errors(), Vec::<Value>::new());
 }
@@ -560,7 +564,11 @@ fn redaction_and_compression_follow_the_config() {
     let main = env.archived("main-session");
     assert_eq!(decoded(&main[0]), fs::read_to_string(&t).expect("read"));
     // No snapshot pass configured for Stop.
-    assert!(!env.current_request_dir().join("snapshot.jsonl").exists());
+    assert!(
+        !env.current_request_dir()
+            .join("session-logs/snapshot.jsonl")
+            .exists()
+    );
 
     // A bad pass option is an error of that pass only: logged, exit 0, audited as error.
     fs::write(

@@ -38,7 +38,7 @@ fn cwd() -> Result<PathBuf> {
 }
 
 /// The settings file `target` names.
-fn target_path(env: &Env, target: &Target) -> Result<PathBuf> {
+pub(crate) fn target_path(env: &Env, target: &Target) -> Result<PathBuf> {
     if let Some(file) = &target.settings {
         return Ok(absolute_from_cwd(file));
     }
@@ -71,6 +71,9 @@ pub(super) fn change(env: &Env, args: &ChangeArgs, action: Action) -> Result<Exi
         Action::Uninstall => skein_hook::uninstall(&path, &opts),
     };
     let change = result.with_context(|| format!("{} failed", action.name()))?;
+    let warning = (action == Action::Install && !args.dry_run)
+        .then(|| command_warning(env, &args.command))
+        .flatten();
     let text = match args.format {
         HooksFormat::Json => {
             let mut v = json!({
@@ -86,6 +89,9 @@ pub(super) fn change(env: &Env, args: &ChangeArgs, action: Action) -> Result<Exi
             if args.dry_run && change.changed {
                 v["text"] = change.text.clone().into();
             }
+            if let Some(w) = &warning {
+                v["warning"] = w.clone().into();
+            }
             let mut s = serde_json::to_string_pretty(&v)?;
             s.push('\n');
             s
@@ -95,7 +101,34 @@ pub(super) fn change(env: &Env, args: &ChangeArgs, action: Action) -> Result<Exi
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
+    if let (Some(w), HooksFormat::Text) = (&warning, args.format) {
+        crate::output::error_line(&format!("warning: {w}"));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why the installed command may not run this skein: its program is not on PATH, or is
+/// another binary. `None` when it resolves to the running executable.
+fn command_warning(env: &Env, command: &str) -> Option<String> {
+    let path = env.path.clone().unwrap_or_default();
+    let me = std::env::current_exe().ok()?;
+    let same = |p: &Path| std::fs::canonicalize(p).ok() == std::fs::canonicalize(&me).ok();
+    let found = skein_hook::resolve_program(command, &path);
+    let problem = match &found {
+        Some(p) if same(p) => return None,
+        Some(p) => format!(
+            "`{command}` runs {}, not this skein ({})",
+            p.display(),
+            me.display()
+        ),
+        None => format!("`{command}` does not resolve to a program on PATH"),
+    };
+    Some(format!(
+        "{problem}. Claude Code runs the command with its own PATH; \
+         `--command \"$(command -v skein) hook\"` writes the absolute path of the skein your \
+         shell finds, `--command \"{} hook\"` this one.",
+        me.display()
+    ))
 }
 
 fn summary(action: Action, args: &ChangeArgs, change: &SettingsChange) -> String {
@@ -154,6 +187,11 @@ pub(super) fn doctor(env: &Env, args: &DoctorArgs) -> Result<ExitCode> {
         )),
         home: env.home.clone(),
         state_root: state_root.clone(),
+        runner_passes: skein_app::hook::PASSES
+            .iter()
+            .map(|p| (*p).to_owned())
+            .collect(),
+        now_ms: Some(skein_core::time::unix_ms(std::time::SystemTime::now())),
     };
     let mut findings = skein_hook::doctor(&input);
     if state_root.is_none() {
