@@ -64,9 +64,10 @@ impl GraphBuilder {
         }
         let parent = match input.parent {
             None => Parent::Root,
-            Some(p) => match self.uuids.get(p) {
-                Some(n) => Parent::Node(NodeId(n)),
-                None => {
+            Some(p) => {
+                if let Some(n) = self.uuids.get(p) {
+                    Parent::Node(NodeId(n))
+                } else {
                     self.pending.push(Pending {
                         node: id,
                         uuid: p.into(),
@@ -74,7 +75,7 @@ impl GraphBuilder {
                     });
                     Parent::Dangling
                 }
-            },
+            }
         };
         let logical = input.logical_parent.and_then(|p| {
             let found = self.uuids.get(p).map(NodeId);

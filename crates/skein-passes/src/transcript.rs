@@ -75,8 +75,12 @@ pub struct Transcript {
 #[derive(Default)]
 struct Unresolved {
     refs: Vec<(u32, Refs)>,
-    dups: Vec<(u32, Option<Box<str>>, Option<Box<str>>)>,
+    /// A duplicate's line with its `parentUuid` and `logicalParentUuid`, as written.
+    dups: Vec<(u32, UuidRef, UuidRef)>,
 }
+
+/// A uuid as written in a record, before it is resolved to a line.
+type UuidRef = Option<Box<str>>;
 
 impl Transcript {
     /// Indexes a transcript held in memory.

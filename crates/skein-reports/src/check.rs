@@ -109,13 +109,14 @@ impl RecordVisitor<IgnoredAny> for CheckVisitor {
         self.links.record(line, env, node);
         self.offsets.push((line.number, line.offset));
         match node {
-            Some((id, true)) => {
-                if env.kind.get() == Some("system") && env.subtype.get() == Some("local_command") {
-                    self.local_commands.insert(id);
-                }
+            Some((id, true))
+                if env.kind.get() == Some("system")
+                    && env.subtype.get() == Some("local_command") =>
+            {
+                self.local_commands.insert(id);
             }
             Some((id, false)) => self.duplicates.push((line.number, line.offset, id)),
-            None => {}
+            Some((_, true)) | None => {}
         }
     }
 }
