@@ -9,7 +9,14 @@ use crate::commands;
 #[derive(Debug, Parser)]
 #[command(
     name = "skein",
-    version,
+    version = concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (commit ",
+        env!("SKEIN_GIT_COMMIT"),
+        ", prices as of ",
+        env!("SKEIN_PRICES_AS_OF"),
+        ")"
+    ),
     about = "Toolkit for Claude Code JSONL transcripts"
 )]
 pub(crate) struct Cli {
@@ -92,6 +99,13 @@ pub(crate) enum Command {
     /// One line for Claude Code's status bar (model, session and today's cost, the active
     /// 5-hour block, context), from its JSON on stdin; `statusline install` sets it up.
     Statusline(commands::statusline::Args),
+    /// Print a shell completion script: `skein completions bash > ~/.local/share/bash-completion/completions/skein`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `skein man > ~/.local/share/man/man1/skein.1`.
+    Man,
 }
 
 /// Output format of a report.

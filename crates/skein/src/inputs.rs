@@ -63,6 +63,7 @@ pub(crate) fn for_each_file<T: Send>(
             Err(e) => files.push((e.path.clone(), Some(anyhow::Error::new(e)))),
         }
     }
+    crate::report::warn_empty_dirs(paths, files.iter().map(|(p, _)| p.as_path()));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()

@@ -35,7 +35,7 @@ fn main() -> ExitCode {
             if output::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            output::error_line(&format!("{err:#}"));
+            output::error_line(&output::error_text(&err));
             ExitCode::from(2)
         }
     }

@@ -45,11 +45,34 @@ pub(crate) fn error_line(msg: &str) {
     let _ = writeln!(err, "skein: {msg}");
 }
 
-/// True when the error chain holds a broken pipe (the reader of stdout went away).
+/// An error and its causes on one line, `outer: cause: cause`, each reason once: a cause whose
+/// text already ends the line (a typed error that prints its source and also returns it from
+/// `source()`) is not repeated.
+pub(crate) fn error_text(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+/// True when the error chain holds a broken pipe (the reader of stdout went away). A
+/// `serde_json::Error` from a writer is looked into as well: its `source()` skips the
+/// `io::Error` it wraps, so a plain downcast of the chain would not find it.
 pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
     err.chain().any(|e| {
         e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            .is_some_and(|io| io.kind() == BrokenPipe)
+            || e.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(BrokenPipe))
     })
 }
 

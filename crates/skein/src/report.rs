@@ -44,14 +44,15 @@ pub(crate) struct ReportArgs {
     /// system zone, else UTC.
     #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
     pub(crate) timezone: Option<String>,
-    /// Only sessions whose project directory name contains this text.
-    #[arg(long)]
+    /// Only sessions whose project directory name contains this text (`-home-me-erk`), or
+    /// whose working directory is this path or below it (`/home/me/erk`, `.`, `../erk`).
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) project: Option<String>,
     /// Only files whose path matches one of these globs (e.g. `**/-home-me-*/**`).
-    #[arg(long = "include", value_name = "GLOB")]
+    #[arg(long = "include", value_name = "GLOB", allow_hyphen_values = true)]
     pub(crate) include: Vec<String>,
     /// Skip files whose path matches one of these globs.
-    #[arg(long = "exclude", value_name = "GLOB")]
+    #[arg(long = "exclude", value_name = "GLOB", allow_hyphen_values = true)]
     pub(crate) exclude: Vec<String>,
     /// No progress bar and no warnings.
     #[arg(long, short = 'q')]
@@ -62,6 +63,56 @@ pub(crate) struct ReportArgs {
     /// Memory-map plain files (archived files only).
     #[arg(long)]
     pub(crate) mmap: bool,
+}
+
+/// What a `--project` value matches in project directory names: the text itself, and when it
+/// reads as a path (`/…`, `.`, `..`, `./…`, `../…`, `~/…`), the name Claude Code gives the
+/// project of that working directory (made absolute against the current directory; `~` is
+/// `HOME`).
+fn project_filter(value: &str, home: Option<&std::path::Path>) -> Vec<String> {
+    let mut names = vec![value.to_owned()];
+    let looks_like_path = value.starts_with('/')
+        || value.starts_with('~')
+        || value == "."
+        || value == ".."
+        || value.starts_with("./")
+        || value.starts_with("../");
+    if looks_like_path {
+        let path = match value.strip_prefix('~') {
+            Some(rest) => home.map_or_else(
+                || PathBuf::from(value),
+                |h| h.join(rest.trim_start_matches('/')),
+            ),
+            None => std::path::absolute(value).unwrap_or_else(|_| PathBuf::from(value)),
+        };
+        // `absolute` keeps `..` (as Claude Code's cwd never has it): resolve it when the
+        // directory exists.
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        let cwd = path.to_string_lossy();
+        let cwd = cwd.trim_end_matches('/');
+        if let Some(name) = skein_layout::claude::project_name_for_cwd(cwd) {
+            names = vec![name];
+        }
+    }
+    names
+}
+
+/// Warns, once per directory given on the command line, when nothing under it was taken as a
+/// transcript (an empty or wrong directory would otherwise print nothing at all).
+pub(crate) fn warn_empty_dirs<'a>(
+    given: &[PathBuf],
+    found: impl Iterator<Item = &'a std::path::Path>,
+) {
+    let mut empty: Vec<&PathBuf> = given.iter().filter(|p| p.is_dir()).collect();
+    for file in found {
+        empty.retain(|dir| !file.starts_with(dir));
+        if empty.is_empty() {
+            return;
+        }
+    }
+    for dir in empty {
+        error_line(&format!("no transcripts under {}", dir.display()));
+    }
 }
 
 fn globs(patterns: &[String]) -> Result<Option<GlobSet>> {
@@ -118,16 +169,26 @@ impl ReportArgs {
         for e in &found.errors {
             error_line(&e.to_string());
         }
+        if !self.quiet {
+            warn_empty_dirs(
+                &self.paths,
+                found.sessions.iter().flat_map(SessionFiles::files),
+            );
+        }
         let include = globs(&self.include)?;
         let exclude = globs(&self.exclude)?;
         let keep = |p: &std::path::Path| {
             include.as_ref().is_none_or(|g| g.is_match(p))
                 && !exclude.as_ref().is_some_and(|g| g.is_match(p))
         };
+        let project = self
+            .project
+            .as_deref()
+            .map(|p| project_filter(p, env.home.as_deref()));
         let mut sessions = Vec::new();
         for mut s in found.sessions {
-            if let Some(proj) = &self.project
-                && !s.project().contains(proj.as_str())
+            if let Some(names) = &project
+                && !names.iter().any(|n| s.project().contains(n.as_str()))
             {
                 continue;
             }
@@ -193,7 +254,7 @@ impl ReportArgs {
                         Ok(_) => {}
                         Err(e) => {
                             ok = false;
-                            bar.suspend(|| error_line(&format!("{e:#}")));
+                            bar.suspend(|| error_line(&crate::output::error_text(&e)));
                         }
                     }
                     next += 1;

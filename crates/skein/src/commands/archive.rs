@@ -120,10 +120,10 @@ struct IngestArgs {
     #[arg(long)]
     project: Option<String>,
     /// Only files whose path matches one of these globs.
-    #[arg(long = "include", value_name = "GLOB")]
+    #[arg(long = "include", value_name = "GLOB", allow_hyphen_values = true)]
     include: Vec<String>,
     /// Skip files whose path matches one of these globs.
-    #[arg(long = "exclude", value_name = "GLOB")]
+    #[arg(long = "exclude", value_name = "GLOB", allow_hyphen_values = true)]
     exclude: Vec<String>,
     /// Seconds to wait for another process (e.g. the hook) archiving the same source.
     #[arg(long, value_name = "SECS", default_value_t = 30)]

@@ -75,10 +75,17 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     let min = args.level.level();
     let (sessions, errors) = args.report.sessions_and_errors(env)?;
     let mut counts = LevelCounts::default();
+    // An input that could not be read is an error of the run (exit 2), not a finding (exit 1),
+    // as in every other command; it is still reported as a diagnostic row.
+    let mut unreadable = false;
     let stdout = std::io::stdout();
     let mut w = RowWriter::new(format, std::io::BufWriter::new(stdout.lock()));
     let mut write = |d: Diagnostic| {
         counts.add(d.level);
+        if d.code == codes::UNREADABLE.0 {
+            unreadable = true;
+            error_line(&format!("{}: {}", d.path, d.message));
+        }
         if d.level < min {
             return Ok(());
         }
@@ -117,7 +124,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
             counts.info
         ));
     }
-    Ok(if !jobs_ok {
+    Ok(if !jobs_ok || unreadable {
         ExitCode::from(2)
     } else if counts.error > 0 {
         ExitCode::from(1)

@@ -36,7 +36,7 @@ pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
                 Err(e) => {
                     failed = true;
                     out.flush()?;
-                    error_line(&format!("{e:#}"));
+                    error_line(&crate::output::error_text(&e));
                     return Ok(());
                 }
             };
@@ -77,7 +77,7 @@ pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
 fn warn_invalid(path: &std::path::Path, stats: &FileStats) {
     for bad in &stats.invalid {
         error_line(&format!(
-            "{}:{}: byte offset {}: {}",
+            "{}:{}:{}: {}",
             path.display(),
             bad.line,
             bad.offset,

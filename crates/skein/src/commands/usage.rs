@@ -93,7 +93,32 @@ fn split_kind(report: &ReportArgs) -> (UsageKind, ReportArgs) {
     (UsageKind::Daily, rest)
 }
 
+/// The report words `usage` takes as its first path.
+const REPORT_WORDS: [&str; 6] = ["daily", "weekly", "monthly", "session", "model", "blocks"];
+
+/// A first path that does not exist and is a typo of a report word (`dialy`) is an error
+/// that names the word, not an empty input.
+fn check_report_word(report: &ReportArgs) -> Result<()> {
+    let Some(first) = report.paths.first() else {
+        return Ok(());
+    };
+    let Some(word) = first.to_str() else {
+        return Ok(());
+    };
+    if REPORT_WORDS.contains(&word) || word.contains('/') || first.exists() {
+        return Ok(());
+    }
+    if let Some(near) = REPORT_WORDS
+        .iter()
+        .find(|w| strsim::damerau_levenshtein(word, w) <= 2)
+    {
+        anyhow::bail!("{word}: no such file or directory; did you mean the report `{near}`?");
+    }
+    Ok(())
+}
+
 pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
+    check_report_word(&args.report)?;
     let in_blocks = blocks::named(&args.report);
     let (named, report) = match &in_blocks {
         Some(rest) => (UsageKind::Daily, rest.clone()),

@@ -17,7 +17,7 @@ fn a_line_over_the_maximum_is_reported_and_skipped() {
     let data = format!("{first}{long}{}", user("c", "bye"));
     std::fs::write(dir.path().join("t.jsonl"), &data).expect("write");
     let want = format!(
-        "t.jsonl:2: byte offset {}: line of {} bytes is longer than the maximum line length (1024 bytes); skipped",
+        "t.jsonl:2:{}: line of {} bytes is longer than the maximum line length (1024 bytes); skipped",
         first.len(),
         long.len()
     );

@@ -262,7 +262,7 @@ pub(crate) fn cat(args: &CatArgs) -> Result<ExitCode> {
             Ok(r) => r,
             Err(e) => {
                 w.flush()?;
-                error_line(&format!("{e:#}"));
+                error_line(&crate::output::error_text(&e));
                 ok = false;
                 continue;
             }
