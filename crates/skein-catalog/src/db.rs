@@ -24,9 +24,11 @@ INSERT INTO settings VALUES ('redacted', '0');
 /// Whether everything in the catalog was redacted before it was indexed.
 pub(crate) fn is_redacted(conn: &Connection) -> rusqlite::Result<bool> {
     let v: Option<String> = conn
-        .query_row("SELECT value FROM settings WHERE key = 'redacted'", [], |r| {
-            r.get(0)
-        })
+        .query_row(
+            "SELECT value FROM settings WHERE key = 'redacted'",
+            [],
+            |r| r.get(0),
+        )
         .optional()?;
     Ok(v.as_deref() == Some("1"))
 }

@@ -148,7 +148,7 @@ impl CatalogArgs {
     pub(crate) fn open(&self, env: &Env, quiet: bool) -> Result<Catalog> {
         let path = self.path(env)?;
         let c = Catalog::open(&path, self.options(env)?)
-        .with_context(|| format!("cannot open the catalog {}", path.display()))?;
+            .with_context(|| format!("cannot open the catalog {}", path.display()))?;
         if let Opened::Rebuilt(reason) = c.opened()
             && !quiet
         {
