@@ -61,7 +61,7 @@ fn no_secret_reaches_the_catalog_or_a_snippet() {
     // Without redaction the secret is in the index: the check below can see it.
     {
         let mut c = Catalog::open(&db, options(false)).expect("open");
-        refresh(&mut c, &[projects.clone()]);
+        refresh(&mut c, std::slice::from_ref(&projects));
         assert_eq!(hits(&c, SECRET).len(), 2);
         c.checkpoint().expect("checkpoint");
     }
@@ -70,7 +70,7 @@ fn no_secret_reaches_the_catalog_or_a_snippet() {
     // Opened with redaction, it is rebuilt, and indexing again keeps the secret out.
     let mut c = Catalog::open(&db, options(true)).expect("open");
     assert!(matches!(c.opened(), Opened::Rebuilt(_)), "{:?}", c.opened());
-    refresh(&mut c, &[projects.clone()]);
+    refresh(&mut c, std::slice::from_ref(&projects));
     c.checkpoint().expect("checkpoint");
     assert!(hits(&c, SECRET).is_empty());
     let found = c
