@@ -2,8 +2,8 @@
 //! and prints): archiving a tree with metadata ([`ingest`], with the incremental metadata
 //! collector in [`meta`]), restoring sessions ([`restore`]), and the passes the hook runs
 //! ([`hook`]: `archive`, `snapshot`, `index`), the agent-team configs kept beside the
-//! sessions ([`teams`]), and the catalog's scope and refresh ([`catalog`]). `skein archive`
-//! and the hook's `archive` pass share one
+//! sessions ([`teams`]), the catalog's scope and refresh ([`catalog`]), and the files the passes
+//! read and spool through ([`sources`]). `skein archive` and the hook's `archive` pass share one
 //! metadata and identity code path ([`meta`], [`identity`], [`transform`]).
 
 #![allow(
@@ -23,6 +23,7 @@ mod packed;
 pub mod restore;
 mod session_meta;
 pub mod snapshot_dir;
+pub mod sources;
 pub mod teams;
 pub mod transform;
 

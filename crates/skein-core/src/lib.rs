@@ -9,9 +9,11 @@
 //! * [`reader`]: the two together: classified lines (record, blank, invalid, torn tail).
 //! * [`record`]: the record vocabulary: record types, what a human prompt is, the tools
 //!   that spawn subagents.
+//! * [`intern`]: strings interned to dense numbers in one arena (uuids, tool ids).
 //! * [`time`]: timestamps, the calendar, day / week / month keys, time zones as values.
 
 pub mod envelope;
+pub mod intern;
 pub mod lenient;
 pub mod lines;
 pub mod parse;
@@ -21,6 +23,7 @@ pub mod repair;
 pub mod time;
 
 pub use envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
+pub use intern::Interner;
 pub use lines::{Line, LineSource, ReadLines, SliceLines};
 pub use parse::{ParseError, Parsed, Parser};
 pub use reader::{Event, InvalidLine, Reader, ReaderOptions, TornTail};

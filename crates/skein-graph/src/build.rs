@@ -1,6 +1,6 @@
 //! Collecting nodes in file order.
 
-use rustc_hash::FxHashMap;
+use skein_core::Interner;
 
 use crate::dag::{Dag, NodeId, NodeMeta, Parent, RecordType};
 
@@ -22,14 +22,27 @@ pub struct NodeInput<'a> {
     pub line: u64,
 }
 
+/// A parent link that named no node yet when its record was added (a parent later in the
+/// file, or one that never comes: dangling).
+#[derive(Debug)]
+struct Pending {
+    node: NodeId,
+    uuid: Box<str>,
+    logical: bool,
+}
+
 /// Builds a [`Dag`] from records in file order. The first record with a uuid is the node; a
 /// later record with the same uuid is a duplicate: counted, otherwise ignored.
+///
+/// Links are resolved as records arrive (a parent almost always comes before its children),
+/// so the builder keeps each uuid once, in an [`Interner`] whose numbers are the node ids;
+/// only the rare link to a uuid not seen yet is kept as text until [`GraphBuilder::finish`].
 #[derive(Debug, Default)]
 pub struct GraphBuilder {
-    index: FxHashMap<Box<str>, NodeId>,
-    uuids: Vec<Box<str>>,
-    parents: Vec<Option<Box<str>>>,
-    logical: Vec<Option<Box<str>>>,
+    uuids: Interner,
+    parent: Vec<Parent>,
+    logical: Vec<Option<NodeId>>,
+    pending: Vec<Pending>,
     meta: Vec<NodeMeta>,
     duplicates: u64,
 }
@@ -43,15 +56,40 @@ impl GraphBuilder {
     /// Adds a record; returns its node and whether it was new (`false` for a duplicate uuid,
     /// whose node is the first copy's).
     pub fn add(&mut self, input: &NodeInput<'_>) -> (NodeId, bool) {
-        if let Some(&id) = self.index.get(input.uuid) {
+        let (i, fresh) = self.uuids.insert(input.uuid);
+        let id = NodeId(i);
+        if !fresh {
             self.duplicates += 1;
             return (id, false);
         }
-        let id = NodeId(u32::try_from(self.uuids.len()).expect("fewer than 2^32 nodes"));
-        self.index.insert(input.uuid.into(), id);
-        self.uuids.push(input.uuid.into());
-        self.parents.push(input.parent.map(Into::into));
-        self.logical.push(input.logical_parent.map(Into::into));
+        let parent = match input.parent {
+            None => Parent::Root,
+            Some(p) => {
+                if let Some(n) = self.uuids.get(p) {
+                    Parent::Node(NodeId(n))
+                } else {
+                    self.pending.push(Pending {
+                        node: id,
+                        uuid: p.into(),
+                        logical: false,
+                    });
+                    Parent::Dangling
+                }
+            }
+        };
+        let logical = input.logical_parent.and_then(|p| {
+            let found = self.uuids.get(p).map(NodeId);
+            if found.is_none() {
+                self.pending.push(Pending {
+                    node: id,
+                    uuid: p.into(),
+                    logical: true,
+                });
+            }
+            found
+        });
+        self.parent.push(parent);
+        self.logical.push(logical);
         self.meta.push(NodeMeta {
             kind: input.kind,
             compact_boundary: input.compact_boundary,
@@ -65,27 +103,32 @@ impl GraphBuilder {
 
     /// The node of `uuid`, if added.
     pub fn get(&self, uuid: &str) -> Option<NodeId> {
-        self.index.get(uuid).copied()
+        self.uuids.get(uuid).map(NodeId)
     }
 
-    /// Resolves parent links and computes children and cycles.
-    pub fn finish(self) -> Dag {
-        let parent: Vec<Parent> = self
-            .parents
-            .iter()
-            .map(|p| match p.as_deref() {
-                None => Parent::Root,
-                Some(uuid) => self
-                    .index
-                    .get(uuid)
-                    .map_or(Parent::Dangling, |&id| Parent::Node(id)),
-            })
-            .collect();
-        let logical: Vec<Option<NodeId>> = self
-            .logical
-            .iter()
-            .map(|p| p.as_deref().and_then(|uuid| self.index.get(uuid).copied()))
-            .collect();
-        Dag::new(self.uuids, parent, logical, self.meta, self.duplicates)
+    /// Resolves the remaining parent links and computes children and cycles.
+    pub fn finish(mut self) -> Dag {
+        // In node order, as they were added.
+        let mut dangling = Vec::new();
+        for p in std::mem::take(&mut self.pending) {
+            let found = self.uuids.get(&p.uuid).map(NodeId);
+            let i = p.node.0 as usize;
+            if p.logical {
+                self.logical[i] = found;
+            } else if let Some(n) = found {
+                self.parent[i] = Parent::Node(n);
+            } else {
+                dangling.push((p.node, p.uuid));
+            }
+        }
+        let mut dag = Dag::new(
+            self.uuids,
+            self.parent,
+            self.logical,
+            self.meta,
+            self.duplicates,
+        );
+        dag.set_dangling_parents(dangling);
+        dag
     }
 }

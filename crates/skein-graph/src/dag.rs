@@ -56,7 +56,7 @@ pub enum Parent {
 /// The graph: nodes in file order, parent links, children, cycles.
 #[derive(Debug, Clone)]
 pub struct Dag {
-    uuids: Vec<Box<str>>,
+    uuids: skein_core::Interner,
     parent: Vec<Parent>,
     logical: Vec<Option<NodeId>>,
     meta: Vec<NodeMeta>,
@@ -64,11 +64,13 @@ pub struct Dag {
     child_list: Vec<NodeId>,
     cycles: Vec<Vec<NodeId>>,
     duplicates: u64,
+    /// The `parentUuid` of each dangling node, by node.
+    dangling_parents: Vec<(NodeId, Box<str>)>,
 }
 
 impl Dag {
     pub(crate) fn new(
-        uuids: Vec<Box<str>>,
+        uuids: skein_core::Interner,
         parent: Vec<Parent>,
         logical: Vec<Option<NodeId>>,
         meta: Vec<NodeMeta>,
@@ -102,6 +104,7 @@ impl Dag {
             child_list,
             cycles: Vec::new(),
             duplicates,
+            dangling_parents: Vec::new(),
         };
         dag.cycles = dag.find_cycles();
         dag
@@ -162,7 +165,12 @@ impl Dag {
 
     /// The node's uuid.
     pub fn uuid(&self, id: NodeId) -> &str {
-        &self.uuids[id.ix()]
+        self.uuids.name(id.0)
+    }
+
+    /// The node with this uuid.
+    pub fn find(&self, uuid: &str) -> Option<NodeId> {
+        self.uuids.get(uuid).map(NodeId)
     }
 
     /// The node's parent link.
@@ -221,6 +229,18 @@ impl Dag {
     /// The cycles found, each as its nodes following parent links.
     pub fn cycles(&self) -> &[Vec<NodeId>] {
         &self.cycles
+    }
+
+    pub(crate) fn set_dangling_parents(&mut self, parents: Vec<(NodeId, Box<str>)>) {
+        self.dangling_parents = parents;
+    }
+
+    /// The `parentUuid` a dangling node names (no node has it).
+    pub fn dangling_parent(&self, id: NodeId) -> Option<&str> {
+        self.dangling_parents
+            .binary_search_by_key(&id, |(n, _)| *n)
+            .ok()
+            .map(|i| &*self.dangling_parents[i].1)
     }
 
     /// Nodes whose parent names no node.

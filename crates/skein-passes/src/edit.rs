@@ -1,31 +1,37 @@
 //! Writing a transcript back: every line kept as it was unless a pass changed it. A change
 //! of ids only (`parentUuid`, `logicalParentUuid`, `leafUuid`) replaces the bytes of that one
 //! top-level value and nothing else; a change of content re-serialises that line with
-//! serde_json (key order kept), and only that line.
+//! serde_json (key order kept), and only that line. Lines are read again from the pass's
+//! [`Source`] one at a time: unchanged lines are copied in bulk, so memory holds one line.
+
+use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
 use serde_json::Value;
+use skein_graph::{Dag, NodeId};
 
+use crate::source::{Replay, Source, changed};
 use crate::transcript::Transcript;
 
 /// A new value for an id field.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum IdValue {
-    Uuid(String),
+    /// The uuid of this node.
+    Node(NodeId),
     Null,
 }
 
 impl IdValue {
-    fn json(&self) -> Vec<u8> {
+    fn json(self, dag: &Dag) -> Vec<u8> {
         match self {
-            Self::Uuid(s) => serde_json::to_vec(s).expect("a string serialises"),
+            Self::Node(n) => serde_json::to_vec(dag.uuid(n)).expect("a string serialises"),
             Self::Null => b"null".to_vec(),
         }
     }
 
-    fn value(&self) -> Value {
+    fn value(self, dag: &Dag) -> Value {
         match self {
-            Self::Uuid(s) => Value::String(s.clone()),
+            Self::Node(n) => Value::String(dag.uuid(n).to_owned()),
             Self::Null => Value::Null,
         }
     }
@@ -44,11 +50,11 @@ impl IdEdits {
         self.parent.is_none() && self.logical_parent.is_none() && self.leaf.is_none()
     }
 
-    fn fields(&self) -> impl Iterator<Item = (&'static str, &IdValue)> {
+    fn fields(&self) -> impl Iterator<Item = (&'static str, IdValue)> {
         [
-            ("parentUuid", self.parent.as_ref()),
-            ("logicalParentUuid", self.logical_parent.as_ref()),
-            ("leafUuid", self.leaf.as_ref()),
+            ("parentUuid", self.parent),
+            ("logicalParentUuid", self.logical_parent),
+            ("leafUuid", self.leaf),
         ]
         .into_iter()
         .filter_map(|(k, v)| v.map(|v| (k, v)))
@@ -60,10 +66,8 @@ impl IdEdits {
 pub(crate) struct LinePlan {
     /// Lines not written.
     pub(crate) removed: Vec<bool>,
-    /// New content of changed lines (ids are applied on top).
-    pub(crate) values: FxHashMap<usize, Value>,
-    /// New text of lines changed at the byte level (ids are applied on top).
-    pub(crate) texts: FxHashMap<usize, Vec<u8>>,
+    /// Lines whose content the writer's callback may change (ids are applied on top).
+    pub(crate) content: Vec<bool>,
     /// Id changes.
     pub(crate) ids: FxHashMap<usize, IdEdits>,
 }
@@ -72,11 +76,18 @@ impl LinePlan {
     pub(crate) fn new(lines: usize) -> Self {
         Self {
             removed: vec![false; lines],
-            values: FxHashMap::default(),
-            texts: FxHashMap::default(),
+            content: vec![false; lines],
             ids: FxHashMap::default(),
         }
     }
+}
+
+/// New content for one line, from a content callback.
+pub(crate) enum NewContent {
+    /// New text (a byte-level edit).
+    Text(Vec<u8>),
+    /// A changed record, serialised with serde_json.
+    Value(Value),
 }
 
 /// Counts from writing.
@@ -88,54 +99,85 @@ pub(crate) struct WriteStats {
     pub(crate) unrewritable: u64,
 }
 
-/// Writes the transcript with the plan applied (consuming the plan's new contents).
-pub(crate) fn write(t: &Transcript<'_>, plan: &mut LinePlan, out: &mut Vec<u8>) -> WriteStats {
+/// Writes the transcript `src` holds with the plan applied. `content` is called with the
+/// index and text of every line the plan marks, and returns its new content (or `None`).
+pub(crate) fn write(
+    t: &Transcript,
+    src: &dyn Source,
+    plan: &LinePlan,
+    out: &mut dyn Write,
+    content: &mut dyn FnMut(usize, &[u8]) -> Option<NewContent>,
+) -> io::Result<WriteStats> {
     let mut stats = WriteStats::default();
+    let mut replay = Replay::new(src.open()?);
     if t.has_bom() {
-        out.extend_from_slice(b"\xEF\xBB\xBF");
+        replay.skip(3, out)?;
+        out.write_all(b"\xEF\xBB\xBF")?;
     }
-    for i in 0..t.entries().len() {
+    let dag = t.dag();
+    let mut raw = Vec::new();
+    let mut line = Vec::new();
+    for i in 0..t.len() {
+        let len = t.line_len(i);
         if plan.removed[i] {
+            replay.skip(len, out)?;
             continue;
         }
         let ids = plan.ids.get(&i).filter(|e| !e.is_empty());
-        let value = plan.values.remove(&i);
-        let text = plan.texts.remove(&i);
-        let base: &[u8] = text.as_deref().unwrap_or(t.text(i));
-        let before = out.len();
-        let ok = match (value, ids) {
-            (None, None) if text.is_none() => {
-                out.extend_from_slice(t.raw(i));
+        if !plan.content[i] && ids.is_none() {
+            replay.copy(len);
+            continue;
+        }
+        replay.read(len, &mut raw, out)?;
+        let term = t.terminator_len(i) as usize;
+        if term > 0 && raw.last() != Some(&b'\n') {
+            return Err(changed());
+        }
+        let text = &raw[..raw.len() - term];
+        let new = if plan.content[i] {
+            content(i, text)
+        } else {
+            None
+        };
+        line.clear();
+        let ok = match (new, ids) {
+            (None, None) => {
+                out.write_all(&raw)?;
                 continue;
             }
-            (None, None) => {
-                out.extend_from_slice(base);
+            (Some(NewContent::Text(b)), None) => {
+                line = b;
                 true
             }
-            (Some(mut v), ids) => {
+            (Some(NewContent::Value(mut v)), ids) => {
                 if let (Some(ids), Value::Object(map)) = (ids, &mut v) {
                     for (k, val) in ids.fields() {
-                        map.insert(k.to_owned(), val.value());
+                        map.insert(k.to_owned(), val.value(dag));
                     }
                 }
-                serde_json::to_writer(&mut *out, &v).expect("a value serialises");
+                serde_json::to_writer(&mut line, &v).expect("a value serialises");
                 true
             }
-            (None, Some(ids)) => splice_ids(base, ids, out) || reserialise_ids(base, ids, out),
+            (Some(NewContent::Text(b)), Some(ids)) => {
+                splice_ids(&b, ids, dag, &mut line) || reserialise_ids(&b, ids, dag, &mut line)
+            }
+            (None, Some(ids)) => {
+                splice_ids(text, ids, dag, &mut line) || reserialise_ids(text, ids, dag, &mut line)
+            }
         };
         if ok {
-            out.extend_from_slice(t.terminator(i));
-            if out[before..] == *t.raw(i) {
-                continue;
+            line.extend_from_slice(&raw[raw.len() - term..]);
+            if line != raw {
+                stats.rewritten += 1;
             }
-            stats.rewritten += 1;
+            out.write_all(&line)?;
         } else {
-            out.truncate(before);
-            out.extend_from_slice(t.raw(i));
+            out.write_all(&raw)?;
             stats.unrewritable += 1;
         }
     }
-    stats
+    replay.flush(out)?;
+    Ok(stats)
 }
 
 /// `text` (one JSON object) without its top-level member `key` (the last one, with
@@ -167,12 +209,12 @@ pub(crate) fn parse_value(text: &[u8]) -> Option<Value> {
         .filter(Value::is_object)
 }
 
-fn reserialise_ids(text: &[u8], ids: &IdEdits, out: &mut Vec<u8>) -> bool {
+fn reserialise_ids(text: &[u8], ids: &IdEdits, dag: &Dag, out: &mut Vec<u8>) -> bool {
     let Some(Value::Object(mut map)) = parse_value(text) else {
         return false;
     };
     for (k, val) in ids.fields() {
-        map.insert(k.to_owned(), val.value());
+        map.insert(k.to_owned(), val.value(dag));
     }
     serde_json::to_writer(&mut *out, &map).expect("a value serialises");
     true
@@ -180,7 +222,7 @@ fn reserialise_ids(text: &[u8], ids: &IdEdits, out: &mut Vec<u8>) -> bool {
 
 /// Replaces the values of top-level keys in place. `false` (nothing written) when a key to
 /// change is not found as a plain top-level key.
-fn splice_ids(text: &[u8], ids: &IdEdits, out: &mut Vec<u8>) -> bool {
+fn splice_ids(text: &[u8], ids: &IdEdits, dag: &Dag, out: &mut Vec<u8>) -> bool {
     let Some(members) = top_level_members(text) else {
         return false;
     };
@@ -194,7 +236,7 @@ fn splice_ids(text: &[u8], ids: &IdEdits, out: &mut Vec<u8>) -> bool {
         else {
             return false;
         };
-        spans.push((m.value.clone(), val.json()));
+        spans.push((m.value.clone(), val.json(dag)));
     }
     spans.sort_by_key(|(r, _)| r.start);
     let mut at = 0;
@@ -345,12 +387,18 @@ mod tests {
     #[test]
     fn splice_changes_only_the_value() {
         let line = br#"{"parentUuid":"old","data":{"parentUuid":"nested"},"uuid":"u"}"#;
+        let mut graph = skein_graph::GraphBuilder::new();
+        let (new, _) = graph.add(&skein_graph::NodeInput {
+            uuid: "new",
+            ..skein_graph::NodeInput::default()
+        });
+        let dag = graph.finish();
         let mut out = Vec::new();
         let ids = IdEdits {
-            parent: Some(IdValue::Uuid("new".into())),
+            parent: Some(IdValue::Node(new)),
             ..IdEdits::default()
         };
-        assert!(splice_ids(line, &ids, &mut out));
+        assert!(splice_ids(line, &ids, &dag, &mut out));
         assert_eq!(
             out,
             br#"{"parentUuid":"new","data":{"parentUuid":"nested"},"uuid":"u"}"#
@@ -360,14 +408,14 @@ mod tests {
             parent: Some(IdValue::Null),
             ..IdEdits::default()
         };
-        assert!(splice_ids(line, &ids, &mut out));
+        assert!(splice_ids(line, &ids, &dag, &mut out));
         assert!(out.starts_with(br#"{"parentUuid":null,"#));
         out.clear();
         let missing = IdEdits {
             leaf: Some(IdValue::Null),
             ..IdEdits::default()
         };
-        assert!(!splice_ids(line, &missing, &mut out));
+        assert!(!splice_ids(line, &missing, &dag, &mut out));
     }
 
     #[test]

@@ -3,16 +3,20 @@
 //! byte; every line it writes is valid JSON; the uuid graph stays whole (children of removed
 //! records are re-parented to their nearest kept ancestor, never left dangling).
 //!
-//! * [`transcript`]: a transcript in memory: each line's exact bytes and the facts the passes
-//!   need, plus its uuid graph.
+//! * [`transcript`]: a transcript indexed: each line's offset and class, the facts the
+//!   passes need, and its uuid graph; no text.
+//! * [`source`]: what a pass reads ([`Source`], read twice by prune and snapshot: once to
+//!   index, once to copy what stays) and where a pipeline keeps what one pass hands the next
+//!   ([`Spool`]). Memory follows the number of records, not the size of the file.
 //! * [`mod@prune`]: drop bookkeeping records, thinking, media data, long tool output, duplicate
 //!   tool output, abandoned branches, history before the last compaction.
 //! * [`mod@snapshot`]: the records of one request (from a prompt to the end of the active branch).
 //! * [`redact`]: secrets replaced, through `skein-redact`.
 //! * [`pipeline`]: passes chained, and the TOML config.
 //!
-//! No I/O here: the caller reads the input and writes the output (the `skein` binary uses
-//! `skein-store` for files, stdin, `.zst` and atomic replacement).
+//! No I/O here: the caller opens the input and the output (the `skein` binary uses
+//! `skein-store` for files, stdin, `.zst` and atomic replacement) and hands in readers and
+//! writers.
 //!
 //! ```
 //! use skein_passes::{Pass, Pipeline, PruneOptions, Preset};
@@ -30,10 +34,12 @@
 
 mod content;
 mod edit;
+mod facts;
 pub mod pipeline;
 pub mod prune;
 pub mod redact;
 pub mod snapshot;
+pub mod source;
 mod structure;
 pub mod transcript;
 
@@ -41,15 +47,16 @@ pub use content::{DEDUPE_MIN_BYTES, DUPLICATE_MARKER, SLIM_MAX_BYTES};
 pub use pipeline::{Pass, PassKind, PassReport, PassesConfig, Pipeline, PipelineOutput};
 pub use prune::{
     LEAN_MAX_TOOL_RESULT_BYTES, Preset, PruneConfig, PruneOptions, PruneReport, PruneRules,
-    RuleStats, ToolUseResultMode, prune, prune_transcript,
+    RuleStats, ToolUseResultMode, prune, prune_source, prune_transcript,
 };
 pub use redact::{RedactPass, RedactReport};
 pub use skein_redact::{Level as RedactLevel, RedactOptions};
 pub use snapshot::{
-    SnapshotConfig, SnapshotOptions, SnapshotReport, Spawns, Start, snapshot, snapshot_transcript,
-    spawns,
+    SnapshotConfig, SnapshotOptions, SnapshotReport, Spawns, Start, snapshot, snapshot_source,
+    snapshot_transcript, spawns,
 };
-pub use transcript::{Totals, Transcript};
+pub use source::{Source, Spool};
+pub use transcript::{Record, Totals, Transcript};
 
 /// Why a pass could not run.
 #[derive(Debug, thiserror::Error)]
@@ -71,4 +78,6 @@ pub enum Error {
     Redact(#[from] skein_redact::Error),
     #[error("config: {0}")]
     Config(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
 }

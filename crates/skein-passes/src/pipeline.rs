@@ -2,13 +2,16 @@
 //! reports what it did as one JSON object. A config file (TOML) names the pipeline and holds
 //! each pass's options.
 
+use std::io::{self, Write};
+
 use serde::{Deserialize, Serialize};
 use skein_redact::RedactOptions;
 
 use crate::Error;
-use crate::prune::{PruneConfig, PruneOptions, PruneReport, prune};
+use crate::prune::{PruneConfig, PruneOptions, PruneReport, prune_source};
 use crate::redact::{RedactPass, RedactReport};
-use crate::snapshot::{SnapshotConfig, SnapshotOptions, SnapshotReport, snapshot};
+use crate::snapshot::{SnapshotConfig, SnapshotOptions, SnapshotReport, snapshot_source};
+use crate::source::{Source, Spool};
 
 /// The name of a pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,21 +59,20 @@ impl Pass {
         }
     }
 
-    /// Runs the pass on a whole transcript.
+    /// Runs the pass on a whole transcript held in memory.
     pub fn run(&self, input: &[u8]) -> Result<(Vec<u8>, PassReport), Error> {
+        let mut out = Vec::new();
+        let report = self.run_source(&input, &mut out)?;
+        Ok((out, report))
+    }
+
+    /// Runs the pass on the transcript `src` holds, writing the result to `out`. Memory holds
+    /// the index of the transcript (prune, snapshot) or one line (redact), never the text.
+    pub fn run_source(&self, src: &dyn Source, out: &mut dyn Write) -> Result<PassReport, Error> {
         Ok(match self {
-            Self::Prune(o) => {
-                let (out, r) = prune(input, o);
-                (out, PassReport::Prune(r))
-            }
-            Self::Snapshot(o) => {
-                let (out, r) = snapshot(input, o)?;
-                (out, PassReport::Snapshot(r))
-            }
-            Self::Redact(p) => {
-                let (out, r) = p.run(input);
-                (out, PassReport::Redact(r))
-            }
+            Self::Prune(o) => PassReport::Prune(prune_source(src, o, out)?),
+            Self::Snapshot(o) => PassReport::Snapshot(snapshot_source(src, o, out)?),
+            Self::Redact(p) => PassReport::Redact(p.run_stream(&mut src.open()?, out)?),
         })
     }
 }
@@ -125,17 +127,35 @@ impl Pipeline {
 
     /// Runs every pass on `input`. An empty pipeline returns the input unchanged.
     pub fn run(&self, input: &[u8]) -> Result<PipelineOutput, Error> {
+        let mut bytes = Vec::new();
+        let reports = self.run_source(&input, &mut bytes, &mut || Ok(Box::new(Vec::new())))?;
+        Ok(PipelineOutput { bytes, reports })
+    }
+
+    /// Runs every pass on the transcript `src` holds, writing the last pass's output to
+    /// `out`. Each pass before the last writes into a [`Spool`] from `spool` (a temp file,
+    /// say) that the next one reads. An empty pipeline copies the input.
+    pub fn run_source(
+        &self,
+        src: &dyn Source,
+        out: &mut dyn Write,
+        spool: &mut dyn FnMut() -> io::Result<Box<dyn Spool>>,
+    ) -> Result<Vec<PassReport>, Error> {
+        let Some((last, first)) = self.passes.split_last() else {
+            io::copy(&mut src.open()?, out)?;
+            return Ok(Vec::new());
+        };
         let mut reports = Vec::with_capacity(self.passes.len());
-        let mut current: Option<Vec<u8>> = None;
-        for pass in &self.passes {
-            let (out, report) = pass.run(current.as_deref().unwrap_or(input))?;
-            current = Some(out);
-            reports.push(report);
+        let mut current: Option<Box<dyn Source>> = None;
+        for pass in first {
+            let mut next = spool()?;
+            let input = current.as_deref().unwrap_or(src);
+            reports.push(pass.run_source(input, &mut next)?);
+            next.flush()?;
+            current = Some(next.into_source()?);
         }
-        Ok(PipelineOutput {
-            bytes: current.unwrap_or_else(|| input.to_vec()),
-            reports,
-        })
+        reports.push(last.run_source(current.as_deref().unwrap_or(src), out)?);
+        Ok(reports)
     }
 }
 

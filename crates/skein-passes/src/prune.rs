@@ -14,14 +14,16 @@
 //! `parentUuid` changes), tool calls and results are kept or dropped together, the active leaf
 //! is never removed, and every untouched line is written back byte for byte.
 
+use std::io::{self, Write};
+
 use serde::{Deserialize, Serialize};
+use skein_core::record::RecordType;
 use skein_graph::NodeId;
 
 use crate::content::{self, ContentStats, Outcome};
-use crate::edit::{self, LinePlan};
+use crate::edit::{self, LinePlan, NewContent};
+use crate::source::{Counting, Source};
 use crate::structure::{self, NodeSet};
-use skein_core::record::RecordType;
-
 use crate::transcript::{LineClass, Record, Totals, Transcript};
 
 /// A named set of rules.
@@ -266,7 +268,7 @@ enum Reason {
 }
 
 /// The last compaction boundary on the active branch (as it is once `removed` is gone).
-fn last_compaction(t: &Transcript<'_>, removed: &NodeSet) -> Option<NodeId> {
+fn last_compaction(t: &Transcript, removed: &NodeSet) -> Option<NodeId> {
     let dag = t.dag();
     let leaf = structure::main_leaf(t, removed)?;
     dag.path_to_root(leaf)
@@ -275,20 +277,20 @@ fn last_compaction(t: &Transcript<'_>, removed: &NodeSet) -> Option<NodeId> {
 }
 
 /// The records of a boundary's `compactMetadata.preservedSegment` (head to tail), which
-/// Claude Code re-links under the summary when it loads the file.
-fn preserved_segment(t: &Transcript<'_>, boundary: NodeId) -> NodeSet {
+/// Claude Code re-links under the summary when it loads the file (the boundary's line is
+/// read again from `src`).
+fn preserved_segment(t: &Transcript, src: &dyn Source, boundary: NodeId) -> io::Result<NodeSet> {
     let mut set = vec![false; t.dag().len()];
-    let line = t.node_lines(boundary)[0];
-    let Some(v) = edit::parse_value(t.text(line)) else {
-        return set;
+    let text = t.read_text(src, t.node_line(boundary))?;
+    let Some(v) = edit::parse_value(&text) else {
+        return Ok(set);
     };
     let seg = &v["compactMetadata"]["preservedSegment"];
     let (Some(head), Some(tail)) = (seg["headUuid"].as_str(), seg["tailUuid"].as_str()) else {
-        return set;
+        return Ok(set);
     };
-    let index = t.uuid_index();
-    let (Some(&head), Some(&tail)) = (index.get(head), index.get(tail)) else {
-        return set;
+    let (Some(head), Some(tail)) = (t.dag().find(head), t.dag().find(tail)) else {
+        return Ok(set);
     };
     let mut cur = Some(tail);
     while let Some(n) = cur {
@@ -301,7 +303,7 @@ fn preserved_segment(t: &Transcript<'_>, boundary: NodeId) -> NodeSet {
         }
         cur = t.dag().parent_node(n);
     }
-    set
+    Ok(set)
 }
 
 /// An assistant record whose content is only thinking blocks.
@@ -309,21 +311,18 @@ fn only_thinking(rec: &Record) -> bool {
     rec.kind == RecordType::Assistant && rec.thinking_blocks > 0 && rec.other_blocks == 0
 }
 
-/// Gives every line of the nodes in `set` the reason `why` (unless it has one).
 /// The nodes all of whose lines `reason` removes.
-fn removed_nodes(t: &Transcript<'_>, reason: &[Option<Reason>]) -> NodeSet {
+fn removed_nodes(t: &Transcript, reason: &[Option<Reason>]) -> NodeSet {
     t.dag()
         .nodes()
-        .map(|n| {
-            let lines = t.node_lines(n);
-            !lines.is_empty() && lines.iter().all(|&l| reason[l].is_some())
-        })
+        .map(|n| t.node_lines(n).all(|l| reason[l].is_some()))
         .collect()
 }
 
-fn mark_nodes(t: &Transcript<'_>, set: &NodeSet, why: Reason, reason: &mut [Option<Reason>]) {
+/// Gives every line of the nodes in `set` the reason `why` (unless it has one).
+fn mark_nodes(t: &Transcript, set: &NodeSet, why: Reason, reason: &mut [Option<Reason>]) {
     for node in t.dag().nodes().filter(|n| set[n.0 as usize]) {
-        for &l in t.node_lines(node) {
+        for l in t.node_lines(node) {
             reason[l].get_or_insert(why);
         }
     }
@@ -331,21 +330,98 @@ fn mark_nodes(t: &Transcript<'_>, set: &NodeSet, why: Reason, reason: &mut [Opti
 
 /// Prunes a transcript held in memory.
 pub fn prune(input: &[u8], options: &PruneOptions) -> (Vec<u8>, PruneReport) {
-    prune_transcript(&Transcript::parse(input), options)
+    let t = Transcript::parse(input);
+    let mut out = Vec::with_capacity(input.len() / 2);
+    let report = prune_transcript(&t, &input, options, &mut out).expect("memory I/O does not fail");
+    (out, report)
 }
 
-/// Prunes an already parsed transcript.
-pub fn prune_transcript(t: &Transcript<'_>, o: &PruneOptions) -> (Vec<u8>, PruneReport) {
-    let n = t.entries().len();
+/// Prunes the transcript `src` holds, writing the result to `out`: `src` is read twice (to
+/// index it, then to copy the lines that stay), never held in memory.
+pub fn prune_source(
+    src: &dyn Source,
+    options: &PruneOptions,
+    out: &mut dyn Write,
+) -> io::Result<PruneReport> {
+    prune_transcript(&Transcript::scan(src)?, src, options, out)
+}
+
+/// Which lines the content rules of `o` may change, from the record facts: those that need
+/// parsing, and those that only lose `toolUseResult` (cut at the byte level).
+fn content_lines(t: &Transcript, o: &PruneOptions, plan: &mut LinePlan) {
+    for i in 0..t.len() {
+        if plan.removed[i] {
+            continue;
+        }
+        let Some(rec) = t.record(i) else { continue };
+        plan.content[i] = (o.thinking && rec.thinking_blocks > 0)
+            || (o.images && rec.has_base64())
+            || o.max_tool_result_bytes
+                .is_some_and(|limit| rec.max_result_bytes > limit)
+            || (o.tool_use_result != ToolUseResultMode::Keep && rec.has_tool_use_result());
+    }
+}
+
+/// The content rules on one line (`text`), adding what they did to `rules`.
+fn rewrite_content(
+    text: &[u8],
+    rec: &Record,
+    o: &PruneOptions,
+    rules: &mut PruneRules,
+) -> Option<NewContent> {
+    let parse = (o.thinking && rec.thinking_blocks > 0)
+        || (o.images && rec.has_base64())
+        || o.max_tool_result_bytes
+            .is_some_and(|limit| rec.max_result_bytes > limit)
+        || (matches!(
+            o.tool_use_result,
+            ToolUseResultMode::Dedupe | ToolUseResultMode::Slim
+        ) && rec.has_tool_use_result());
+    if !parse {
+        // Dropping `toolUseResult` alone: cut its bytes out, the rest of the line as is.
+        if let Some(cut) = edit::remove_member(text, "toolUseResult") {
+            rules.tool_use_result.add(&RuleStats {
+                records: 1,
+                blocks: 1,
+                bytes: (text.len() - cut.len()) as u64,
+            });
+            return Some(NewContent::Text(cut));
+        }
+    }
+    let mut v = edit::parse_value(text)?;
+    let mut st = ContentStats::default();
+    match content::transform(&mut v, o, &mut st) {
+        Outcome::Changed => {
+            rules.thinking.add(&st.thinking);
+            rules.images.add(&st.images);
+            rules.tool_results.add(&st.tool_results);
+            rules.tool_use_result.add(&st.tool_use_result);
+            Some(NewContent::Value(v))
+        }
+        // A record the facts did not show as thinking-only (the decision to remove records
+        // is taken before writing): left as it is.
+        Outcome::Unchanged | Outcome::OnlyThinking => None,
+    }
+}
+
+/// Prunes an indexed transcript, reading its lines again from `src` (the input it was
+/// indexed from) and writing the result to `out`.
+pub fn prune_transcript(
+    t: &Transcript,
+    src: &dyn Source,
+    o: &PruneOptions,
+    out: &mut dyn Write,
+) -> io::Result<PruneReport> {
+    let n = t.len();
     let mut reason: Vec<Option<Reason>> = vec![None; n];
-    for (i, e) in t.entries().iter().enumerate() {
-        let Some(rec) = &e.record else { continue };
-        reason[i] = match rec.kind {
+    for (i, r) in reason.iter_mut().enumerate() {
+        let Some(rec) = t.record(i) else { continue };
+        *r = match rec.kind {
             RecordType::Progress if o.progress => Some(Reason::Progress),
             RecordType::FileHistorySnapshot if o.file_history_snapshots => {
                 Some(Reason::FileHistory)
             }
-            RecordType::QueueOperation if o.queue_operations && !rec.steering => {
+            RecordType::QueueOperation if o.queue_operations && !rec.steering() => {
                 Some(Reason::QueueOperation)
             }
             _ => None,
@@ -355,7 +431,7 @@ pub fn prune_transcript(t: &Transcript<'_>, o: &PruneOptions) -> (Vec<u8>, Prune
         && let Some(b) = last_compaction(t, &removed_nodes(t, &reason))
     {
         let below = structure::descendants(t, b);
-        let preserved = preserved_segment(t, b);
+        let preserved = preserved_segment(t, src, b)?;
         let b_line = t.dag().line(b);
         let before: NodeSet = t
             .dag()
@@ -407,60 +483,12 @@ pub fn prune_transcript(t: &Transcript<'_>, o: &PruneOptions) -> (Vec<u8>, Prune
         if plan.removed[i] {
             continue;
         }
-        let Some(rec) = &e.record else { continue };
-        let is_leaf = e.node.is_some_and(|n| leaves.contains(&n));
-        if o.thinking && only_thinking(rec) {
-            if !is_leaf {
-                reason[i] = Some(Reason::Thinking);
-                plan.removed[i] = true;
-                rules.thinking.blocks += u64::from(rec.thinking_blocks);
-            }
-            continue;
-        }
-        let parse = (o.thinking && rec.thinking_blocks > 0)
-            || (o.images && rec.has_base64)
-            || o.max_tool_result_bytes
-                .is_some_and(|limit| rec.max_result_bytes > limit)
-            || (matches!(
-                o.tool_use_result,
-                ToolUseResultMode::Dedupe | ToolUseResultMode::Slim
-            ) && rec.has_tool_use_result);
-        let drop_tur = o.tool_use_result == ToolUseResultMode::Drop && rec.has_tool_use_result;
-        if !parse {
-            // Dropping `toolUseResult` alone: cut its bytes out, the rest of the line as is.
-            if drop_tur && let Some(text) = edit::remove_member(t.text(i), "toolUseResult") {
-                rules.tool_use_result.add(&RuleStats {
-                    records: 1,
-                    blocks: 1,
-                    bytes: (t.text(i).len() - text.len()) as u64,
-                });
-                plan.texts.insert(i, text);
-                continue;
-            }
-            if !drop_tur {
-                continue;
-            }
-        }
-        let Some(mut v) = edit::parse_value(t.text(i)) else {
-            continue;
-        };
-        let mut st = ContentStats::default();
-        match content::transform(&mut v, o, &mut st) {
-            Outcome::Unchanged => {}
-            Outcome::Changed => {
-                rules.thinking.add(&st.thinking);
-                rules.images.add(&st.images);
-                rules.tool_results.add(&st.tool_results);
-                rules.tool_use_result.add(&st.tool_use_result);
-                plan.values.insert(i, v);
-            }
-            Outcome::OnlyThinking => {
-                if !is_leaf {
-                    reason[i] = Some(Reason::Thinking);
-                    plan.removed[i] = true;
-                    rules.thinking.blocks += u64::from(rec.thinking_blocks);
-                }
-            }
+        let Some(rec) = t.record(i) else { continue };
+        let is_leaf = t.node(i).is_some_and(|n| leaves.contains(&n));
+        if o.thinking && only_thinking(rec) && !is_leaf {
+            reason[i] = Some(Reason::Thinking);
+            plan.removed[i] = true;
+            rules.thinking.blocks += u64::from(rec.thinking_blocks);
         }
     }
     for (i, r) in reason.iter().enumerate() {
@@ -474,22 +502,32 @@ pub fn prune_transcript(t: &Transcript<'_>, o: &PruneOptions) -> (Vec<u8>, Prune
             Reason::BeforeCompaction => &mut rules.before_last_compaction,
         };
         slot.records += 1;
-        slot.bytes += t.raw(i).len() as u64;
+        slot.bytes += t.line_len(i);
+    }
+    content_lines(t, o, &mut plan);
+    // A thinking-only leaf stays as it is.
+    for i in 0..n {
+        if plan.content[i] && t.record(i).is_some_and(|r| o.thinking && only_thinking(r)) {
+            plan.content[i] = false;
+        }
     }
 
     let reparented = structure::reparent(t, &mut plan);
-    let mut out = Vec::with_capacity(t.data().len() / 2);
-    let ws = edit::write(t, &mut plan, &mut out);
-    let report = PruneReport {
+    let mut counted = Counting::new(out, t.has_bom());
+    let ws = edit::write(t, src, &plan, &mut counted, &mut |i, text| {
+        let rec = t.record(i).expect("content lines are records");
+        rewrite_content(text, rec, o, &mut rules)
+    })?;
+    let output = counted.totals();
+    Ok(PruneReport {
         options: o.clone(),
-        input: Totals::of(t.data()),
-        output: Totals::of(&out),
+        input: t.totals(),
+        output,
         rules,
         reparented,
         kept_for_tool_pairs,
         rewritten_lines: ws.rewritten,
         invalid_lines,
         unrewritable_lines: ws.unrewritable,
-    };
-    (out, report)
+    })
 }

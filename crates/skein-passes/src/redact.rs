@@ -5,11 +5,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use std::io::{self, Read, Write};
+
 use serde::Serialize;
-use skein_core::{LineSource, SliceLines};
+use skein_core::{LineSource, ReadLines};
 use skein_redact::{RedactOptions, Redactor};
 
 use crate::Error;
+use crate::source::Counting;
 use crate::transcript::Totals;
 
 /// Findings listed in a report (the counts cover all of them).
@@ -66,13 +69,23 @@ impl RedactPass {
     /// Redacts a transcript held in memory.
     pub fn run(&self, input: &[u8]) -> (Vec<u8>, RedactReport) {
         let mut out = Vec::with_capacity(input.len());
-        let mut lines = SliceLines::new(input);
-        if input.starts_with(b"\xEF\xBB\xBF") {
-            out.extend_from_slice(b"\xEF\xBB\xBF");
-        }
+        let report = self
+            .run_stream(&mut &input[..], &mut out)
+            .expect("memory I/O does not fail");
+        (out, report)
+    }
+
+    /// Redacts a transcript line by line from `input` to `out`: memory holds one line (there
+    /// is no maximum line length here: a line too long to read would be a line not redacted).
+    pub fn run_stream(
+        &self,
+        input: &mut dyn Read,
+        out: &mut dyn Write,
+    ) -> io::Result<RedactReport> {
+        let mut lines = ReadLines::new(input).with_max_line(usize::MAX);
         let mut report = RedactReport {
             options: self.options.clone(),
-            input: Totals::of(input),
+            input: Totals::default(),
             output: Totals::default(),
             lines_changed: 0,
             findings: 0,
@@ -80,20 +93,30 @@ impl RedactPass {
             fallback_lines: 0,
             locations: Vec::new(),
         };
-        while let Ok(true) = lines.advance() {
+        let mut buf = Vec::new();
+        let mut out = Counting::new(out, false);
+        let mut started = false;
+        while lines.advance()? {
+            if !started {
+                started = true;
+                if lines.had_bom() {
+                    out.write_bom()?;
+                }
+            }
             let line = lines.line();
+            report.input.lines += 1;
             if line.is_blank() {
-                out.extend_from_slice(line.raw);
+                out.write_all(line.raw)?;
                 continue;
             }
-            let before = out.len();
-            let outcome = self.redactor.redact_line(line.text, &mut out);
+            buf.clear();
+            let outcome = self.redactor.redact_line(line.text, &mut buf);
             if !outcome.changed {
-                out.truncate(before);
-                out.extend_from_slice(line.raw);
+                out.write_all(line.raw)?;
                 continue;
             }
-            out.extend_from_slice(&line.raw[line.text.len()..]);
+            out.write_all(&buf)?;
+            out.write_all(&line.raw[line.text.len()..])?;
             report.lines_changed += 1;
             report.fallback_lines += u64::from(outcome.fallback);
             for f in outcome.findings {
@@ -109,7 +132,12 @@ impl RedactPass {
                 }
             }
         }
-        report.output = Totals::of(&out);
-        (out, report)
+        if !started && lines.had_bom() {
+            // Only a BOM: kept.
+            out.write_bom()?;
+        }
+        report.input.bytes = lines.consumed();
+        report.output = out.totals();
+        Ok(report)
     }
 }

@@ -12,14 +12,18 @@
 //! the agent ids named inside the snapshot, and the caller copies those files (see
 //! [`spawns`] for the links inside an agent file, for nested agents).
 
+use std::io::Write;
+
 use serde::{Deserialize, Serialize};
+use skein_core::Parser;
 use skein_core::time::parse_ms;
-use skein_graph::{NodeId, repair_parallel_tools};
+use skein_graph::{NodeId, NodeTools, Parent, repair_parallel_tools};
 
 use crate::Error;
 use crate::edit::{self, LinePlan};
-use crate::structure;
-use crate::transcript::{LineClass, Totals, Transcript};
+use crate::source::{Counting, Source};
+use crate::structure::{self, NodeSet};
+use crate::transcript::{LineClass, Record, Totals, Transcript};
 
 /// Where a snapshot starts.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -112,26 +116,27 @@ pub struct Spawns {
 }
 
 /// Every spawn link of a transcript.
-pub fn spawns(t: &Transcript<'_>) -> Spawns {
+pub fn spawns(t: &Transcript) -> Spawns {
     let mut out = Spawns::default();
-    for e in t.entries() {
-        if let Some(rec) = &e.record {
+    for i in 0..t.len() {
+        if let Some(rec) = t.record(i) {
             collect_spawns(t, rec, &mut out);
         }
     }
     out
 }
 
-fn collect_spawns(t: &Transcript<'_>, rec: &crate::transcript::Record, out: &mut Spawns) {
-    for &s in &rec.spawns {
+fn collect_spawns(t: &Transcript, rec: &Record, out: &mut Spawns) {
+    for &s in t.spawns_of(rec) {
         let id = t.id(s);
         if !out.tool_use_ids.iter().any(|x| x == id) {
             out.tool_use_ids.push(id.to_owned());
         }
     }
-    for a in &rec.agent_refs {
-        if !out.agent_ids.iter().any(|x| **x == **a) {
-            out.agent_ids.push(a.to_string());
+    for &a in t.agent_refs_of(rec) {
+        let id = t.id(a);
+        if !out.agent_ids.iter().any(|x| x == id) {
+            out.agent_ids.push(id.to_owned());
         }
     }
 }
@@ -141,15 +146,28 @@ pub fn snapshot(
     input: &[u8],
     options: &SnapshotOptions,
 ) -> Result<(Vec<u8>, SnapshotReport), Error> {
-    snapshot_transcript(&Transcript::parse(input), options)
+    let t = Transcript::parse(input);
+    let mut out = Vec::new();
+    let report = snapshot_transcript(&t, &input, options, &mut out)?;
+    Ok((out, report))
+}
+
+/// Cuts the snapshot out of the transcript `src` holds, writing it to `out` (`src` is read
+/// twice, never held in memory).
+pub fn snapshot_source(
+    src: &dyn Source,
+    options: &SnapshotOptions,
+    out: &mut dyn Write,
+) -> Result<SnapshotReport, Error> {
+    snapshot_transcript(&Transcript::scan(src)?, src, options, out)
 }
 
 /// The index on `path` where the snapshot starts.
-fn find_start(t: &Transcript<'_>, path: &[NodeId], start: &Start) -> Result<usize, Error> {
+fn find_start(t: &Transcript, path: &[NodeId], start: &Start) -> Result<usize, Error> {
     match start {
         Start::LastPrompt => path
             .iter()
-            .rposition(|&n| t.node_record(n).prompt)
+            .rposition(|&n| t.node_record(n).prompt())
             .ok_or(Error::NoPrompt),
         Start::Uuid(u) => path
             .iter()
@@ -158,40 +176,27 @@ fn find_start(t: &Transcript<'_>, path: &[NodeId], start: &Start) -> Result<usiz
         Start::Since(ts) => {
             let want = parse_ms(ts).ok_or_else(|| Error::BadTimestamp(ts.clone()))?;
             path.iter()
-                .position(|&n| {
-                    t.node_record(n)
-                        .timestamp
-                        .as_deref()
-                        .and_then(parse_ms)
-                        .is_some_and(|ms| ms >= want)
-                })
+                .position(|&n| t.node_record(n).timestamp_ms.is_some_and(|ms| ms >= want))
                 .ok_or_else(|| Error::NothingSince(ts.clone()))
         }
     }
 }
 
-/// Cuts the snapshot out of an already parsed transcript.
-pub fn snapshot_transcript(
-    t: &Transcript<'_>,
-    options: &SnapshotOptions,
-) -> Result<(Vec<u8>, SnapshotReport), Error> {
+/// The nodes of the snapshot starting at `path[s]` (moved earlier while a result inside it
+/// answers a call before it), and where it starts.
+fn select(t: &Transcript, path: &[NodeId], mut s: usize) -> (NodeSet, usize) {
     let dag = t.dag();
-    let leaf = structure::main_leaf(t, &structure::NodeSet::new()).ok_or(Error::NoActiveBranch)?;
-    let mut path = dag.history_to_root(leaf);
-    path.reverse();
-    let on_path: FxIndex = FxIndex::new(&path, dag.len());
-    let mut s = find_start(t, &path, &options.start)?;
+    let on_path = FxIndex::new(path, dag.len());
     let main = structure::main_line(t, true, None, &structure::NodeSet::new());
     let gone = structure::abandoned(t, &main);
-
     // Where each tool call is, to pull the start back over results whose call precedes it.
     let mut use_node: Vec<Option<NodeId>> = vec![None; t.ids.len()];
     for node in dag.nodes() {
-        for &u in &t.node_record(node).tool_uses {
+        for &u in t.tool_uses(node) {
             use_node[u as usize].get_or_insert(node);
         }
     }
-    let selected = loop {
+    loop {
         let start = path[s];
         // The start's subtree, and the subtree after every place the history was bridged
         // after it (a compaction boundary under its logical parent, a seam over a broken
@@ -229,7 +234,7 @@ pub fn snapshot_transcript(
         let earliest = dag
             .nodes()
             .filter(|n| sel[n.0 as usize])
-            .flat_map(|n| t.node_record(n).tool_results.iter().copied())
+            .flat_map(|n| t.tool_results(n).iter().copied())
             .filter_map(|r| use_node[r as usize])
             .filter(|u| !sel[u.0 as usize])
             .filter_map(|u| on_path.position(u))
@@ -237,28 +242,36 @@ pub fn snapshot_transcript(
             .min();
         match earliest {
             Some(p) => s = p,
-            None => break sel,
+            None => return (sel, s),
         }
-    };
-    let start = path[s];
-    let start_line = t.node_lines(start)[0];
-    let uuids: rustc_hash::FxHashSet<&str> = dag
-        .nodes()
-        .filter(|n| selected[n.0 as usize])
-        .map(|n| dag.uuid(n))
-        .collect();
+    }
+}
 
-    let n = t.entries().len();
+/// Cuts the snapshot out of an indexed transcript, reading its lines again from `src` and
+/// writing them to `out`.
+pub fn snapshot_transcript(
+    t: &Transcript,
+    src: &dyn Source,
+    options: &SnapshotOptions,
+    out: &mut dyn Write,
+) -> Result<SnapshotReport, Error> {
+    let dag = t.dag();
+    let leaf = structure::main_leaf(t, &structure::NodeSet::new()).ok_or(Error::NoActiveBranch)?;
+    let mut path = dag.history_to_root(leaf);
+    path.reverse();
+    let s = find_start(t, &path, &options.start)?;
+    let (selected, s) = select(t, &path, s);
+    let start = path[s];
+    let start_line = t.node_line(start);
+
+    let n = t.len();
     let mut plan = LinePlan::new(n);
     let mut invalid_lines = 0;
     for (i, e) in t.entries().iter().enumerate() {
-        plan.removed[i] = match (&e.record, e.node) {
+        plan.removed[i] = match (t.record(i), t.node(i)) {
             (_, Some(node)) => !selected[node.0 as usize],
             (Some(rec), None) => {
-                let belongs = rec
-                    .message_ref
-                    .as_deref()
-                    .is_some_and(|m| uuids.contains(m));
+                let belongs = rec.message_ref.is_some_and(|m| selected[m.0 as usize]);
                 !(i > start_line || belongs)
             }
             (None, None) => {
@@ -269,60 +282,61 @@ pub fn snapshot_transcript(
             }
         };
     }
-    let kept_for_tool_pairs =
-        structure::restore_tool_pairs(t, &mut plan, &|l| t.entries()[l].node.is_some());
+    let kept_for_tool_pairs = structure::restore_tool_pairs(t, &mut plan, &|l| t.node(l).is_some());
     structure::reparent(t, &mut plan);
     // Self-contained: a parent that names no written record (the start's, or one that was
     // already dangling) becomes null.
     let kept = structure::kept_nodes(t, &plan);
-    let written: rustc_hash::FxHashSet<&str> = dag
-        .nodes()
-        .filter(|n| kept[n.0 as usize])
-        .map(|n| dag.uuid(n))
-        .collect();
-    for (i, e) in t.entries().iter().enumerate() {
-        let (Some(rec), Some(_)) = (&e.record, e.node) else {
-            continue;
-        };
-        if plan.removed[i] {
+    for i in 0..n {
+        if plan.removed[i] || t.node(i).is_none() {
             continue;
         }
-        let effective = match plan.ids.get(&i).and_then(|x| x.parent.as_ref()) {
-            Some(edit::IdValue::Uuid(u)) => Some(u.as_str()),
-            Some(edit::IdValue::Null) => None,
-            None => rec.parent.as_deref(),
+        let effective = match plan.ids.get(&i).and_then(|x| x.parent) {
+            Some(edit::IdValue::Node(p)) => Parent::Node(p),
+            Some(edit::IdValue::Null) => Parent::Root,
+            None => t.line_parent(i),
         };
-        if effective.is_some_and(|p| !written.contains(p)) {
+        let written = match effective {
+            Parent::Node(p) => kept[p.0 as usize],
+            Parent::Dangling => false,
+            Parent::Root => true,
+        };
+        if !written {
             plan.ids.entry(i).or_default().parent = Some(edit::IdValue::Null);
         }
     }
-    let mut out = Vec::new();
-    edit::write(t, &mut plan, &mut out);
+    let mut counted = Counting::new(out, t.has_bom());
+    edit::write(t, src, &plan, &mut counted, &mut |_, _| None)?;
+    let output = counted.totals();
 
     let mut records = 0;
     let mut metadata = 0;
     let mut links = Spawns::default();
-    for (i, e) in t.entries().iter().enumerate() {
+    for i in 0..n {
         if plan.removed[i] {
             continue;
         }
-        let Some(rec) = &e.record else { continue };
-        if e.node.is_some() {
+        let Some(rec) = t.record(i) else { continue };
+        if t.node(i).is_some() {
             records += 1;
         } else {
             metadata += 1;
         }
         collect_spawns(t, rec, &mut links);
     }
-    let start_rec = t.node_record(start);
-    let report = SnapshotReport {
+    let start_text = t.read_text(src, start_line)?;
+    let timestamp = Parser::new()
+        .parse(&start_text)
+        .ok()
+        .and_then(|p| p.envelope.timestamp.get().map(str::to_owned));
+    Ok(SnapshotReport {
         options: options.clone(),
-        input: Totals::of(t.data()),
-        output: Totals::of(&out),
+        input: t.totals(),
+        output,
         start: StartRecord {
             uuid: dag.uuid(start).to_owned(),
             line: dag.line(start),
-            timestamp: start_rec.timestamp.as_deref().map(str::to_owned),
+            timestamp,
         },
         leaf: dag.uuid(leaf).to_owned(),
         records,
@@ -331,8 +345,7 @@ pub fn snapshot_transcript(
         invalid_lines,
         spawns: links.tool_use_ids,
         agent_ids: links.agent_ids,
-    };
-    Ok((out, report))
+    })
 }
 
 /// Position of nodes on a path.

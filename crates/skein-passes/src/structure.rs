@@ -14,12 +14,12 @@ use crate::transcript::Transcript;
 pub(crate) type NodeSet = Vec<bool>;
 
 /// The transcript's tool ids, with the `message.id` of some nodes hidden.
-struct Hiding<'t, 'a> {
-    t: &'t Transcript<'a>,
+struct Hiding<'t> {
+    t: &'t Transcript,
     hidden: Option<&'t NodeSet>,
 }
 
-impl NodeTools for Hiding<'_, '_> {
+impl NodeTools for Hiding<'_> {
     fn message_id(&self, n: NodeId) -> Option<u32> {
         if self.hidden.is_some_and(|h| h[n.0 as usize]) {
             return None;
@@ -43,7 +43,7 @@ impl NodeTools for Hiding<'_, '_> {
 /// their `message.id`: once they are gone nothing would, and the result must not depend on
 /// whether the pass runs once or twice.
 pub(crate) fn main_line(
-    t: &Transcript<'_>,
+    t: &Transcript,
     bridge: bool,
     leaving: Option<&NodeSet>,
     removed: &NodeSet,
@@ -72,7 +72,7 @@ pub(crate) fn main_line(
 /// last answer and an older record wins; this one finds the last answer. Falls back to the
 /// SDK's leaf when no terminal reaches a main message. Both as they will be once the nodes in
 /// `removed` are gone.
-pub(crate) fn main_leaf(t: &Transcript<'_>, removed: &NodeSet) -> Option<NodeId> {
+pub(crate) fn main_leaf(t: &Transcript, removed: &NodeSet) -> Option<NodeId> {
     let dag = t.dag();
     let gone = |n: NodeId| removed.get(n.0 as usize).copied().unwrap_or(false);
     let mut best: Option<NodeId> = None;
@@ -97,7 +97,7 @@ pub(crate) fn main_leaf(t: &Transcript<'_>, removed: &NodeSet) -> Option<NodeId>
 
 /// The SDK's active leaf and [`main_leaf`] (once when they agree), both as they will be once
 /// the nodes in `removed` are gone, so that a pass keeps the branches its output calls active.
-pub(crate) fn leaves(t: &Transcript<'_>, removed: &NodeSet) -> Vec<NodeId> {
+pub(crate) fn leaves(t: &Transcript, removed: &NodeSet) -> Vec<NodeId> {
     let gone = |n: NodeId| removed.get(n.0 as usize).copied().unwrap_or(false);
     let mut v: Vec<NodeId> = t.dag().active_leaf_without(&gone).into_iter().collect();
     if let Some(m) = main_leaf(t, removed)
@@ -109,7 +109,7 @@ pub(crate) fn leaves(t: &Transcript<'_>, removed: &NodeSet) -> Vec<NodeId> {
 }
 
 /// Marks `n` and its ancestors (stopping at marked nodes, so cycles end).
-pub(crate) fn mark_ancestors(t: &Transcript<'_>, n: NodeId, set: &mut NodeSet) {
+pub(crate) fn mark_ancestors(t: &Transcript, n: NodeId, set: &mut NodeSet) {
     let mut cur = Some(n);
     while let Some(c) = cur {
         if set[c.0 as usize] {
@@ -121,7 +121,7 @@ pub(crate) fn mark_ancestors(t: &Transcript<'_>, n: NodeId, set: &mut NodeSet) {
 }
 
 /// Whether each node's subtree (itself included) holds a main-conversation message.
-fn holds_message(t: &Transcript<'_>) -> NodeSet {
+fn holds_message(t: &Transcript) -> NodeSet {
     let dag = t.dag();
     let mut has = vec![false; dag.len()];
     for n in dag.nodes().filter(|&n| t.is_main_message(n)) {
@@ -133,7 +133,7 @@ fn holds_message(t: &Transcript<'_>) -> NodeSet {
 /// Abandoned branches: subtrees that fork off the main line `keep` and hold at least one
 /// main-conversation message (rewinds, edits, retries, compaction replays). Subtrees that
 /// hold only progress, system, attachment or sidechain records are not abandoned.
-pub(crate) fn abandoned(t: &Transcript<'_>, keep: &NodeSet) -> NodeSet {
+pub(crate) fn abandoned(t: &Transcript, keep: &NodeSet) -> NodeSet {
     let dag = t.dag();
     let has = holds_message(t);
     let forks = dag
@@ -148,12 +148,12 @@ pub(crate) fn abandoned(t: &Transcript<'_>, keep: &NodeSet) -> NodeSet {
 }
 
 /// `root` and everything below it.
-pub(crate) fn descendants(t: &Transcript<'_>, root: NodeId) -> NodeSet {
+pub(crate) fn descendants(t: &Transcript, root: NodeId) -> NodeSet {
     subtrees(t, vec![root])
 }
 
 /// The nodes in `roots` and everything below them.
-pub(crate) fn subtrees(t: &Transcript<'_>, roots: Vec<NodeId>) -> NodeSet {
+pub(crate) fn subtrees(t: &Transcript, roots: Vec<NodeId>) -> NodeSet {
     let mut stack = roots;
     let dag = t.dag();
     let mut out = vec![false; dag.len()];
@@ -174,13 +174,13 @@ enum Target {
     None,
 }
 
-struct Nearest<'t, 'a> {
-    t: &'t Transcript<'a>,
+struct Nearest<'t> {
+    t: &'t Transcript,
     kept: &'t NodeSet,
     memo: FxHashMap<NodeId, Target>,
 }
 
-impl Nearest<'_, '_> {
+impl Nearest<'_> {
     /// The nearest kept node at or above `n`.
     fn of(&mut self, n: NodeId) -> Target {
         let mut walked = Vec::new();
@@ -210,49 +210,52 @@ impl Nearest<'_, '_> {
 }
 
 /// Whether each node keeps at least one of its lines.
-pub(crate) fn kept_nodes(t: &Transcript<'_>, plan: &LinePlan) -> NodeSet {
+pub(crate) fn kept_nodes(t: &Transcript, plan: &LinePlan) -> NodeSet {
     t.dag()
         .nodes()
-        .map(|n| t.node_lines(n).iter().any(|&l| !plan.removed[l]))
+        .map(|n| t.node_lines(n).any(|l| !plan.removed[l]))
         .collect()
 }
 
 /// Points every kept line whose `parentUuid` names a removed record at the nearest kept
 /// ancestor (or `null` when there is none), and does the same for `logicalParentUuid` and
 /// `leafUuid` when a kept ancestor exists. Returns the number of re-parented lines.
-pub(crate) fn reparent(t: &Transcript<'_>, plan: &mut LinePlan) -> u64 {
+pub(crate) fn reparent(t: &Transcript, plan: &mut LinePlan) -> u64 {
     let kept = kept_nodes(t, plan);
-    let index = t.uuid_index();
     let mut nearest = Nearest {
         t,
         kept: &kept,
         memo: FxHashMap::default(),
     };
     let mut count = 0;
-    for (i, e) in t.entries().iter().enumerate() {
+    for i in 0..t.len() {
         if plan.removed[i] {
             continue;
         }
-        let Some(rec) = &e.record else { continue };
+        let Some(rec) = t.record(i) else { continue };
         let mut edits = IdEdits::default();
-        let mut redirect = |target: Option<&str>, always: bool| -> Option<IdValue> {
-            let node = *index.get(target?)?;
+        let mut redirect = |target: Option<NodeId>, always: bool| -> Option<IdValue> {
+            let node = target?;
             if kept[node.0 as usize] {
                 return None;
             }
             match nearest.of(node) {
-                Target::Kept(k) => Some(IdValue::Uuid(t.dag().uuid(k).to_owned())),
+                Target::Kept(k) => Some(IdValue::Node(k)),
                 Target::None => always.then_some(IdValue::Null),
             }
         };
-        if e.node.is_some() {
-            edits.parent = redirect(rec.parent.as_deref(), true);
+        if t.node(i).is_some() {
+            let parent = match t.line_parent(i) {
+                Parent::Node(p) => Some(p),
+                Parent::Root | Parent::Dangling => None,
+            };
+            edits.parent = redirect(parent, true);
         }
-        if rec.compact_boundary {
-            edits.logical_parent = redirect(rec.logical_parent.as_deref(), false);
+        if rec.compact_boundary() {
+            edits.logical_parent = redirect(t.line_logical_parent(i), false);
         }
         if matches!(rec.kind, RecordType::Summary | RecordType::LastPrompt) {
-            edits.leaf = redirect(rec.leaf_uuid.as_deref(), false);
+            edits.leaf = redirect(rec.leaf, false);
         }
         if edits.parent.is_some() {
             count += 1;
@@ -277,15 +280,15 @@ pub(crate) fn reparent(t: &Transcript<'_>, plan: &mut LinePlan) -> u64 {
 /// `tool_result` id that a removed line (removed for a reason `restorable` accepts) also
 /// holds, the removed line's whole node comes back. Returns the number of lines restored.
 pub(crate) fn restore_tool_pairs(
-    t: &Transcript<'_>,
+    t: &Transcript,
     plan: &mut LinePlan,
     restorable: &dyn Fn(usize) -> bool,
 ) -> u64 {
     let n_ids = t.ids.len();
     let mut lines_of: Vec<Vec<usize>> = vec![Vec::new(); n_ids];
-    for (i, e) in t.entries().iter().enumerate() {
-        let Some(rec) = &e.record else { continue };
-        for &id in rec.tool_uses.iter().chain(&rec.tool_results) {
+    for i in 0..t.len() {
+        let Some(rec) = t.record(i) else { continue };
+        for &id in t.tool_uses_of(rec).iter().chain(t.tool_results_of(rec)) {
             let l = &mut lines_of[id as usize];
             if l.last() != Some(&i) {
                 l.push(i);
@@ -303,8 +306,8 @@ pub(crate) fn restore_tool_pairs(
                 if !plan.removed[l] || !restorable(l) {
                     continue;
                 }
-                let node_lines: Vec<usize> = match t.entries()[l].node {
-                    Some(n) => t.node_lines(n).to_vec(),
+                let node_lines: Vec<usize> = match t.node(l) {
+                    Some(n) => t.node_lines(n).collect(),
                     None => vec![l],
                 };
                 for nl in node_lines {

@@ -1,14 +1,23 @@
-//! A transcript in memory: every line's exact bytes (borrowed from the input) plus the few
-//! parsed facts the passes need, and the uuid graph over its chain records. Blank, invalid and
-//! torn lines are kept as they are so a pass can write them back untouched.
+//! A transcript indexed for the passes: where each line is (its offset; lines are contiguous,
+//! so its length is the distance to the next), what it is, the facts of each record and the
+//! uuid graph. No text is kept: a pass that writes reads the lines again from its
+//! [`Source`], so memory grows with the number of records (a few dozen bytes each, plus the
+//! graph), not with the size of the file. Blank, invalid and torn lines are indexed as they
+//! are so a pass can write them back untouched.
+
+use std::io::{self, Read};
 
 use rustc_hash::FxHashMap;
-use serde::Deserialize;
-use skein_core::record::{RecordType, UserFacts, is_spawn_tool};
-use skein_core::{Content, Envelope, LineSource, Parser, SliceLines};
-use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeTools};
+use skein_core::record::RecordType;
+use skein_core::{Interner, LineSource, Parser, ReadLines};
+use skein_graph::{Dag, GraphBuilder, NodeId, NodeInput, NodeTools, Parent};
+
+pub use crate::facts::Record;
+use crate::facts::Refs;
+use crate::source::Source;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+const NONE: u32 = u32::MAX;
 
 /// What a physical line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,346 +26,176 @@ pub enum LineClass {
     Record,
     /// Only whitespace.
     Blank,
-    /// Not one JSON object (and terminated by a newline).
+    /// Not one JSON object (and terminated by a newline), or longer than the maximum line
+    /// length (`--max-line`): passed through as it is.
     Invalid,
     /// The last line, unterminated and not parseable: a writer had not finished it.
     TornTail,
 }
 
-/// The parsed facts of one record line.
-#[derive(Debug, Clone)]
-pub struct Record {
-    pub kind: RecordType,
-    /// `system` with `subtype: "compact_boundary"`.
-    pub compact_boundary: bool,
-    pub uuid: Option<Box<str>>,
-    /// `parentUuid` when it is a string.
-    pub parent: Option<Box<str>>,
-    /// `logicalParentUuid` when it is a string.
-    pub logical_parent: Option<Box<str>>,
-    /// `leafUuid` of `summary` / `last-prompt` records.
-    pub leaf_uuid: Option<Box<str>>,
-    /// `messageId` of `file-history-snapshot` records.
-    pub message_ref: Option<Box<str>>,
-    pub timestamp: Option<Box<str>>,
-    pub sidechain: bool,
-    pub meta: bool,
-    pub compact_summary: bool,
-    /// A non-empty `teamName`.
-    pub team: bool,
-    /// `message.id`, interned.
-    pub message_id: Option<u32>,
-    /// `tool_use` / `server_tool_use` ids in `message.content`, interned.
-    pub tool_uses: Vec<u32>,
-    /// `tool_use_id`s of `tool_result` blocks in `message.content`, interned.
-    pub tool_results: Vec<u32>,
-    /// Ids of `Task`/`Agent` tool calls (subagent spawns), interned.
-    pub spawns: Vec<u32>,
-    /// Agent ids this record names: `toolUseResult.agentId` and `agentId: <id>` in the text.
-    pub agent_refs: Vec<Box<str>>,
-    /// `thinking` and `redacted_thinking` blocks in `message.content`.
-    pub thinking_blocks: u32,
-    /// Other blocks in `message.content`.
-    pub other_blocks: u32,
-    /// The largest text size of one `tool_result` block (bytes of every string inside it).
-    pub max_result_bytes: u64,
-    /// A human prompt: a main-chain `user` record with text that is not a tool result,
-    /// injected context, a compaction summary, an interrupt marker or a local command.
-    pub prompt: bool,
-    /// `queue-operation` with `operation: "remove"` and content: steering text typed mid-turn.
-    pub steering: bool,
-    /// The line mentions `"toolUseResult"`.
-    pub has_tool_use_result: bool,
-    /// The line mentions `"base64"` (inline image or document data).
-    pub has_base64: bool,
-}
-
 /// One physical line.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Entry {
-    /// 1-based physical line number.
-    pub number: u64,
-    /// Byte range of the line in the input, terminator included.
-    pub start: usize,
-    pub end: usize,
-    /// End of the line's text (without `\n` / `\r\n`).
-    pub text_end: usize,
+    /// Byte offset of the line in the input (a leading BOM counts).
+    pub start: u64,
+    record: u32,
+    node: u32,
+    /// The next line holding the same node (a duplicate uuid), or `NONE`.
+    next_same: u32,
     pub class: LineClass,
-    /// Facts, for records.
-    pub record: Option<Record>,
-    /// The graph node of a record with a uuid (shared by duplicate copies).
-    pub node: Option<NodeId>,
+    /// Length of the terminator: 0 (unterminated), 1 (`\n`) or 2 (`\r\n`).
+    term: u8,
 }
 
-/// Ids interned to numbers.
-#[derive(Debug, Default)]
-pub(crate) struct Interner {
-    index: FxHashMap<Box<str>, u32>,
-    names: Vec<Box<str>>,
+/// The links of a line that repeats a uuid: its own, not the first copy's.
+#[derive(Debug, Clone, Copy)]
+struct DupLinks {
+    parent: Parent,
+    logical: Option<NodeId>,
 }
 
-impl Interner {
-    pub(crate) fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.index.get(s) {
-            return i;
-        }
-        let i = u32::try_from(self.names.len()).expect("fewer than 2^32 ids");
-        self.index.insert(s.into(), i);
-        self.names.push(s.into());
-        i
-    }
-
-    pub(crate) fn name(&self, i: u32) -> &str {
-        &self.names[i as usize]
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.names.len()
-    }
-}
-
-/// A parsed transcript borrowing the input bytes.
+/// A transcript's index (see the module docs).
 #[derive(Debug)]
-pub struct Transcript<'a> {
-    data: &'a [u8],
+pub struct Transcript {
     bom: bool,
+    /// Bytes of input indexed.
+    len: u64,
     entries: Vec<Entry>,
+    records: Vec<Record>,
+    /// Every record's id lists, one after the other ([`Record::pool`]).
+    pool: Vec<u32>,
     dag: Dag,
-    /// Lines of each node, in file order (the first is the node's record).
-    node_lines: Vec<Vec<usize>>,
+    /// The first line of each node.
+    first_line: Vec<u32>,
+    dups: FxHashMap<u32, DupLinks>,
     pub(crate) ids: Interner,
 }
 
-/// The id after each `agentId: ` in raw JSON text (ids are plain ASCII, so no unescaping).
-fn agent_ids_in_text(text: &[u8], out: &mut Vec<Box<str>>) {
-    const KEY: &[u8] = b"agentId: ";
-    for at in memchr::memmem::find_iter(text, KEY) {
-        let rest = &text[at + KEY.len()..];
-        let end = rest
-            .iter()
-            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_'))
-            .unwrap_or(rest.len());
-        if end > 0
-            && let Ok(id) = std::str::from_utf8(&rest[..end])
-            && !out.iter().any(|o| &**o == id)
-        {
-            out.push(id.into());
-        }
+/// Uuid references waiting for the whole file: resolved in [`Transcript::scan_with`].
+#[derive(Default)]
+struct Unresolved {
+    refs: Vec<(u32, Refs)>,
+    /// A duplicate's line with its `parentUuid` and `logicalParentUuid`, as written.
+    dups: Vec<(u32, UuidRef, UuidRef)>,
+}
+
+/// A uuid as written in a record, before it is resolved to a line.
+type UuidRef = Option<Box<str>>;
+
+impl Transcript {
+    /// Indexes a transcript held in memory.
+    pub fn parse(data: &[u8]) -> Self {
+        Self::scan(&data).expect("reading memory does not fail")
     }
-}
 
-/// The few fields of metadata records read with serde_json (they are rare and small).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct MetaFields {
-    #[serde(rename = "leafUuid")]
-    leaf_uuid: Option<serde_json::Value>,
-    #[serde(rename = "messageId")]
-    message_id: Option<serde_json::Value>,
-    operation: Option<serde_json::Value>,
-    content: Option<serde_json::Value>,
-}
-
-fn string_of(v: Option<serde_json::Value>) -> Option<Box<str>> {
-    match v {
-        Some(serde_json::Value::String(s)) => Some(s.into()),
-        _ => None,
+    /// Indexes the transcript `src` holds, reading it once.
+    pub fn scan(src: &dyn Source) -> io::Result<Self> {
+        Self::scan_with(src, &mut Parser::new())
     }
-}
 
-impl Record {
-    /// The facts of one parsed record line (`text` is the line, for the byte searches and the
-    /// metadata fields); ids are interned into `ids`.
-    fn read(env: &Envelope<'_>, text: &[u8], ids: &mut Interner) -> Self {
-        let kind = RecordType::from_type(env.kind.get());
-        let mut rec = Record {
-            kind,
-            compact_boundary: kind == RecordType::System
-                && env.subtype.get() == Some("compact_boundary"),
-            uuid: env.uuid.get().map(Into::into),
-            parent: env.parent_uuid.get().map(Into::into),
-            logical_parent: env.logical_parent_uuid.get().map(Into::into),
-            leaf_uuid: None,
-            message_ref: None,
-            timestamp: env.timestamp.get().map(Into::into),
-            sidechain: env.is_sidechain.0,
-            meta: env.is_meta.0,
-            compact_summary: env.is_compact_summary.0,
-            team: env.team_name.get().is_some_and(|t| !t.is_empty()),
-            message_id: None,
-            tool_uses: Vec::new(),
-            tool_results: Vec::new(),
-            spawns: Vec::new(),
-            agent_refs: Vec::new(),
-            thinking_blocks: 0,
-            other_blocks: 0,
-            max_result_bytes: 0,
-            prompt: false,
-            steering: false,
-            has_tool_use_result: memchr::memmem::find(text, b"\"toolUseResult\"").is_some(),
-            has_base64: memchr::memmem::find(text, b"\"base64\"").is_some(),
+    /// Like [`Transcript::scan`], reusing `parser`'s buffers. Lines longer than the maximum
+    /// line length are not read into memory: they are indexed as invalid and passed through.
+    pub fn scan_with(src: &dyn Source, parser: &mut Parser) -> io::Result<Self> {
+        let mut lines = ReadLines::new(src.open()?);
+        let mut t = Self {
+            bom: false,
+            len: 0,
+            entries: Vec::new(),
+            records: Vec::new(),
+            pool: Vec::new(),
+            dag: GraphBuilder::new().finish(),
+            first_line: Vec::new(),
+            dups: FxHashMap::default(),
+            ids: Interner::new(),
         };
-        if let Some(a) = env
-            .tool_use_result
-            .0
-            .as_ref()
-            .and_then(|t| t.agent_id.get())
-        {
-            rec.agent_refs.push(a.into());
-        }
-        if let Some(m) = env.message.0.as_ref() {
-            if kind == RecordType::Assistant {
-                rec.message_id = m.id.get().map(|id| ids.intern(id));
-            }
-            let mut has_text = false;
-            let mut first_text: Option<&str> = None;
-            if let Content::Text(s) = &m.content {
-                has_text = true;
-                first_text = s.get();
-            }
-            for b in m.content.blocks() {
-                match b.kind() {
-                    Some("thinking" | "redacted_thinking") => {
-                        rec.thinking_blocks += 1;
-                        continue;
-                    }
-                    Some("tool_use" | "server_tool_use") => {
-                        if let Some(id) = b.id.get() {
-                            let i = ids.intern(id);
-                            rec.tool_uses.push(i);
-                            if b.name.get().is_some_and(is_spawn_tool) {
-                                rec.spawns.push(i);
-                            }
-                        }
-                    }
-                    Some("tool_result") => {
-                        if let Some(id) = b.tool_use_id.get() {
-                            rec.tool_results.push(ids.intern(id));
-                        }
-                        rec.max_result_bytes = rec.max_result_bytes.max(b.content.total());
-                    }
-                    Some("text") => {
-                        has_text = true;
-                        if first_text.is_none() {
-                            first_text = b.text.get();
-                        }
-                    }
-                    _ => {}
-                }
-                rec.other_blocks += 1;
-            }
-            rec.prompt = UserFacts {
-                kind,
-                first_text: first_text.filter(|_| has_text),
-                tool_results: !rec.tool_results.is_empty(),
-                meta: rec.meta,
-                compact_summary: rec.compact_summary,
-                sidechain: rec.sidechain,
-                team: rec.team,
-            }
-            .is_prompt();
-            if kind == RecordType::User && !rec.tool_results.is_empty() {
-                agent_ids_in_text(text, &mut rec.agent_refs);
-            }
-        }
-        if matches!(
-            kind,
-            RecordType::Summary
-                | RecordType::LastPrompt
-                | RecordType::FileHistorySnapshot
-                | RecordType::QueueOperation
-        ) {
-            let fields: MetaFields =
-                serde_json::from_slice(&skein_core::repair::repair_line(text)).unwrap_or_default();
-            rec.steering = kind == RecordType::QueueOperation
-                && fields.operation.as_ref().and_then(|v| v.as_str()) == Some("remove")
-                && fields.content.as_ref().is_some_and(|c| match c {
-                    serde_json::Value::String(s) => !s.trim().is_empty(),
-                    serde_json::Value::Null => false,
-                    _ => true,
-                });
-            rec.leaf_uuid = string_of(fields.leaf_uuid);
-            rec.message_ref = string_of(fields.message_id);
-        }
-        rec
-    }
-}
-
-impl<'a> Transcript<'a> {
-    /// Parses `data` (a whole transcript). Never fails: lines that are not JSON objects are
-    /// classified and kept.
-    pub fn parse(data: &'a [u8]) -> Self {
-        Self::parse_with(data, &mut Parser::new())
-    }
-
-    /// Like [`Transcript::parse`], reusing `parser`'s buffers.
-    pub fn parse_with(data: &'a [u8], parser: &mut Parser) -> Self {
-        let bom = data.starts_with(BOM);
-        let mut lines = SliceLines::new(data);
-        let mut entries = Vec::new();
-        let mut ids = Interner::default();
         let mut graph = GraphBuilder::new();
-        let mut node_lines: Vec<Vec<usize>> = Vec::new();
-        while let Ok(true) = lines.advance() {
+        let mut later = Unresolved::default();
+        while lines.advance()? {
             let line = lines.line();
-            let start = usize::try_from(line.offset).expect("offset fits in memory");
-            let end = start + line.raw.len();
-            let text_end = start + line.text.len();
-            let index = entries.len();
+            let index = u32::try_from(t.entries.len()).expect("fewer than 2^32 lines");
             let mut entry = Entry {
-                number: line.number,
-                start,
-                end,
-                text_end,
+                start: line.offset,
+                record: NONE,
+                node: NONE,
+                next_same: NONE,
                 class: LineClass::Blank,
-                record: None,
-                node: None,
+                term: (line.raw.len() - line.text.len()) as u8,
             };
-            if !line.is_blank() {
+            if line.too_long.is_some() {
+                entry.term = u8::from(line.terminated);
+                entry.class = LineClass::Invalid;
+            } else if !line.is_blank() {
                 match parser.parse(line.text) {
                     Ok(parsed) => {
                         let env = &parsed.envelope;
-                        let rec = Record::read(env, line.text, &mut ids);
+                        let (rec, refs) = Record::read(env, line.text, &mut t.ids, &mut t.pool);
                         if let Some(uuid) = env.uuid.get() {
                             let (node, fresh) = graph.add(&NodeInput {
                                 uuid,
                                 parent: env.parent_uuid.get(),
                                 logical_parent: env.logical_parent_uuid.get(),
                                 kind: RecordType::from_type(env.kind.get()),
-                                compact_boundary: rec.compact_boundary,
-                                sidechain: rec.sidechain,
-                                meta: rec.meta,
-                                team: rec.team,
+                                compact_boundary: rec.compact_boundary(),
+                                sidechain: rec.sidechain(),
+                                meta: rec.meta(),
+                                team: rec.team(),
                                 line: line.number,
                             });
                             if fresh {
-                                node_lines.push(Vec::new());
+                                t.first_line.push(index);
+                            } else {
+                                t.link_duplicate(node, index);
+                                later.dups.push((
+                                    index,
+                                    env.parent_uuid.get().map(Into::into),
+                                    env.logical_parent_uuid.get().map(Into::into),
+                                ));
                             }
-                            node_lines[node.0 as usize].push(index);
-                            entry.node = Some(node);
+                            entry.node = node.0;
+                        }
+                        if refs.leaf_uuid.is_some() || refs.message_ref.is_some() {
+                            later.refs.push((t.records.len() as u32, refs));
                         }
                         entry.class = LineClass::Record;
-                        entry.record = Some(rec);
+                        entry.record = t.records.len() as u32;
+                        t.records.push(rec);
                     }
                     Err(_) if !line.terminated => entry.class = LineClass::TornTail,
                     Err(_) => entry.class = LineClass::Invalid,
                 }
             }
-            entries.push(entry);
+            t.entries.push(entry);
         }
-        Self {
-            data,
-            bom,
-            entries,
-            dag: graph.finish(),
-            node_lines,
-            ids,
-        }
+        t.bom = lines.had_bom();
+        t.len = lines.consumed();
+        t.resolve(&graph, later);
+        t.dag = graph.finish();
+        Ok(t)
     }
 
-    /// The input bytes.
-    pub fn data(&self) -> &'a [u8] {
-        self.data
+    /// Appends line `index` to the list of lines holding `node`.
+    fn link_duplicate(&mut self, node: NodeId, index: u32) {
+        let mut at = self.first_line[node.0 as usize];
+        while self.entries[at as usize].next_same != NONE {
+            at = self.entries[at as usize].next_same;
+        }
+        self.entries[at as usize].next_same = index;
+    }
+
+    fn resolve(&mut self, graph: &GraphBuilder, later: Unresolved) {
+        for (rec, refs) in later.refs {
+            let r = &mut self.records[rec as usize];
+            r.leaf = refs.leaf_uuid.and_then(|u| graph.get(&u));
+            r.message_ref = refs.message_ref.and_then(|u| graph.get(&u));
+        }
+        for (line, parent, logical) in later.dups {
+            let parent = match parent {
+                None => Parent::Root,
+                Some(p) => graph.get(&p).map_or(Parent::Dangling, Parent::Node),
+            };
+            let logical = logical.and_then(|u| graph.get(&u));
+            self.dups.insert(line, DupLinks { parent, logical });
+        }
     }
 
     /// Whether the input starts with a UTF-8 byte-order mark (written back by the passes).
@@ -369,27 +208,61 @@ impl<'a> Transcript<'a> {
         &self.entries
     }
 
-    /// The line exactly as in the input, terminator included.
-    pub fn raw(&self, line: usize) -> &'a [u8] {
-        let e = &self.entries[line];
-        &self.data[e.start..e.end]
+    /// Number of physical lines.
+    pub fn len(&self) -> usize {
+        self.entries.len()
     }
 
-    /// The line without its terminator.
-    pub fn text(&self, line: usize) -> &'a [u8] {
-        let e = &self.entries[line];
-        &self.data[e.start..e.text_end]
+    /// True for an empty input.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
-    /// The line's terminator (`\n`, `\r\n`, or empty for an unterminated last line).
-    pub fn terminator(&self, line: usize) -> &'a [u8] {
-        let e = &self.entries[line];
-        &self.data[e.text_end..e.end]
+    /// Lines and bytes of the input.
+    pub fn totals(&self) -> Totals {
+        Totals {
+            lines: self.entries.len() as u64,
+            bytes: self.len,
+        }
+    }
+
+    /// The line's length in the input, terminator included.
+    pub fn line_len(&self, line: usize) -> u64 {
+        let end = self
+            .entries
+            .get(line + 1)
+            .map_or(self.len, |next| next.start);
+        end - self.entries[line].start
+    }
+
+    /// The length of the line's terminator (`\n`: 1, `\r\n`: 2, none: 0).
+    pub fn terminator_len(&self, line: usize) -> u64 {
+        u64::from(self.entries[line].term)
+    }
+
+    /// The line's text (without its terminator), read again from `src`.
+    pub fn read_text(&self, src: &dyn Source, line: usize) -> io::Result<Vec<u8>> {
+        let len = self.line_len(line) - self.terminator_len(line);
+        let mut buf = Vec::with_capacity(len as usize);
+        src.open_at(self.entries[line].start)?
+            .take(len)
+            .read_to_end(&mut buf)?;
+        if (buf.len() as u64) < len {
+            return Err(crate::source::changed());
+        }
+        Ok(buf)
     }
 
     /// The record facts of a line.
     pub fn record(&self, line: usize) -> Option<&Record> {
-        self.entries[line].record.as_ref()
+        let r = self.entries[line].record;
+        (r != NONE).then(|| &self.records[r as usize])
+    }
+
+    /// The graph node of a record line with a uuid (duplicate copies share the first's).
+    pub fn node(&self, line: usize) -> Option<NodeId> {
+        let n = self.entries[line].node;
+        (n != NONE).then_some(NodeId(n))
     }
 
     /// The uuid graph of the chain records.
@@ -397,18 +270,70 @@ impl<'a> Transcript<'a> {
         &self.dag
     }
 
-    /// The lines holding `node` (the first is the node's own record; others are duplicates).
-    pub fn node_lines(&self, node: NodeId) -> &[usize] {
-        &self.node_lines[node.0 as usize]
+    /// The first line of `node` (its record).
+    pub fn node_line(&self, node: NodeId) -> usize {
+        self.first_line[node.0 as usize] as usize
+    }
+
+    /// The lines holding `node`, in file order (the first is the node's own record; others
+    /// are duplicates).
+    pub fn node_lines(&self, node: NodeId) -> impl Iterator<Item = usize> + '_ {
+        let mut at = self.first_line[node.0 as usize];
+        std::iter::from_fn(move || {
+            (at != NONE).then(|| {
+                let here = at;
+                at = self.entries[here as usize].next_same;
+                here as usize
+            })
+        })
     }
 
     /// The record of a node (its first line).
     pub fn node_record(&self, node: NodeId) -> &Record {
-        let line = self.node_lines[node.0 as usize][0];
-        self.entries[line]
-            .record
-            .as_ref()
+        self.record(self.node_line(node))
             .expect("a node's line is a record")
+    }
+
+    /// The `parentUuid` of a record line with a uuid, as a link.
+    pub fn line_parent(&self, line: usize) -> Parent {
+        match self.dups.get(&(line as u32)) {
+            Some(d) => d.parent,
+            None => self.node(line).map_or(Parent::Root, |n| self.dag.parent(n)),
+        }
+    }
+
+    /// The node the `logicalParentUuid` of a record line with a uuid names.
+    pub fn line_logical_parent(&self, line: usize) -> Option<NodeId> {
+        match self.dups.get(&(line as u32)) {
+            Some(d) => d.logical,
+            None => self.node(line).and_then(|n| self.dag.logical_parent(n)),
+        }
+    }
+
+    fn ids_of(&self, rec: &Record, slot: usize) -> &[u32] {
+        let start = rec.pool as usize + rec.counts[..slot].iter().sum::<u32>() as usize;
+        &self.pool[start..start + rec.counts[slot] as usize]
+    }
+
+    /// `tool_use` / `server_tool_use` ids in `message.content`, interned.
+    pub fn tool_uses_of<'t>(&'t self, rec: &'t Record) -> &'t [u32] {
+        self.ids_of(rec, 0)
+    }
+
+    /// `tool_use_id`s of `tool_result` blocks in `message.content`, interned.
+    pub fn tool_results_of<'t>(&'t self, rec: &'t Record) -> &'t [u32] {
+        self.ids_of(rec, 1)
+    }
+
+    /// Ids of `Task`/`Agent` tool calls (subagent spawns), interned.
+    pub fn spawns_of<'t>(&'t self, rec: &'t Record) -> &'t [u32] {
+        self.ids_of(rec, 2)
+    }
+
+    /// Agent ids the record names (`toolUseResult.agentId`, `agentId: <id>` in result text),
+    /// interned.
+    pub fn agent_refs_of<'t>(&'t self, rec: &'t Record) -> &'t [u32] {
+        self.ids_of(rec, 3)
     }
 
     /// An interned id's text.
@@ -422,26 +347,21 @@ impl<'a> Transcript<'a> {
     pub fn is_main_message(&self, node: NodeId) -> bool {
         let r = self.node_record(node);
         matches!(r.kind, RecordType::User | RecordType::Assistant)
-            && !r.sidechain
-            && !r.team
-            && !r.meta
-    }
-
-    /// uuid → node, for repeated lookups.
-    pub fn uuid_index(&self) -> FxHashMap<&str, NodeId> {
-        self.dag.nodes().map(|n| (self.dag.uuid(n), n)).collect()
+            && !r.sidechain()
+            && !r.team()
+            && !r.meta()
     }
 }
 
-impl NodeTools for Transcript<'_> {
+impl NodeTools for Transcript {
     fn message_id(&self, n: NodeId) -> Option<u32> {
         self.node_record(n).message_id
     }
     fn tool_uses(&self, n: NodeId) -> &[u32] {
-        &self.node_record(n).tool_uses
+        self.tool_uses_of(self.node_record(n))
     }
     fn tool_results(&self, n: NodeId) -> &[u32] {
-        &self.node_record(n).tool_results
+        self.tool_results_of(self.node_record(n))
     }
 }
 
@@ -471,7 +391,7 @@ mod tests {
 
     #[test]
     fn classifies_lines_and_keeps_positions() {
-        let data = b"\xEF\xBB\xBF{\"type\":\"user\",\"uuid\":\"u\",\"message\":{\"content\":\"hi\"}}\r\n\nnot json\n{\"type\":\"assistant\",\"uuid\":\"a\",\"parentUuid\":\"u\"}\n{\"torn\":";
+        let data: &[u8] = b"\xEF\xBB\xBF{\"type\":\"user\",\"uuid\":\"u\",\"message\":{\"content\":\"hi\"}}\r\n\nnot json\n{\"type\":\"assistant\",\"uuid\":\"a\",\"parentUuid\":\"u\"}\n{\"type\":\"user\",\"uuid\":\"u\",\"parentUuid\":\"gone\"}\n{\"torn\":";
         let t = Transcript::parse(data);
         let classes: Vec<LineClass> = t.entries().iter().map(|e| e.class).collect();
         assert_eq!(
@@ -481,21 +401,23 @@ mod tests {
                 LineClass::Blank,
                 LineClass::Invalid,
                 LineClass::Record,
+                LineClass::Record,
                 LineClass::TornTail
             ]
         );
         assert!(t.has_bom());
-        assert_eq!(t.terminator(0), b"\r\n");
-        assert_eq!(t.terminator(4), b"");
-        assert!(t.record(0).expect("record").prompt);
+        assert_eq!(t.terminator_len(0), 2);
+        assert_eq!(t.terminator_len(5), 0);
+        assert_eq!(t.entries()[0].start, 3);
+        assert_eq!(t.read_text(&data, 2).expect("read"), b"not json");
+        assert_eq!(t.line_len(5), 8);
+        assert!(t.record(0).expect("record").prompt());
         assert_eq!(t.dag().len(), 2);
-        assert_eq!(Totals::of(data).lines, 5);
-    }
-
-    #[test]
-    fn agent_ids_from_result_text() {
-        let mut v = Vec::new();
-        agent_ids_in_text(br#""done\nagentId: a1b2 (use SendMessage)""#, &mut v);
-        assert_eq!(v, vec![Box::<str>::from("a1b2")]);
+        let u = t.dag().find("u").expect("node u");
+        assert_eq!(t.node_lines(u).collect::<Vec<_>>(), [0, 4]);
+        assert_eq!(t.line_parent(0), Parent::Root);
+        assert_eq!(t.line_parent(4), Parent::Dangling);
+        assert_eq!(t.line_parent(3), Parent::Node(u));
+        assert_eq!(t.totals(), Totals::of(data));
     }
 }

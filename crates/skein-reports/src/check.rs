@@ -100,8 +100,6 @@ pub struct CheckVisitor {
     offsets: Vec<(u64, u64)>,
     /// Duplicate-uuid records: line, offset, node.
     duplicates: Vec<(u64, u64, NodeId)>,
-    /// The raw `parentUuid` of every node.
-    parents: Vec<Option<Box<str>>>,
     /// `system`/`local_command` nodes (their dangling parents are expected).
     local_commands: FxHashSet<NodeId>,
 }
@@ -111,18 +109,14 @@ impl RecordVisitor<IgnoredAny> for CheckVisitor {
         self.links.record(line, env, node);
         self.offsets.push((line.number, line.offset));
         match node {
-            Some((id, true)) => {
-                let i = id.0 as usize;
-                if self.parents.len() <= i {
-                    self.parents.resize(i + 1, None);
-                }
-                self.parents[i] = env.parent_uuid.get().map(Into::into);
-                if env.kind.get() == Some("system") && env.subtype.get() == Some("local_command") {
-                    self.local_commands.insert(id);
-                }
+            Some((id, true))
+                if env.kind.get() == Some("system")
+                    && env.subtype.get() == Some("local_command") =>
+            {
+                self.local_commands.insert(id);
             }
             Some((id, false)) => self.duplicates.push((line.number, line.offset, id)),
-            None => {}
+            Some((_, true)) | None => {}
         }
     }
 }
@@ -312,11 +306,7 @@ fn file_diagnostics(
         {
             continue;
         }
-        let parent = v
-            .parents
-            .get(n.0 as usize)
-            .and_then(|p| p.as_deref())
-            .unwrap_or("?");
+        let parent = dag.dangling_parent(n).unwrap_or("?");
         let (line, offset) = at(n);
         match elsewhere(parent) {
             Some(file) => ctx.push(

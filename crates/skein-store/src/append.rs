@@ -235,3 +235,48 @@ mod tests {
         assert_eq!(Consumed::of(&f, 0).expect("mark").head_len, 0);
     }
 }
+
+/// Bytes `start..end` of an open file, read with positional reads: the descriptor's offset is
+/// not used, so several readers can share one open file, and bytes appended past `end` while
+/// it is read are not seen.
+#[derive(Debug)]
+pub struct FileRange<'a> {
+    file: &'a File,
+    pos: u64,
+    end: u64,
+}
+
+impl<'a> FileRange<'a> {
+    /// Bytes `start..end` of `file`.
+    pub fn new(file: &'a File, start: u64, end: u64) -> Self {
+        Self {
+            file,
+            pos: start,
+            end: end.max(start),
+        }
+    }
+}
+
+impl io::Read for FileRange<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let want = usize::try_from(self.end - self.pos)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = read_some_at(self.file, &mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(unix)]
+fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    read_exact_at(file, buf, offset).map(|()| buf.len())
+}

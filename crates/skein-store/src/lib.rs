@@ -29,7 +29,7 @@ pub mod private;
 pub mod replace;
 pub mod writers;
 
-pub use append::{Break, Consumed, FileId};
+pub use append::{Break, Consumed, FileId, FileRange};
 pub use atomic::{AtomicFile, Durability, install, write_atomic, write_atomic_with};
 pub use identity::same_file;
 pub use input::{
@@ -39,6 +39,6 @@ pub use input::{
 pub use lock::{FileLock, LockError};
 pub use names::{NameError, safe_component, sanitize_file_name};
 pub use replace::{
-    InPlaceError, InPlaceOptions, InPlaceReport, OutputTarget, ReplaceError, ensure_not_input,
-    rewrite_in_place, write_target,
+    InPlaceError, InPlaceOptions, InPlaceReport, OutputTarget, ReplaceError, TargetWriter,
+    ensure_not_input, rewrite_in_place, rewrite_in_place_streaming, write_target,
 };

@@ -13,7 +13,7 @@
 //! clear error). See `docs/passes.md` ("Rewriting a live file").
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::append::read_exact_at;
@@ -126,23 +126,72 @@ impl OutputTarget {
 /// Writes `bytes` to a [`OutputTarget::Direct`] or [`OutputTarget::Replace`] target (the
 /// caller writes the standard streams itself, through its own handles).
 pub fn write_target(target: &OutputTarget, bytes: &[u8]) -> Result<(), ReplaceError> {
-    match target {
-        OutputTarget::Stdout | OutputTarget::Stderr => {
-            unreachable!("the caller writes the standard streams itself")
+    let mut w = TargetWriter::open(target)?;
+    w.write_all(bytes).map_err(io_err(&w.path))?;
+    w.commit()
+}
+
+/// A [`OutputTarget::Direct`] or [`OutputTarget::Replace`] target written in pieces (through a
+/// buffer): a replaced file changes only at [`TargetWriter::commit`]; dropped without it, the
+/// temp file goes away and the target is untouched.
+#[derive(Debug)]
+pub struct TargetWriter {
+    path: PathBuf,
+    out: io::BufWriter<File>,
+    atomic: Option<AtomicFile>,
+}
+
+impl TargetWriter {
+    /// Opens `target` (not a standard stream).
+    pub fn open(target: &OutputTarget) -> Result<Self, ReplaceError> {
+        match target {
+            OutputTarget::Stdout | OutputTarget::Stderr => {
+                unreachable!("the caller writes the standard streams itself")
+            }
+            OutputTarget::Direct(path) => {
+                let f = OpenOptions::new()
+                    .append(true)
+                    .open(path)
+                    .map_err(io_err(path))?;
+                Ok(Self {
+                    path: path.clone(),
+                    out: io::BufWriter::with_capacity(256 << 10, f),
+                    atomic: None,
+                })
+            }
+            OutputTarget::Replace { path, mode } => {
+                let mut atomic = AtomicFile::create(path).map_err(io_err(path))?;
+                atomic
+                    .set_mode(mode.unwrap_or(0o600))
+                    .map_err(io_err(path))?;
+                let f = atomic.file().try_clone().map_err(io_err(path))?;
+                Ok(Self {
+                    path: path.clone(),
+                    out: io::BufWriter::with_capacity(256 << 10, f),
+                    atomic: Some(atomic),
+                })
+            }
         }
-        OutputTarget::Direct(path) => {
-            let mut f = OpenOptions::new()
-                .append(true)
-                .open(path)
-                .map_err(io_err(path))?;
-            f.write_all(bytes).map_err(io_err(path))
+    }
+
+    /// Flushes and, for a replaced file, renames it over the target (with the fsyncs of
+    /// [`AtomicFile::commit`]).
+    pub fn commit(mut self) -> Result<(), ReplaceError> {
+        self.out.flush().map_err(io_err(&self.path))?;
+        if let Some(atomic) = self.atomic {
+            atomic.commit().map_err(io_err(&self.path))?;
         }
-        OutputTarget::Replace { path, mode } => {
-            let mut f = AtomicFile::create(path).map_err(io_err(path))?;
-            f.set_mode(mode.unwrap_or(0o600)).map_err(io_err(path))?;
-            f.write_all(bytes).map_err(io_err(path))?;
-            f.commit().map_err(io_err(path))
-        }
+        Ok(())
+    }
+}
+
+impl Write for TargetWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -187,10 +236,49 @@ impl<E> From<ReplaceError> for InPlaceError<E> {
 /// without losing bytes another process appends meanwhile (module docs). `process` returns
 /// `None` when the content would not change: nothing is written then. It may be called more
 /// than once when the file changes under us; only the last call's output is written.
+///
+/// The old content is held in memory; [`rewrite_in_place_streaming`] reads it from the file
+/// instead.
 pub fn rewrite_in_place<E>(
     path: &Path,
     options: &InPlaceOptions,
     mut process: impl FnMut(&[u8]) -> Result<Option<Vec<u8>>, E>,
+) -> Result<InPlaceReport, InPlaceError<E>> {
+    let mut failed = None;
+    let result = rewrite_in_place_streaming(path, options, |file, len, out| {
+        let input = match crate::append::read_at(file, 0, len) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                failed = Some(e);
+                return Ok(false);
+            }
+        };
+        match process(&input)? {
+            None => Ok(false),
+            Some(output) => {
+                if let Err(e) = out.write_all(&output) {
+                    failed = Some(e);
+                    return Ok(false);
+                }
+                Ok(true)
+            }
+        }
+    });
+    match failed {
+        Some(e) => Err(io_err(path)(e).into()),
+        None => result,
+    }
+}
+
+/// Like [`rewrite_in_place`], without holding the content in memory: `process(file, len,
+/// out)` reads the old content as bytes `0..len` of `file` (with positional reads, e.g.
+/// [`crate::FileRange`], as many times as it needs), writes the new content to `out` (a temp
+/// file beside the target, buffered) and returns whether it differs from the old: when it
+/// does not, nothing is replaced.
+pub fn rewrite_in_place_streaming<E>(
+    path: &Path,
+    options: &InPlaceOptions,
+    mut process: impl FnMut(&File, u64, &mut dyn Write) -> Result<bool, E>,
 ) -> Result<InPlaceReport, InPlaceError<E>> {
     let target = fs::canonicalize(path).map_err(io_err(path))?;
     let tries = if options.tries == 0 {
@@ -199,30 +287,29 @@ pub fn rewrite_in_place<E>(
         options.tries
     };
     for attempt in 1..=tries {
-        let mut file = File::open(&target).map_err(io_err(&target))?;
+        let file = File::open(&target).map_err(io_err(&target))?;
         let meta = file.metadata().map_err(io_err(&target))?;
         if !meta.is_file() {
             return Err(io_err(&target)(io::Error::other("not a regular file")).into());
         }
         let id = key(&meta);
-        let mut input = Vec::with_capacity(meta.len() as usize);
-        file.read_to_end(&mut input).map_err(io_err(&target))?;
-        let Some(output) = process(&input).map_err(InPlaceError::Process)? else {
+        let len = meta.len();
+        let old = OldFile::new(&file, &target, id, len)?;
+        let mut temp = AtomicFile::create(&target).map_err(io_err(&target))?;
+        temp.set_mode(mode_of(&meta).unwrap_or(0o600))
+            .map_err(io_err(&target))?;
+        let changed = {
+            let mut out = io::BufWriter::with_capacity(256 << 10, temp.file());
+            let changed = process(&file, len, &mut out).map_err(InPlaceError::Process)?;
+            out.flush().map_err(io_err(&target))?;
+            changed
+        };
+        if !changed {
             return Ok(InPlaceReport {
                 attempts: attempt,
                 ..InPlaceReport::default()
             });
-        };
-        let mut temp = AtomicFile::create(&target).map_err(io_err(&target))?;
-        temp.set_mode(mode_of(&meta).unwrap_or(0o600))
-            .map_err(io_err(&target))?;
-        temp.write_all(&output).map_err(io_err(&target))?;
-        let old = OldFile {
-            file: &file,
-            path: &target,
-            id,
-            input: &input,
-        };
+        }
         if let Some(bak) = &options.backup
             && !old.backup(bak)?
         {
@@ -231,7 +318,7 @@ pub fn rewrite_in_place<E>(
         // Carry over what was appended and fsync, then look again until a check finds nothing
         // new: the rename follows that check immediately.
         temp.file().sync_all().map_err(io_err(&target))?;
-        let mut have = input.len() as u64;
+        let mut have = len;
         let mut rounds = 0;
         let stable = loop {
             match old.settle(have, &mut temp)? {
@@ -258,7 +345,7 @@ pub fn rewrite_in_place<E>(
         return Ok(InPlaceReport {
             replaced: true,
             attempts: attempt,
-            carried_bytes: have - input.len() as u64,
+            carried_bytes: have - len,
             late_bytes: late,
         });
     }
@@ -269,15 +356,33 @@ pub fn rewrite_in_place<E>(
     .into())
 }
 
-/// The file being replaced, open since it was read.
+/// The file being replaced, open since it was read: its first and last bytes as they were,
+/// to notice a rewrite that kept the inode and did not shrink the file.
 struct OldFile<'a> {
     file: &'a File,
     path: &'a Path,
     id: (u64, u64),
-    input: &'a [u8],
+    len: u64,
+    head: Vec<u8>,
+    tail: Vec<u8>,
 }
 
-impl OldFile<'_> {
+impl<'a> OldFile<'a> {
+    fn new(file: &'a File, path: &'a Path, id: (u64, u64), len: u64) -> Result<Self, ReplaceError> {
+        let window = len.min(WINDOW as u64);
+        let mut old = Self {
+            file,
+            path,
+            id,
+            len,
+            head: Vec::new(),
+            tail: Vec::new(),
+        };
+        old.head = old.read_range(0, window)?;
+        old.tail = old.read_range(len - window, len)?;
+        Ok(old)
+    }
+
     /// Checks the path still names this file and the bytes read are unchanged, then copies what
     /// was appended past `have` into `temp`. Returns the new length copied up to, or `None`
     /// when the file must be processed again.
@@ -293,7 +398,7 @@ impl OldFile<'_> {
         if size == have {
             return Ok(Some(have));
         }
-        if self.input.last().is_some_and(|&b| b != b'\n') {
+        if self.tail.last().is_some_and(|&b| b != b'\n') {
             // The appended bytes finish a line that was processed incomplete.
             return Ok(None);
         }
@@ -304,11 +409,9 @@ impl OldFile<'_> {
 
     /// The first bytes and the bytes just before the processed length are still what was read.
     fn unchanged(&self) -> Result<bool, ReplaceError> {
-        let len = self.input.len();
-        let head = len.min(WINDOW);
-        let tail = len - len.min(WINDOW);
-        Ok(self.read_range(0, head as u64)? == self.input[..head]
-            && self.read_range(tail as u64, len as u64)? == self.input[tail..])
+        let len = self.len;
+        Ok(self.read_range(0, self.head.len() as u64)? == self.head
+            && self.read_range(len - self.tail.len() as u64, len)? == self.tail)
     }
 
     /// Bytes `from..to` of the old file (positional reads: the descriptor's offset is unused).

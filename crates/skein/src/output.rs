@@ -21,22 +21,38 @@ pub(crate) fn choose_format(asked: Option<Format>) -> Format {
 /// target of a symlink to one) replaced atomically keeping its permissions, a new file with
 /// mode 0600.
 pub(crate) fn write_output(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use skein_store::OutputTarget;
+    stream_output(path, |out| Ok(out.write_all(bytes)?))
+}
+
+/// Like [`write_output`], for output produced in pieces: `produce` writes it to a buffered
+/// writer; a replaced file changes only once `produce` succeeded.
+pub(crate) fn stream_output<T>(
+    path: &std::path::Path,
+    produce: impl FnOnce(&mut dyn Write) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    use skein_store::{OutputTarget, TargetWriter};
     let target = OutputTarget::of(path)?;
-    match target {
+    let value = match target {
         OutputTarget::Stdout => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(bytes)?;
+            let mut out = std::io::BufWriter::with_capacity(256 << 10, std::io::stdout().lock());
+            let v = produce(&mut out)?;
             out.flush()?;
+            v
         }
         OutputTarget::Stderr => {
-            let mut err = std::io::stderr().lock();
-            err.write_all(bytes)?;
+            let mut err = std::io::BufWriter::new(std::io::stderr().lock());
+            let v = produce(&mut err)?;
             err.flush()?;
+            v
         }
-        other => skein_store::write_target(&other, bytes)?,
-    }
-    Ok(())
+        other => {
+            let mut w = TargetWriter::open(&other)?;
+            let v = produce(&mut w)?;
+            w.commit()?;
+            v
+        }
+    };
+    Ok(value)
 }
 
 /// Writes one diagnostic line to stderr (never fails).

@@ -6,20 +6,23 @@
 
 mod subagents;
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
+use skein_app::snapshot_dir::output_session_id;
+use skein_app::sources::{DiffersFrom, FileSource, open_source, temp_spool};
+use skein_layout::claude::{main_path, subagents_dir};
 use skein_passes::{
     Pass, PassKind, PassReport, PassesConfig, Pipeline, Preset, PruneConfig, RedactLevel,
-    RedactOptions, RedactPass, SnapshotConfig, SnapshotOptions, ToolUseResultMode,
+    RedactOptions, RedactPass, SnapshotConfig, SnapshotOptions, Source, ToolUseResultMode,
 };
-use skein_store::{
-    InPlaceError, InPlaceOptions, Input, InputMode, ensure_not_input, rewrite_in_place,
-};
+use skein_store::{InPlaceError, InPlaceOptions, ensure_not_input, rewrite_in_place_streaming};
+
+use crate::output::stream_output;
 
 /// Where the input comes from and where the output and reports go.
 #[derive(Debug, Args)]
@@ -352,18 +355,6 @@ fn load_config(path: Option<&Path>) -> Result<PassesConfig> {
     PassesConfig::from_toml(&text).with_context(|| format!("{}", path.display()))
 }
 
-pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    match skein_layout::open(path, InputMode::Read)? {
-        Input::Stream(mut r) => {
-            r.read_to_end(&mut bytes)
-                .with_context(|| format!("reading {}", path.display()))?;
-        }
-        Input::Mapped(m) => bytes.extend_from_slice(&m),
-    }
-    Ok(bytes)
-}
-
 /// Writes `bytes` to `path`, refusing a path that is one of `inputs` (by identity); see
 /// [`crate::output::write_output`].
 pub(crate) fn write_file(path: &Path, bytes: &[u8], inputs: &[&Path]) -> Result<()> {
@@ -445,28 +436,36 @@ fn run(flags: &Flags<'_>, io: &IoArgs, out_dir: Option<&Path>) -> Result<ExitCod
         ensure_not_input(out, &[&io.input])
             .context("-o names the input; use --in-place to rewrite it")?;
     }
-    let input = read_input(&io.input)?;
-    let result = pipeline
-        .run(&input)
-        .with_context(|| format!("{}", io.input.display()))?;
+    let source = open_source(&io.input).with_context(|| format!("{}", io.input.display()))?;
+    let run_on = |out: &mut dyn Write| {
+        pipeline
+            .run_source(&*source, out, &mut temp_spool)
+            .with_context(|| format!("{}", io.input.display()))
+    };
     let mut reports = Reports::new();
 
     if let Some(dir) = out_dir {
-        let snap = result.reports.iter().find_map(|r| match r {
+        let sid = output_session_id(&io.input, &*source)
+            .with_context(|| format!("{}", io.input.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let main = dir.join(main_path(&sid));
+        ensure_not_input(&main, &[&io.input])?;
+        let results = stream_output(&main, run_on)?;
+        let snap = results.iter().find_map(|r| match r {
             PassReport::Snapshot(s) => Some(s),
             _ => None,
         });
         let mut agent_reports = Reports::new();
-        let files = subagents::write_session(
-            dir,
+        let mut files = vec![main];
+        subagents::write_agents(
+            &dir.join(subagents_dir(&sid)),
             &io.input,
-            &input,
-            &result.bytes,
             snap,
             &pipeline.without(PassKind::Snapshot),
             &mut agent_reports,
+            &mut files,
         )?;
-        for r in &result.reports {
+        for r in &results {
             let extra = matches!(r, PassReport::Snapshot(_)).then(|| {
                 (
                     "written",
@@ -485,17 +484,20 @@ fn run(flags: &Flags<'_>, io: &IoArgs, out_dir: Option<&Path>) -> Result<ExitCod
         return Ok(ExitCode::SUCCESS);
     }
 
-    for r in &result.reports {
+    let target = io.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    ensure_not_input(&target, &[&io.input])?;
+    let results = stream_output(&target, run_on)?;
+    for r in &results {
         reports.push(&io.input, r, None)?;
     }
-    let target = io.output.clone().unwrap_or_else(|| PathBuf::from("-"));
-    write_file(&target, &result.bytes, &[&io.input])?;
     reports.write(io.report.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--in-place`: the input is rewritten through `skein_store::rewrite_in_place`, so lines a
-/// live session appends meanwhile are carried over (or the file is processed again).
+/// `--in-place`: the input is rewritten through `skein_store::rewrite_in_place_streaming`, so
+/// lines a live session appends meanwhile are carried over (or the file is processed again).
+/// The passes read the file as it was when opened; nothing is replaced when the result is the
+/// same.
 fn run_in_place(pipeline: &Pipeline, io: &IoArgs) -> Result<ExitCode> {
     let backup = io.backup.then(|| {
         let mut bak = io.input.clone().into_os_string();
@@ -507,12 +509,13 @@ fn run_in_place(pipeline: &Pipeline, io: &IoArgs) -> Result<ExitCode> {
         ..InPlaceOptions::default()
     };
     let mut last = Vec::new();
-    let done = rewrite_in_place(&io.input, &options, |input| {
-        let result = pipeline
-            .run(input)
+    let done = rewrite_in_place_streaming(&io.input, &options, |file, len, out| {
+        let source = FileSource::new(file, len);
+        let mut compare = DiffersFrom::new(out, source.open()?);
+        last = pipeline
+            .run_source(&source, &mut compare, &mut temp_spool)
             .with_context(|| format!("{}", io.input.display()))?;
-        last = result.reports;
-        Ok::<_, anyhow::Error>((result.bytes != input).then_some(result.bytes))
+        Ok::<_, anyhow::Error>(compare.differs()?)
     });
     let done = match done {
         Ok(d) => d,

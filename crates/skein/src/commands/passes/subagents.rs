@@ -6,45 +6,46 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use skein_app::snapshot_dir::{output_session_id, snapshot_agents};
-use skein_layout::claude::{main_path, sidecar_path, subagents_dir};
+use skein_app::snapshot_dir::snapshot_agents;
+use skein_app::sources::{open_source, temp_spool};
+use skein_layout::claude::sidecar_path;
 use skein_passes::{Pipeline, SnapshotReport};
+use skein_store::ensure_not_input;
 
 use super::{Reports, write_file};
+use crate::output::stream_output;
 
-/// Writes the session directory; returns the files written.
-pub(super) fn write_session(
-    dir: &Path,
+/// Writes the subagent transcripts of the snapshot below `sub_dir`, adding each file written
+/// to `written`.
+pub(super) fn write_agents(
+    sub_dir: &Path,
     input_path: &Path,
-    input: &[u8],
-    main_out: &[u8],
     snap: Option<&SnapshotReport>,
     sub_pipeline: &Pipeline,
     reports: &mut Reports,
-) -> Result<Vec<PathBuf>> {
-    let sid = output_session_id(input_path, input);
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let main = dir.join(main_path(&sid));
-    write_file(&main, main_out, &[input_path])?;
-    let mut written = vec![main];
+    written: &mut Vec<PathBuf>,
+) -> Result<()> {
     let Some(snap) = snap else {
-        return Ok(written);
+        return Ok(());
     };
     if input_path.as_os_str() == "-" {
-        return Ok(written);
+        return Ok(());
     }
-    let sub_dir = dir.join(subagents_dir(&sid));
     for a in snapshot_agents(input_path, snap)? {
-        let out = sub_pipeline
-            .run(&a.bytes)
-            .with_context(|| format!("{}", a.file.path.display()))?;
+        let shown = a.file.path.display();
+        let source = open_source(&a.file.path).with_context(|| format!("{shown}"))?;
         let target = sub_dir.join(&a.target);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
-        write_file(&target, &out.bytes, &[input_path, &a.file.path])?;
-        for r in &out.reports {
+        ensure_not_input(&target, &[input_path, &a.file.path])?;
+        let results = stream_output(&target, |out| {
+            sub_pipeline
+                .run_source(&*source, out, &mut temp_spool)
+                .with_context(|| format!("{shown}"))
+        })?;
+        for r in &results {
             reports.push(&a.file.path, r, None)?;
         }
         written.push(target.clone());
@@ -55,5 +56,5 @@ pub(super) fn write_session(
             written.push(dst);
         }
     }
-    Ok(written)
+    Ok(())
 }
