@@ -130,7 +130,31 @@ mod tests {
         assert!(format!("{e:#}").contains("fromat"), "{e:#}");
         assert_eq!(
             read(&dir.path().join("none.toml"), None).expect("missing"),
-            StatuslineConfig::default()
+            StatuslineConfig::defaults()
+        );
+    }
+
+    #[test]
+    fn the_catalog_redacts_unless_the_config_says_no() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[statusline]\ncolor = false\n").expect("write");
+        let on = read(&path, None).expect("config").catalog_redact;
+        assert_eq!(on, Some(skein_redact::RedactOptions::default()));
+        std::fs::write(&path, "redact = true\n[redaction]\ndisable = [\"email\"]\n")
+            .expect("write");
+        let custom = read(&path, None)
+            .expect("config")
+            .catalog_redact
+            .expect("on");
+        assert_eq!(custom.disable, vec!["email".to_owned()]);
+        std::fs::write(&path, "redact = false\n").expect("write");
+        assert_eq!(read(&path, None).expect("config").catalog_redact, None);
+        assert!(
+            read(&dir.path().join("none.toml"), None)
+                .expect("missing")
+                .catalog_redact
+                .is_some()
         );
     }
 }
