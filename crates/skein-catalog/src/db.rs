@@ -4,15 +4,48 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension as _};
 
 use crate::error::{Error, Result};
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Migrations: entry `i` brings a catalog from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 1] = [SCHEMA_V1];
+const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
+
+/// Settings of the catalog as a whole: `redacted` is `1` while everything in it was redacted
+/// before indexing (a catalog of version 1 was not).
+const SCHEMA_V2: &str = r"
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO settings VALUES ('redacted', '0');
+";
+
+/// Whether everything in the catalog was redacted before it was indexed.
+pub(crate) fn is_redacted(conn: &Connection) -> rusqlite::Result<bool> {
+    let v: Option<String> = conn
+        .query_row(
+            "SELECT value FROM settings WHERE key = 'redacted'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(v.as_deref() == Some("1"))
+}
+
+/// Records whether what is indexed from now on is redacted.
+pub(crate) fn set_redacted(conn: &Connection, on: bool) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO settings VALUES ('redacted', ?1)",
+        [if on { "1" } else { "0" }],
+    )
+    .map(drop)
+}
+
+/// Whether any source has been indexed.
+pub(crate) fn has_content(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM sources)", [], |r| r.get(0))
+}
 
 const SCHEMA_V1: &str = r"
 CREATE TABLE sources (

@@ -21,6 +21,9 @@ pub enum Error {
     /// A search query that cannot be run.
     #[error("{0}")]
     Query(String),
+    /// The redaction rules the catalog was asked to apply do not compile.
+    #[error("catalog redaction rules: {0}")]
+    Redact(String),
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

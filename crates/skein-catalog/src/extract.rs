@@ -357,6 +357,17 @@ pub(crate) fn capped(mut s: String, cap: usize) -> String {
     s
 }
 
+/// What the catalog keeps of each line: how much tool text, and whether secrets are
+/// redacted first.
+#[derive(Debug, Clone, Default)]
+pub struct ExtractOptions {
+    /// Cap in bytes for tool results and tool inputs.
+    pub cap: usize,
+    /// When set, every line is redacted before anything is taken from it, so no secret reaches
+    /// the catalog file (its full-text index, titles, prompts) or a search snippet.
+    pub redactor: Option<std::sync::Arc<skein_redact::Redactor>>,
+}
+
 /// Parses lines; owns the parse buffers (one per thread).
 #[derive(Default)]
 pub struct Extractor {
@@ -364,6 +375,8 @@ pub struct Extractor {
     buffers: simd_json::Buffers,
     /// Cap in bytes for tool results and tool inputs.
     cap: usize,
+    redactor: Option<std::sync::Arc<skein_redact::Redactor>>,
+    redacted: Vec<u8>,
 }
 
 impl fmt::Debug for Extractor {
@@ -387,9 +400,33 @@ impl Extractor {
         }
     }
 
+    /// An extractor with `options` (cap and redaction).
+    pub fn with_options(options: &ExtractOptions) -> Self {
+        Self {
+            cap: options.cap,
+            redactor: options.redactor.clone(),
+            ..Self::default()
+        }
+    }
+
     /// The facts of one line (its text without the terminator); `None` for a line that is not
     /// a JSON object.
     pub fn line(&mut self, text: &[u8]) -> Option<LineFacts> {
+        let mut redacted = std::mem::take(&mut self.redacted);
+        let text = match &self.redactor {
+            Some(r) => {
+                redacted.clear();
+                r.redact_line(text, &mut redacted);
+                &redacted[..]
+            }
+            None => text,
+        };
+        let facts = self.parse(text);
+        self.redacted = redacted;
+        facts
+    }
+
+    fn parse(&mut self, text: &[u8]) -> Option<LineFacts> {
         let text = text.trim_ascii();
         if text.first() != Some(&b'{') {
             return None;

@@ -13,7 +13,7 @@ use skein_layout::Source;
 use skein_reports::usage::{SessionScan, Source as Origin, UsageScanner};
 
 use crate::error::{Error, Result};
-use crate::extract::{Doc, Extractor, LineFacts, ResultFact, UseFact};
+use crate::extract::{Doc, ExtractOptions, Extractor, LineFacts, ResultFact, UseFact};
 use crate::track::{self, Plan, Stat, Stored};
 
 /// Content bytes handed to the writer at once (cut at a line end).
@@ -229,9 +229,9 @@ fn next_chunk(
 }
 
 impl Indexer {
-    pub(crate) fn new(cap: usize) -> Self {
+    pub(crate) fn new(options: &ExtractOptions) -> Self {
         Self {
-            extractor: Extractor::new(cap),
+            extractor: Extractor::with_options(options),
             scanner: UsageScanner::new(),
         }
     }

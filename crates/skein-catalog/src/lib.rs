@@ -73,6 +73,10 @@ pub struct CatalogOptions {
     pub result_cap: usize,
     /// How long a writer waits for another one (SQLite's busy timeout).
     pub busy_timeout: Duration,
+    /// Redact every line with these rules before indexing it (and before showing a search
+    /// snippet). A catalog that holds content indexed without redaction is rebuilt when it is
+    /// opened with redaction on, so no earlier secret stays in it.
+    pub redact: Option<skein_redact::RedactOptions>,
 }
 
 impl Default for CatalogOptions {
@@ -80,6 +84,7 @@ impl Default for CatalogOptions {
         Self {
             result_cap: DEFAULT_RESULT_CAP,
             busy_timeout: Duration::from_secs(5),
+            redact: None,
         }
     }
 }
@@ -105,19 +110,52 @@ pub struct Catalog {
     path: PathBuf,
     options: CatalogOptions,
     opened: Opened,
+    /// Built on first use: a status line that finds nothing new never compiles the rules.
+    extract: std::sync::OnceLock<extract::ExtractOptions>,
 }
 
 impl Catalog {
     /// Opens the catalog at `path`, creating it, migrating it, or rebuilding it when it is
     /// corrupt or of a newer schema (see [`Catalog::opened`]).
     pub fn open(path: &Path, options: CatalogOptions) -> Result<Self> {
-        let (conn, opened) = db::open(path, options.busy_timeout)?;
+        let (mut conn, mut opened) = db::open(path, options.busy_timeout)?;
+        let sql = |e| Error::sql(path, e);
+        let want = options.redact.is_some();
+        if want && !db::is_redacted(&conn).map_err(sql)? {
+            if db::has_content(&conn).map_err(sql)? {
+                drop(conn);
+                db::remove_files(path)?;
+                conn = db::open(path, options.busy_timeout)?.0;
+                opened = Opened::Rebuilt("it held text indexed without redaction".into());
+            }
+            db::set_redacted(&conn, true).map_err(sql)?;
+        } else if !want && db::is_redacted(&conn).map_err(sql)? {
+            db::set_redacted(&conn, false).map_err(sql)?;
+        }
         Ok(Self {
             conn,
             path: path.to_path_buf(),
             options,
             opened,
+            extract: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The extraction options, compiling the redaction rules on first use.
+    fn extract(&self) -> Result<&extract::ExtractOptions> {
+        if let Some(x) = self.extract.get() {
+            return Ok(x);
+        }
+        let redactor = match &self.options.redact {
+            Some(r) => Some(std::sync::Arc::new(
+                skein_redact::Redactor::new(r).map_err(|e| Error::Redact(e.to_string()))?,
+            )),
+            None => None,
+        };
+        Ok(self.extract.get_or_init(|| extract::ExtractOptions {
+            cap: self.options.result_cap,
+            redactor,
+        }))
     }
 
     /// Deletes the catalog at `path` and opens a new, empty one (`skein index --rebuild`).
@@ -149,7 +187,7 @@ impl Catalog {
         refresh::refresh(
             &self.conn,
             &self.path,
-            self.options.result_cap,
+            self.extract()?,
             sources,
             options,
             progress,
@@ -169,7 +207,7 @@ impl Catalog {
         roots::refresh_roots(
             &self.conn,
             &self.path,
-            self.options.result_cap,
+            self.extract()?,
             roots,
             options,
             options.now_ns,
@@ -198,7 +236,7 @@ impl Catalog {
 
     /// Full-text search.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<Hit>> {
-        search::search(&self.conn, &self.path, q, self.options.result_cap)
+        search::search(&self.conn, &self.path, q, self.extract()?)
     }
 
     /// The usage scans of sessions' files from the catalog, in order, exactly as `skein

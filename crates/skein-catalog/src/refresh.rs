@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap;
 use skein_layout::Source;
 
 use crate::error::{Error, Result};
+use crate::extract::ExtractOptions;
 use crate::index::{Batch, Indexer, Work};
 use crate::track::{self, Plan, Stat, Stored};
 use crate::write::{Writer, delete_source};
@@ -167,7 +168,7 @@ pub(crate) fn shadow(conn: &Connection) -> rusqlite::Result<()> {
 pub(crate) fn refresh(
     conn: &Connection,
     db: &Path,
-    cap: usize,
+    cap: &ExtractOptions,
     sources: &[Source],
     opts: &RefreshOptions,
     progress: &mut dyn FnMut(Progress),
@@ -270,7 +271,7 @@ pub(crate) fn refresh(
 fn run(
     conn: &Connection,
     db: &Path,
-    cap: usize,
+    cap: &ExtractOptions,
     sources: &[Source],
     work: &[Work],
     opts: &RefreshOptions,

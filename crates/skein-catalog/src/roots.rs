@@ -14,6 +14,7 @@ use skein_layout::Source;
 use skein_store::InputError;
 
 use crate::error::{Error, Result};
+use crate::extract::ExtractOptions;
 use crate::refresh::{self, Progress, RefreshOptions, RefreshReport};
 use crate::track::{self, Plan};
 
@@ -196,7 +197,7 @@ fn quick_check(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<
 pub(crate) fn refresh_roots(
     conn: &Connection,
     db: &Path,
-    cap: usize,
+    cap: &ExtractOptions,
     roots: &[PathBuf],
     opts: &RefreshOptions,
     now_ns: Option<i64>,

@@ -12,7 +12,7 @@ use rusqlite::{Connection, params_from_iter, types::Value};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::extract::{DocKind, Extractor};
+use crate::extract::{DocKind, ExtractOptions, Extractor};
 use crate::query::Query;
 use crate::snippet::snippet;
 
@@ -242,7 +242,7 @@ pub(crate) fn search(
     conn: &Connection,
     db: &Path,
     q: &SearchQuery,
-    cap: usize,
+    cap: &ExtractOptions,
 ) -> Result<Vec<Hit>> {
     let query = Query::parse(&q.query)?;
     let found = find(conn, q, &query.fts()).map_err(|e| match e.sqlite_error_code() {
@@ -258,7 +258,7 @@ pub(crate) fn search(
         let end = lines.need.entry(f.source).or_insert(0);
         *end = (*end).max(f.offset + f.len);
     }
-    let mut extractor = Extractor::new(cap);
+    let mut extractor = Extractor::with_options(cap);
     let mut hits = Vec::with_capacity(found.len());
     for f in found {
         if let std::collections::hash_map::Entry::Vacant(e) = infos.entry(f.source) {

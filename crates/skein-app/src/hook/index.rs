@@ -53,6 +53,8 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     let options = CatalogOptions {
         result_cap: opts.result_cap.unwrap_or(skein_catalog::DEFAULT_RESULT_CAP),
         busy_timeout: Duration::from_millis(opts.busy_timeout_ms.unwrap_or(50)),
+        // As everything else the hook writes: redacted unless `redact = false`.
+        redact: input.config.redact.then(|| input.config.redaction.clone()),
     };
     let result = Catalog::open(&db, options)
         .and_then(|mut c| c.refresh_file(&source, opts.max_bytes.unwrap_or(DEFAULT_MAX_BYTES)));

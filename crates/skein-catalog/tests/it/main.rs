@@ -9,4 +9,5 @@ mod common;
 mod concurrency;
 mod fixture;
 mod incremental;
+mod redaction;
 mod usage_parity;

@@ -107,7 +107,9 @@ impl QueryArgs {
 }
 
 /// The user config's `[catalog] path`, if set.
-fn configured_path(env: &Env) -> Result<Option<PathBuf>> {
+/// `[catalog] path` and the redaction the catalog applies (`redact`, `[redaction]`), from the
+/// config file the hook reads, so that the hook and the commands build one catalog alike.
+fn configured(env: &Env) -> Result<(Option<PathBuf>, Option<skein_redact::RedactOptions>)> {
     let files = ConfigFiles {
         user: env.user_config(),
         project: ProjectLookup::Disabled,
@@ -116,7 +118,8 @@ fn configured_path(env: &Env) -> Result<Option<PathBuf>> {
     let (config, _) = Config::default()
         .load(&files, None, env.home.as_deref())
         .context("cannot read the config")?;
-    Ok(config.catalog_path)
+    let redact = config.redact.then_some(config.redaction);
+    Ok((config.catalog_path, redact))
 }
 
 impl CatalogArgs {
@@ -125,24 +128,27 @@ impl CatalogArgs {
         if let Some(p) = &self.catalog {
             return Ok(p.clone());
         }
-        if let Some(p) = configured_path(env)? {
+        if let (Some(p), _) = configured(env)? {
             return Ok(p);
         }
         skein_catalog::default_path(env)
             .context("no catalog path: give --catalog, or set HOME or XDG_STATE_HOME")
     }
 
+    /// How to open the catalog: the cap, and redaction as the config says.
+    pub(crate) fn options(&self, env: &Env) -> Result<CatalogOptions> {
+        Ok(CatalogOptions {
+            result_cap: self.result_cap,
+            redact: configured(env)?.1,
+            ..CatalogOptions::default()
+        })
+    }
+
     /// Opens the catalog, saying on stderr when an unusable one was rebuilt.
     pub(crate) fn open(&self, env: &Env, quiet: bool) -> Result<Catalog> {
         let path = self.path(env)?;
-        let c = Catalog::open(
-            &path,
-            CatalogOptions {
-                result_cap: self.result_cap,
-                ..CatalogOptions::default()
-            },
-        )
-        .with_context(|| format!("cannot open the catalog {}", path.display()))?;
+        let c = Catalog::open(&path, self.options(env)?)
+            .with_context(|| format!("cannot open the catalog {}", path.display()))?;
         if let Opened::Rebuilt(reason) = c.opened()
             && !quiet
         {

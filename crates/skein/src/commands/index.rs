@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use skein_catalog::{Catalog, CatalogOptions};
+use skein_catalog::Catalog;
 use skein_layout::Env;
 
 use super::catalog::RefreshArgs;
@@ -27,13 +27,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     let r = &args.refresh;
     let catalog = if args.rebuild {
-        Catalog::recreate(
-            &r.catalog.path(env)?,
-            CatalogOptions {
-                result_cap: r.catalog.result_cap,
-                ..CatalogOptions::default()
-            },
-        )?
+        Catalog::recreate(&r.catalog.path(env)?, r.catalog.options(env)?)?
     } else {
         r.catalog.open(env, r.quiet)?
     };

@@ -125,6 +125,7 @@ fn full_line(
         env,
         args.catalog.as_deref(),
         config.catalog_path.as_deref(),
+        config.catalog_redact.clone(),
         input,
         now,
         &zone,

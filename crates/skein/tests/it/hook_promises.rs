@@ -385,12 +385,8 @@ fn a_grown_session_leaves_no_secret_and_the_archive_skein_would_write() {
         if mode != want {
             bad_modes.push(format!("{:o} {}", mode, p.display()));
         }
-        // Known gap, owned by skein-catalog: the `index` pass's full-text index (the catalog
-        // that `skein index` also fills from the live transcripts) keeps text unredacted.
-        let catalog = p
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("catalog.db"));
-        if md.is_file() && !catalog {
+        // The catalog included: its full-text index is filled from redacted lines.
+        if md.is_file() {
             // Lower-cased: a search index keeps tokens folded and split at punctuation, so
             // the longest alphanumeric run of each secret is looked for as well.
             let bytes = content(p).to_ascii_lowercase();

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use skein_layout::Env;
 
 /// What the status line takes from the config.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StatuslineConfig {
     /// The format string (see `skein_reports::statusline::template`).
@@ -23,6 +23,20 @@ pub(crate) struct StatuslineConfig {
     /// Not the status line's: `[catalog] path`, read from the same file.
     #[serde(skip)]
     pub(crate) catalog_path: Option<PathBuf>,
+    /// Not the status line's either: the rules the catalog redacts with (`redact` and
+    /// `[redaction]` of the same file, as the hook reads them: on unless `redact = false`).
+    #[serde(skip)]
+    pub(crate) catalog_redact: Option<skein_redact::RedactOptions>,
+}
+
+impl StatuslineConfig {
+    /// The configuration without a config file: the catalog redacts with the default rules.
+    pub(crate) fn defaults() -> Self {
+        Self {
+            catalog_redact: Some(skein_redact::RedactOptions::default()),
+            ..Self::default()
+        }
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -31,6 +45,10 @@ struct File {
     statusline: Option<StatuslineConfig>,
     #[serde(default)]
     catalog: Option<CatalogTable>,
+    #[serde(default)]
+    redact: Option<bool>,
+    #[serde(default)]
+    redaction: Option<skein_redact::RedactOptions>,
 }
 
 #[derive(Deserialize, Default)]
@@ -42,7 +60,7 @@ struct CatalogTable {
 pub(crate) fn load(env: &Env) -> Result<StatuslineConfig> {
     match env.user_config() {
         Some(path) => read(&path, env.home.as_deref()),
-        None => Ok(StatuslineConfig::default()),
+        None => Ok(StatuslineConfig::defaults()),
     }
 }
 
@@ -50,7 +68,7 @@ fn read(path: &Path, home: Option<&Path>) -> Result<StatuslineConfig> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(StatuslineConfig::default());
+            return Ok(StatuslineConfig::defaults());
         }
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
@@ -58,7 +76,7 @@ fn read(path: &Path, home: Option<&Path>) -> Result<StatuslineConfig> {
     let value: toml::Table =
         toml::from_str(&text).with_context(|| format!("{} is not TOML", path.display()))?;
     let mut picked = toml::Table::new();
-    for key in ["statusline", "catalog"] {
+    for key in ["statusline", "catalog", "redact", "redaction"] {
         if let Some(v) = value.get(key) {
             picked.insert(key.into(), v.clone());
         }
@@ -67,6 +85,10 @@ fn read(path: &Path, home: Option<&Path>) -> Result<StatuslineConfig> {
         .try_into()
         .with_context(|| format!("{}: [statusline]", path.display()))?;
     let mut config = file.statusline.unwrap_or_default();
+    config.catalog_redact = file
+        .redact
+        .unwrap_or(true)
+        .then(|| file.redaction.unwrap_or_default());
     if let Some(p) = file.catalog.and_then(|c| c.path) {
         config.catalog_path = Some(expand(&p, path, home)?);
     }
@@ -108,7 +130,31 @@ mod tests {
         assert!(format!("{e:#}").contains("fromat"), "{e:#}");
         assert_eq!(
             read(&dir.path().join("none.toml"), None).expect("missing"),
-            StatuslineConfig::default()
+            StatuslineConfig::defaults()
+        );
+    }
+
+    #[test]
+    fn the_catalog_redacts_unless_the_config_says_no() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[statusline]\ncolor = false\n").expect("write");
+        let on = read(&path, None).expect("config").catalog_redact;
+        assert_eq!(on, Some(skein_redact::RedactOptions::default()));
+        std::fs::write(&path, "redact = true\n[redaction]\ndisable = [\"email\"]\n")
+            .expect("write");
+        let custom = read(&path, None)
+            .expect("config")
+            .catalog_redact
+            .expect("on");
+        assert_eq!(custom.disable, vec!["email".to_owned()]);
+        std::fs::write(&path, "redact = false\n").expect("write");
+        assert_eq!(read(&path, None).expect("config").catalog_redact, None);
+        assert!(
+            read(&dir.path().join("none.toml"), None)
+                .expect("missing")
+                .catalog_redact
+                .is_some()
         );
     }
 }

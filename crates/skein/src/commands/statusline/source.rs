@@ -59,6 +59,7 @@ pub(super) fn figures(
     env: &Env,
     flag: Option<&Path>,
     configured: Option<&Path>,
+    redact: Option<skein_redact::RedactOptions>,
     input: &StatusInput,
     now_ms: i64,
     zone: &Zone,
@@ -68,6 +69,7 @@ pub(super) fn figures(
         &path,
         CatalogOptions {
             busy_timeout: BUSY,
+            redact,
             ..CatalogOptions::default()
         },
     )
