@@ -41,8 +41,8 @@ fn synthetic(c: &mut Criterion) {
 }
 
 fn corpus(c: &mut Criterion) {
+    // Without the corpus (SKEIN_CORPUS) only the synthetic bench runs.
     let Some(dir) = corpus_dir() else {
-        eprintln!("skipped: export/parquet_corpus (no corpus; set SKEIN_CORPUS)");
         return;
     };
     let found = discover(&[dir]);

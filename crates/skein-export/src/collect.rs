@@ -10,6 +10,8 @@ use skein_core::time::parse_ms;
 use skein_core::{Envelope, Line, Parser};
 use skein_graph::NodeId;
 use skein_layout::SessionFiles;
+
+use crate::rows::int;
 use skein_reports::LoadedSession;
 
 use crate::rows::{MessageRow, SessionRow, ToolCallRow};
@@ -126,8 +128,8 @@ impl RecordVisitor<Value> for RowVisitor {
                 timestamp: env.timestamp.get().and_then(parse_ms),
                 model: message.and_then(|m| m.model.get()).map(str::to_owned),
                 is_sidechain: env.is_sidechain.0,
-                line: line.number as i64,
-                text_bytes: text.len() as i64,
+                line: int(line.number),
+                text_bytes: int(text.len()),
                 text: (self.options.text && !text.is_empty()).then_some(text),
                 ..MessageRow::default()
             },
@@ -194,9 +196,9 @@ pub(crate) fn file_rows(
     session.title = rows.title();
     session.first_timestamp = meta.first_timestamp.as_deref().and_then(parse_ms);
     session.last_timestamp = meta.last_timestamp.as_deref().and_then(parse_ms);
-    session.prompts = meta.user_messages as i64;
-    session.messages = meta.message_count as i64;
-    session.tool_calls = meta.tool_calls as i64;
+    session.prompts = int(meta.user_messages);
+    session.messages = int(meta.message_count);
+    session.tool_calls = int(meta.tool_calls);
     session.models = meta.models;
     let messages = rows
         .drafts
@@ -223,8 +225,8 @@ pub(crate) fn file_rows(
                 timestamp: u.timestamp.as_deref().and_then(parse_ms),
                 duration_ms: p.duration_ms(),
                 is_error: p.result.map(|r| r.is_error),
-                input_bytes: input.as_ref().map_or(0, String::len) as i64,
-                result_bytes: p.result.map(|r| (r.bytes + r.media_bytes) as i64),
+                input_bytes: int(input.as_ref().map_or(0, String::len)),
+                result_bytes: p.result.map(|r| int(r.bytes + r.media_bytes)),
                 input_json: input.map(|s| cut(s, options.tool_input_bytes)),
             })
         })

@@ -134,7 +134,7 @@ macro_rules! push_impl {
             fn push(&mut self, project: &str, row: $row) -> Result<(), Error> {
                 let dir = self.partition_dir::<$row>(project, &row);
                 let (root, layout, props) = (&self.root, self.layout, &self.props);
-                push_row(&mut self.$field, root, layout, props, dir, row)
+                push_row(&mut self.$field, root, layout, props, &dir, row)
             }
         }
     };
@@ -216,14 +216,14 @@ fn push_row<R: Row>(
     root: &Path,
     layout: Layout,
     props: &WriterProperties,
-    dir: String,
+    dir: &str,
     row: R,
 ) -> Result<(), Error> {
-    if !t.files.contains_key(&dir) {
+    if !t.files.contains_key(dir) {
         let ext = layout.format.name();
-        let path = PathBuf::from(&dir).join(format!("{}.{ext}", layout.shard.part_name()));
+        let path = PathBuf::from(dir).join(format!("{}.{ext}", layout.shard.part_name()));
         let abs = root.join(&path);
-        let parent = root.join(&dir);
+        let parent = root.join(dir);
         std::fs::create_dir_all(&parent).map_err(io_err(&parent))?;
         let file = Pending(AtomicFile::create(&abs).map_err(io_err(&abs))?);
         let sink = match layout.format {
@@ -234,7 +234,7 @@ fn push_row<R: Row>(
             Format::Jsonl => Sink::Jsonl(BufWriter::with_capacity(1 << 16, file)),
         };
         t.files.insert(
-            dir.clone(),
+            dir.to_owned(),
             PartFile {
                 path,
                 rows: Vec::new(),
@@ -243,7 +243,7 @@ fn push_row<R: Row>(
             },
         );
     }
-    let Some(f) = t.files.get_mut(&dir) else {
+    let Some(f) = t.files.get_mut(dir) else {
         return Ok(());
     };
     f.rows.push(row);

@@ -10,6 +10,13 @@
 //! only turns them into rows ([`rows`]), partitions and shards them ([`partition`]) and writes
 //! the files ([`dataset`]) under the schema of [`schema`]. See docs/export.md.
 
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "the export owns its I/O: the dataset directory it writes and the sources it reads; \
+              it reads no environment and no clock (the caller passes both)"
+)]
+
 pub mod collect;
 pub mod dataset;
 pub mod error;

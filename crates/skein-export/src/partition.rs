@@ -1,6 +1,6 @@
 //! Hive partitions (`month=YYYY-MM[/project=…]`) and shards (`--shard K/N`).
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// The value of a partition key the row has no value for (Hive's and Spark's name).
 pub const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
@@ -26,7 +26,7 @@ pub fn escape_value(v: &str) -> String {
         if plain {
             out.push(char::from(b));
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            let _ = write!(out, "%{b:02X}");
         }
     }
     out

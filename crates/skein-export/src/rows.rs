@@ -14,6 +14,15 @@ use serde::{Serialize, Serializer};
 
 use crate::schema::{ColumnType, Table};
 
+/// A count as a Parquet int64 (saturating: no count of a transcript comes near 2^63).
+pub(crate) fn int(n: impl TryInto<i64>) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
+}
+
+#[allow(
+    clippy::ref_option,
+    reason = "serde's serialize_with hands the field by reference"
+)]
 fn ts<S: Serializer>(v: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
     match v {
         Some(ms) => s.serialize_str(&skein_core::time::format_ms(*ms)),
@@ -21,6 +30,10 @@ fn ts<S: Serializer>(v: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's serialize_with hands the field by reference"
+)]
 fn ts_req<S: Serializer>(v: &i64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&skein_core::time::format_ms(*v))
 }

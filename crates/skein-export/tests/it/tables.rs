@@ -139,7 +139,7 @@ fn timestamps_are_typed_and_rows_sit_in_their_month() {
                 .expect("month= directory")
                 .to_owned();
             let ts = col.as_primitive::<TimestampMillisecondType>();
-            for v in ts.iter() {
+            for v in ts {
                 let got = skein_export::partition::month_of(v);
                 assert_eq!(got, month, "{}", path.display());
             }

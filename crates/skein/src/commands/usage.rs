@@ -413,19 +413,6 @@ fn totals_table(headers: &[&str], align: &[Align], rows: &[Vec<String>]) -> Stri
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
-}
-
 /// The embedded price table, extended or overridden by `--pricing FILE`.
 pub(crate) fn load_pricing(path: Option<&std::path::Path>) -> Result<PricingTable> {
     let mut pricing = PricingTable::embedded();
@@ -438,4 +425,17 @@ pub(crate) fn load_pricing(path: Option<&std::path::Path>) -> Result<PricingTabl
         pricing = pricing.overridden_by(user);
     }
     Ok(pricing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 }
