@@ -30,4 +30,5 @@ pub mod transform;
 pub use error::{Error, chain};
 pub use ingest::{ArchiveJob, IngestRow};
 pub use meta::MetaCollector;
+pub use session_meta::agent_identity;
 pub use transform::Transforms;

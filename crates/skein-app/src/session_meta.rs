@@ -15,7 +15,7 @@ use crate::meta::MetaCollector;
 
 /// A subagent's identity: its sidecar first, then the event that reported it (the hook's
 /// SubagentStop), then the spawning call the parent's `links` name.
-pub(crate) fn agent_identity(
+pub fn agent_identity(
     agent_id: &str,
     sidecar: Option<&AgentMeta>,
     event_agent_type: Option<&str>,

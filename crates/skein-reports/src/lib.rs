@@ -15,4 +15,4 @@ pub mod tools;
 pub mod tree;
 pub mod usage;
 
-pub use session::{AgentRun, LoadedSession, load_session};
+pub use session::{AgentRun, LoadedSession, load_session, load_session_with};

@@ -87,10 +87,27 @@ where
     V: RecordVisitor<I> + Default,
     SpawnLinks: RecordVisitor<I>,
 {
+    load_session_with::<I, V>(files, options, parser, mmap, V::default)
+}
+
+/// Like [`load_session`], with each file's visitor made by `new_visitor` (a visitor that
+/// carries options).
+pub fn load_session_with<I, V>(
+    files: &SessionFiles,
+    options: &AnalysisOptions,
+    parser: &mut Parser,
+    mmap: bool,
+    mut new_visitor: impl FnMut() -> V,
+) -> Result<LoadedSession<V>, LoadError>
+where
+    I: DeserializeOwned + Default + ToolInput,
+    V: RecordVisitor<I>,
+    SpawnLinks: RecordVisitor<I>,
+{
     let mut links = SpawnLinks::new();
     let main = match &files.main {
         Some(path) => {
-            let mut pair = (SpawnLinks::new(), V::default());
+            let mut pair = (SpawnLinks::new(), new_visitor());
             let a = read_file::<I, _>(path, options, parser, &mut pair, mmap)?;
             links = pair.0;
             Some((a, pair.1))
@@ -99,7 +116,7 @@ where
     };
     let mut agents = Vec::with_capacity(files.agents.len());
     for file in &files.agents {
-        let mut v = V::default();
+        let mut v = new_visitor();
         let analysis = read_file::<I, _>(&file.path, options, parser, &mut v, mmap)?;
         let meta_id = file.meta.as_ref().and_then(|m| m.tool_use_id.as_deref());
         let spawned_by = links.spawner_of(&file.agent_id, meta_id);

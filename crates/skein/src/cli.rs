@@ -96,6 +96,9 @@ pub(crate) enum Command {
     Sessions(commands::sessions::Args),
     /// Full-text search over prompts, replies, thinking, tool inputs and results (BM25).
     Search(commands::search::Args),
+    /// Export sessions as a Hive-partitioned dataset (Parquet, or JSONL) of four tables:
+    /// sessions, messages, tool_calls, usage; for DuckDB, Spark, Polars (see docs/export.md).
+    Export(commands::export::Args),
     /// One line for Claude Code's status bar (model, session and today's cost, the active
     /// 5-hour block, context), from its JSON on stdin; `statusline install` sets it up.
     Statusline(commands::statusline::Args),

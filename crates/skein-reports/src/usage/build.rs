@@ -305,6 +305,15 @@ impl UsageBuilder {
         out
     }
 
+    /// The requests kept by the deduplication (see the module documentation), each with the
+    /// index of its session in the order sessions were added, and what the scan counted: the
+    /// rows behind the report, for callers that export them one by one.
+    pub fn into_requests(mut self) -> (Vec<(usize, RequestCopy)>, ScanStats) {
+        let requests = self.requests();
+        let kept = requests.into_iter().map(|(s, c)| (s as usize, c)).collect();
+        (kept, self.stats)
+    }
+
     /// Builds the report.
     pub fn finish(mut self, options: &UsageOptions, pricing: &PricingTable) -> UsageReport {
         let requests = self.requests();

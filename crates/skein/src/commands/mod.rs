@@ -12,6 +12,7 @@ pub(crate) mod archive;
 pub(crate) mod catalog;
 pub(crate) mod check;
 mod docs;
+pub(crate) mod export;
 pub(crate) mod hook;
 pub(crate) mod index;
 pub(crate) mod passes;
@@ -47,6 +48,7 @@ pub(crate) fn run(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Index(args) => index::run(&args, env),
         Command::Sessions(args) => sessions::run(&args, env),
         Command::Search(args) => search::run(&args, env),
+        Command::Export(args) => export::run(&args, env),
         Command::Statusline(args) => statusline::run(&args, env),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man => docs::man(),

@@ -144,15 +144,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         range: report.date_range()?,
         zone: report.zone()?,
     };
-    let mut pricing = PricingTable::embedded();
-    if let Some(path) = &args.pricing {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-            .context("cannot use --pricing")?;
-        let user = PricingTable::from_json(&text, &path.display().to_string())
-            .context("cannot use --pricing")?;
-        pricing = pricing.overridden_by(user);
-    }
+    let pricing = load_pricing(args.pricing.as_deref())?;
     let (sessions, found_ok) = report.sessions(env)?;
     let mmap = report.mmap;
     let mut builder = UsageBuilder::new();
@@ -419,6 +411,20 @@ fn totals_table(headers: &[&str], align: &[Align], rows: &[Vec<String>]) -> Stri
         out.push_str(&columns.line(row.iter().map(String::as_str)));
     }
     out
+}
+
+/// The embedded price table, extended or overridden by `--pricing FILE`.
+pub(crate) fn load_pricing(path: Option<&std::path::Path>) -> Result<PricingTable> {
+    let mut pricing = PricingTable::embedded();
+    if let Some(path) = path {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+            .context("cannot use --pricing")?;
+        let user = PricingTable::from_json(&text, &path.display().to_string())
+            .context("cannot use --pricing")?;
+        pricing = pricing.overridden_by(user);
+    }
+    Ok(pricing)
 }
 
 #[cfg(test)]

@@ -1,0 +1,309 @@
+//! Writing the dataset: one part file per table, partition and shard, each written to a temp
+//! file beside its target and renamed into place only when every file of the run is complete
+//! (so a failed run leaves the previous files, and a re-run replaces exactly the part files it
+//! writes). `_schema.json` is written last.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use arrow_schema::SchemaRef;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use skein_store::AtomicFile;
+
+use crate::error::Error;
+use crate::partition::{Shard, escape_value, month_of};
+use crate::rows::{MessageRow, Row, SessionRow, ToolCallRow, UsageRow, batch};
+use crate::schema::{Table, schema_json};
+
+/// The files' format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Parquet,
+    /// One JSON object per line, for tools without Parquet.
+    Jsonl,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Parquet => "parquet",
+            Self::Jsonl => "jsonl",
+        }
+    }
+}
+
+/// How the dataset is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    pub format: Format,
+    /// Partition by `project=` below `month=`.
+    pub by_project: bool,
+    pub shard: Shard,
+    /// Rows per Parquet row group (at most).
+    pub row_group_rows: usize,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Self {
+            format: Format::Parquet,
+            by_project: false,
+            shard: Shard::ALL,
+            row_group_rows: 128 * 1024,
+        }
+    }
+}
+
+/// Rows buffered before they become one record batch.
+const BATCH_ROWS: usize = 8192;
+/// A row group in progress is flushed past this many bytes (long texts), whatever its rows.
+const ROW_GROUP_BYTES: usize = 64 << 20;
+
+/// A temp file that becomes its target on commit.
+struct Pending(AtomicFile);
+
+impl Write for Pending {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.file().write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.file().flush()
+    }
+}
+
+enum Sink {
+    Parquet(Box<ArrowWriter<Pending>>),
+    Jsonl(BufWriter<Pending>),
+}
+
+struct PartFile<R> {
+    path: PathBuf,
+    rows: Vec<R>,
+    sink: Sink,
+    written: u64,
+}
+
+/// What a run wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Part files, relative to the dataset root, in path order.
+    pub files: Vec<PathBuf>,
+    /// Rows per table, in [`Table::ALL`] order.
+    pub rows: [u64; 4],
+}
+
+struct TableFiles<R> {
+    files: BTreeMap<String, PartFile<R>>,
+    schema: SchemaRef,
+    by_project: bool,
+}
+
+/// A dataset being written.
+pub struct Dataset {
+    root: PathBuf,
+    layout: Layout,
+    props: WriterProperties,
+    sessions: TableFiles<SessionRow>,
+    messages: TableFiles<MessageRow>,
+    tool_calls: TableFiles<ToolCallRow>,
+    usage: TableFiles<UsageRow>,
+}
+
+impl std::fmt::Debug for Dataset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dataset")
+            .field("root", &self.root)
+            .field("layout", &self.layout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Rows that the dataset can take.
+pub trait Push<R> {
+    /// Adds `row` of a session of `project`.
+    fn push(&mut self, project: &str, row: R) -> Result<(), Error>;
+}
+
+macro_rules! push_impl {
+    ($row:ty, $field:ident) => {
+        impl Push<$row> for Dataset {
+            fn push(&mut self, project: &str, row: $row) -> Result<(), Error> {
+                let dir = self.partition_dir::<$row>(project, &row);
+                let (root, layout, props) = (&self.root, self.layout, &self.props);
+                push_row(&mut self.$field, root, layout, props, &dir, row)
+            }
+        }
+    };
+}
+push_impl!(SessionRow, sessions);
+push_impl!(MessageRow, messages);
+push_impl!(ToolCallRow, tool_calls);
+push_impl!(UsageRow, usage);
+
+fn io_err(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn new_files<R>(table: Table, by_project: bool) -> TableFiles<R> {
+    TableFiles {
+        files: BTreeMap::new(),
+        schema: table.arrow_schema(by_project),
+        by_project,
+    }
+}
+
+impl Dataset {
+    /// Starts a dataset under `root` (created if missing). Nothing appears under the table
+    /// directories until [`Dataset::commit`].
+    pub fn create(root: &Path, layout: Layout) -> Result<Self, Error> {
+        std::fs::create_dir_all(root).map_err(io_err(root))?;
+        let zstd = ZstdLevel::try_new(3).map_err(|e| Error::Parquet(e.to_string()))?;
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(zstd))
+            .set_max_row_group_size(layout.row_group_rows.max(1))
+            .set_created_by(format!("skein {}", env!("CARGO_PKG_VERSION")))
+            .build();
+        Ok(Self {
+            root: root.to_path_buf(),
+            layout,
+            props,
+            sessions: new_files(Table::Sessions, layout.by_project),
+            messages: new_files(Table::Messages, layout.by_project),
+            tool_calls: new_files(Table::ToolCalls, layout.by_project),
+            usage: new_files(Table::Usage, layout.by_project),
+        })
+    }
+
+    fn partition_dir<R: Row>(&self, project: &str, row: &R) -> String {
+        let mut dir = format!("{}/month={}", R::TABLE.name(), month_of(row.partition_ms()));
+        if self.layout.by_project {
+            dir.push_str("/project=");
+            dir.push_str(&escape_value(project));
+        }
+        dir
+    }
+
+    /// Finishes every part file, renames them into place and writes `_schema.json`. Until
+    /// then, nothing under the dataset changed; on error, the temp files are removed.
+    pub fn commit(self) -> Result<Written, Error> {
+        let mut pending = Vec::new();
+        let mut written = Written::default();
+        written.rows[0] = close_all(self.sessions, &self.root, &mut pending)?;
+        written.rows[1] = close_all(self.messages, &self.root, &mut pending)?;
+        written.rows[2] = close_all(self.tool_calls, &self.root, &mut pending)?;
+        written.rows[3] = close_all(self.usage, &self.root, &mut pending)?;
+        for (rel, file) in pending {
+            let target = self.root.join(&rel);
+            file.0.commit().map_err(io_err(&target))?;
+            written.files.push(rel);
+        }
+        let schema = self.root.join("_schema.json");
+        let text = schema_json(self.layout.format.name(), self.layout.by_project);
+        skein_store::write_atomic(&schema, text.as_bytes()).map_err(io_err(&schema))?;
+        Ok(written)
+    }
+}
+
+fn push_row<R: Row>(
+    t: &mut TableFiles<R>,
+    root: &Path,
+    layout: Layout,
+    props: &WriterProperties,
+    dir: &str,
+    row: R,
+) -> Result<(), Error> {
+    if !t.files.contains_key(dir) {
+        let ext = layout.format.name();
+        let path = PathBuf::from(dir).join(format!("{}.{ext}", layout.shard.part_name()));
+        let abs = root.join(&path);
+        let parent = root.join(dir);
+        std::fs::create_dir_all(&parent).map_err(io_err(&parent))?;
+        let file = Pending(AtomicFile::create(&abs).map_err(io_err(&abs))?);
+        let sink = match layout.format {
+            Format::Parquet => Sink::Parquet(Box::new(
+                ArrowWriter::try_new(file, t.schema.clone(), Some(props.clone()))
+                    .map_err(|e| Error::Parquet(format!("{}: {e}", abs.display())))?,
+            )),
+            Format::Jsonl => Sink::Jsonl(BufWriter::with_capacity(1 << 16, file)),
+        };
+        t.files.insert(
+            dir.to_owned(),
+            PartFile {
+                path,
+                rows: Vec::new(),
+                sink,
+                written: 0,
+            },
+        );
+    }
+    let Some(f) = t.files.get_mut(dir) else {
+        return Ok(());
+    };
+    f.rows.push(row);
+    if f.rows.len() >= BATCH_ROWS {
+        flush(f, &t.schema, root, layout.by_project)?;
+    }
+    Ok(())
+}
+
+fn flush<R: Row>(
+    f: &mut PartFile<R>,
+    schema: &SchemaRef,
+    root: &Path,
+    by_project: bool,
+) -> Result<(), Error> {
+    if f.rows.is_empty() {
+        return Ok(());
+    }
+    let abs = root.join(&f.path);
+    let pq = |e: &dyn std::fmt::Display| Error::Parquet(format!("{}: {e}", abs.display()));
+    match &mut f.sink {
+        Sink::Parquet(w) => {
+            let b = batch(&f.rows, schema.clone(), by_project).map_err(|e| pq(&e))?;
+            w.write(&b).map_err(|e| pq(&e))?;
+            if w.in_progress_size() > ROW_GROUP_BYTES {
+                w.flush().map_err(|e| pq(&e))?;
+            }
+        }
+        Sink::Jsonl(w) => {
+            for r in &f.rows {
+                serde_json::to_writer(&mut *w, r).map_err(|e| pq(&e))?;
+                w.write_all(b"\n").map_err(io_err(&abs))?;
+            }
+        }
+    }
+    f.written += f.rows.len() as u64;
+    f.rows.clear();
+    Ok(())
+}
+
+fn close_all<R: Row>(
+    t: TableFiles<R>,
+    root: &Path,
+    out: &mut Vec<(PathBuf, Pending)>,
+) -> Result<u64, Error> {
+    let mut rows = 0;
+    for (_, mut f) in t.files {
+        flush(&mut f, &t.schema, root, t.by_project)?;
+        rows += f.written;
+        let abs = root.join(&f.path);
+        let file = match f.sink {
+            Sink::Parquet(w) => w
+                .into_inner()
+                .map_err(|e| Error::Parquet(format!("{}: {e}", abs.display())))?,
+            Sink::Jsonl(w) => w.into_inner().map_err(|e| Error::Io {
+                path: abs.clone(),
+                source: e.into_error(),
+            })?,
+        };
+        out.push((f.path, file));
+    }
+    Ok(rows)
+}
