@@ -426,8 +426,12 @@ mod tests {
             BTreeMap::from([("2026-05-02".into(), 1)])
         );
         let may2 = DateRange {
-            since: skein_core::time::Day::parse("2026-05-02").ok(),
-            until: skein_core::time::Day::parse("2026-05-02").ok(),
+            since: skein_core::time::Day::parse("2026-05-02")
+                .ok()
+                .map(Into::into),
+            until: skein_core::time::Day::parse("2026-05-02")
+                .ok()
+                .map(Into::into),
         };
         let c = call("b", "s1", Some("2026-05-01T10:00:00Z"), None);
         assert!(in_range(&may2, &zone, &c));

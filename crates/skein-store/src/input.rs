@@ -113,14 +113,13 @@ pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
+            // What cannot be read is reported and skipped; the walk goes on with the rest.
             let mut found = Vec::new();
-            match walk(path, &mut found) {
-                Ok(()) => {
-                    found.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
-                    out.extend(found.into_iter().map(Ok));
-                }
-                Err(e) => out.push(Err(e)),
-            }
+            let mut errors = Vec::new();
+            walk(path, &mut found, &mut errors);
+            found.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+            out.extend(found.into_iter().map(Ok));
+            out.extend(errors.into_iter().map(Err));
         } else {
             out.push(Ok(path.clone()));
         }
@@ -128,28 +127,36 @@ pub fn expand_paths(paths: &[PathBuf]) -> Vec<Result<PathBuf, InputError>> {
     out
 }
 
-fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| InputError {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+fn walk(dir: &Path, found: &mut Vec<PathBuf>, errors: &mut Vec<InputError>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(source) => {
+            errors.push(InputError {
+                path: dir.to_path_buf(),
+                source,
+            });
+            return;
+        }
+    };
     for entry in entries {
-        let entry = entry.map_err(|source| InputError {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        let entry = match entry {
+            Ok(e) => e,
+            Err(source) => {
+                errors.push(InputError {
+                    path: dir.to_path_buf(),
+                    source,
+                });
+                continue;
+            }
+        };
         let path = entry.path();
-        let kind = entry.file_type().map_err(|source| InputError {
-            path: path.clone(),
-            source,
-        })?;
-        if kind.is_dir() {
-            walk(&path, found)?;
-        } else if is_transcript_name(&path) {
-            found.push(path);
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => walk(&path, found, errors),
+            Ok(_) if is_transcript_name(&path) => found.push(path),
+            Ok(_) => {}
+            Err(source) => errors.push(InputError { path, source }),
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

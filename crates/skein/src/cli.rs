@@ -26,6 +26,19 @@ pub(crate) struct Cli {
     /// reported invalid with its offset and skipped without being held in memory.
     #[arg(long, global = true, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
     pub(crate) max_line: usize,
+    /// Colour: `auto` (on a terminal, unless `NO_COLOR` is set; `CLICOLOR_FORCE=1` forces it),
+    /// `always` or `never`.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
+    pub(crate) color: crate::term::ColorChoice,
+    /// Tables without their optional columns (models, cache tokens), whatever the width.
+    #[arg(long, global = true)]
+    pub(crate) compact: bool,
 }
 
 /// `1024`, `64K`, `256M`, `1G` (binary units; a trailing `B` or `iB` is accepted).

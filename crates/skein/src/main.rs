@@ -14,6 +14,8 @@ mod commands;
 mod inputs;
 mod output;
 mod report;
+mod table;
+mod term;
 mod zone;
 
 fn main() -> ExitCode {
@@ -29,6 +31,11 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     skein_core::lines::set_default_max_line(cli.max_line);
+    term::init(
+        cli.color,
+        cli.compact,
+        &term::TermVars::read(|k| std::env::var_os(k)),
+    );
     match commands::run(cli, &env) {
         Ok(code) => code,
         Err(err) => {

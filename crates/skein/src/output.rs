@@ -15,6 +15,22 @@ pub(crate) fn choose_format(asked: Option<Format>) -> Format {
     })
 }
 
+/// How a command that changes files reports what it did: a line for a person, or JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ReportFormat {
+    /// One line per file or pass, for a person (the default on a terminal).
+    Summary,
+    /// One JSON object per line (the default when not on a terminal).
+    Jsonl,
+}
+
+impl ReportFormat {
+    /// True when the summary is wanted: asked for, or nothing asked and `tty`.
+    pub(crate) fn human(asked: Option<Self>, tty: bool) -> bool {
+        asked.map_or(tty, |f| f == Self::Summary)
+    }
+}
+
 /// Writes `bytes` where `path` says (`skein_store::OutputTarget`): `-` and `/dev/stdout` through
 /// this process's standard output, `/dev/stderr` through its standard error (so what they point
 /// to is never truncated or reopened), devices and FIFOs as they are, a regular file (or the
@@ -55,10 +71,21 @@ pub(crate) fn stream_output<T>(
     Ok(value)
 }
 
-/// Writes one diagnostic line to stderr (never fails).
+/// Writes one diagnostic line to stderr (never fails): `skein: msg`, the prefix in red when
+/// stderr is coloured.
 pub(crate) fn error_line(msg: &str) {
+    diagnostic(crate::term::Style::Red, msg);
+}
+
+/// Like [`error_line`], for something the command went on after (the prefix in yellow).
+pub(crate) fn warning_line(msg: &str) {
+    diagnostic(crate::term::Style::Yellow, msg);
+}
+
+fn diagnostic(style: crate::term::Style, msg: &str) {
+    let prefix = crate::term::paint(crate::term::get().color_err, style, "skein:");
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "skein: {msg}");
+    let _ = writeln!(err, "{prefix} {msg}");
 }
 
 /// An error and its causes on one line, `outer: cause: cause`, each reason once: a cause whose
@@ -99,56 +126,10 @@ pub(crate) enum Align {
     Right,
 }
 
-/// The widths and alignments of a text table's columns, fitted to its header and rows.
-pub(crate) struct Columns {
-    widths: Vec<usize>,
-    align: Vec<Align>,
-}
-
-impl Columns {
-    pub(crate) fn fit(headers: &[&str], align: &[Align], rows: &[Vec<String>]) -> Self {
-        let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-        for row in rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        Self {
-            widths,
-            align: align.to_vec(),
-        }
-    }
-
-    /// One line: the cells padded to their columns, two spaces apart, without trailing blanks.
-    pub(crate) fn line<'a>(&self, cells: impl IntoIterator<Item = &'a str>) -> String {
-        let parts: Vec<String> = cells
-            .into_iter()
-            .zip(self.widths.iter().zip(&self.align))
-            .map(|(c, (&w, a))| match a {
-                Align::Left => format!("{c:<w$}"),
-                Align::Right => format!("{c:>w$}"),
-            })
-            .collect();
-        let mut s = parts.join("  ").trim_end().to_owned();
-        s.push('\n');
-        s
-    }
-
-    /// A line of dashes as wide as each column.
-    pub(crate) fn rule(&self) -> String {
-        let dashes: Vec<String> = self.widths.iter().map(|&w| "-".repeat(w)).collect();
-        self.line(dashes.iter().map(String::as_str))
-    }
-}
-
 /// Renders rows as a text table with per-column alignment.
+/// Fitted to the terminal and coloured as [`crate::table`] says.
 pub(crate) fn aligned_table(headers: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {
-    let columns = Columns::fit(headers, align, rows);
-    let mut out = columns.line(headers.iter().copied());
-    for row in rows {
-        out.push_str(&columns.line(row.iter().map(String::as_str)));
-    }
-    out
+    crate::table::Table::new(headers, align, rows.to_vec()).render()
 }
 
 /// Renders rows as a text table: the first column left-aligned, the others right-aligned.

@@ -15,12 +15,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use skein_core::Parser;
-use skein_core::time::{DateRange, Day, Zone};
+use skein_core::time::{DateRange, Zone};
 use skein_layout::{Env, SessionFiles, discover};
 use skein_store::InputError;
 
 use crate::cli::Format;
-use crate::output::{Align, aligned_table, choose_format, error_line, table};
+use crate::output::{Align, aligned_table, choose_format, error_line, table, warning_line};
 
 /// Arguments shared by the reports.
 #[derive(Debug, Clone, Default, Args)]
@@ -31,12 +31,11 @@ pub(crate) struct ReportArgs {
     /// Output format (default: table on a terminal, jsonl otherwise).
     #[arg(long, value_enum)]
     pub(crate) format: Option<Format>,
-    /// Only records (or sessions) on or after this day (YYYY-MM-DD or YYYYMMDD, a local day
-    /// in --timezone).
+    /// Only records (or sessions) from this day (YYYY-MM-DD or YYYYMMDD, a local day in
+    /// --timezone), time (RFC 3339) or duration ago (7d, 12h, 30m, 2w) on.
     #[arg(long)]
     pub(crate) since: Option<String>,
-    /// Only records (or sessions) on or before this day (YYYY-MM-DD or YYYYMMDD, a local day
-    /// in --timezone).
+    /// Only records (or sessions) up to this day (inclusive), time or duration ago.
     #[arg(long)]
     pub(crate) until: Option<String>,
     /// The time zone of days, weeks and months (grouping, --since/--until): an IANA name
@@ -111,7 +110,7 @@ pub(crate) fn warn_empty_dirs<'a>(
         }
     }
     for dir in empty {
-        error_line(&format!("no transcripts under {}", dir.display()));
+        warning_line(&format!("no transcripts under {}", dir.display()));
     }
 }
 
@@ -137,11 +136,7 @@ impl ReportArgs {
     }
 
     pub(crate) fn date_range(&self) -> Result<DateRange> {
-        let day = |s: &Option<String>| s.as_deref().map(Day::parse).transpose();
-        Ok(DateRange {
-            since: day(&self.since)?,
-            until: day(&self.until)?,
-        })
+        crate::zone::date_range(self.since.as_deref(), self.until.as_deref())
     }
 
     /// The sessions to report on, after the project and glob filters. Unreadable paths are

@@ -6,9 +6,28 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use jiff::tz::TimeZone;
-use skein_core::time::{Zone, ZoneError};
+use skein_core::time::{Bound, DateRange, Zone, ZoneError};
 
-use crate::output::error_line;
+use crate::output::warning_line;
+
+/// Now, in milliseconds since the epoch: the clock, read here at the edge.
+pub(crate) fn now_ms() -> i64 {
+    skein_core::time::unix_ms(std::time::SystemTime::now())
+}
+
+/// `--since` / `--until` as one range: days (`2026-05-01`, `20260501`), RFC 3339 times, or
+/// durations before now (`7d`, `12h`, `30m`, `2w`), the same in every command.
+pub(crate) fn date_range(since: Option<&str>, until: Option<&str>) -> Result<DateRange> {
+    let now = now_ms();
+    let bound = |flag: &str, v: Option<&str>| -> Result<Option<Bound>> {
+        v.map(|t| Bound::parse(t, now).map_err(|e| anyhow::anyhow!("--{flag}: {e}")))
+            .transpose()
+    };
+    Ok(DateRange {
+        since: bound("since", since)?,
+        until: bound("until", until)?,
+    })
+}
 
 /// The zone named by `--timezone`, or the local zone when it is absent or `local`.
 pub(crate) fn resolve(arg: Option<&str>) -> Result<Zone> {
@@ -99,7 +118,7 @@ fn local() -> Zone {
         }
         Err(e) => {
             if std::env::var_os("TZ").is_some_and(|v| !v.is_empty()) {
-                error_line(&format!("cannot use TZ ({e}): dates are in UTC"));
+                warning_line(&format!("cannot use TZ ({e}): dates are in UTC"));
             }
             Zone::utc()
         }

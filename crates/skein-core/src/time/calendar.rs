@@ -13,7 +13,9 @@ pub struct Day {
 
 /// Why a date was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid date {0:?}: expected YYYY-MM-DD or YYYYMMDD")]
+#[error(
+    "invalid date {0:?}: expected YYYY-MM-DD, YYYYMMDD, an RFC 3339 time or a relative 7d/12h/30m"
+)]
 pub struct DateError(pub String);
 
 impl Day {
@@ -155,11 +157,77 @@ impl Civil {
     }
 }
 
-/// An inclusive range of days (`--since` / `--until`), read in a time zone.
+/// One end of a [`DateRange`]: a whole local day, or an instant (an RFC 3339 time, or a
+/// relative `7d` / `12h` / `30m` / `2w` counted back from the clock the caller passes in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// A calendar day, read in the report's time zone.
+    Day(Day),
+    /// Milliseconds since the epoch.
+    Instant(i64),
+}
+
+impl From<Day> for Bound {
+    fn from(day: Day) -> Self {
+        Self::Day(day)
+    }
+}
+
+impl Bound {
+    /// `YYYY-MM-DD` or `YYYYMMDD` (a day), an RFC 3339 time (`2026-05-01T10:00:00Z`, with a
+    /// zone or offset; none means UTC), or `N` followed by `w`, `d`, `h`, `m` or `s`: that long
+    /// before `now_ms`. Impossible dates (`2026-02-30`) are refused.
+    pub fn parse(s: &str, now_ms: i64) -> Result<Self, DateError> {
+        let err = || DateError(s.to_owned());
+        let t = s.trim();
+        if let Some(ago) = relative_ms(t) {
+            return now_ms.checked_sub(ago).map(Self::Instant).ok_or_else(err);
+        }
+        if t.len() > 10 {
+            return parse_ms(t).map(Self::Instant).ok_or_else(err);
+        }
+        Day::parse(t).map(Self::Day)
+    }
+
+    /// The first millisecond this bound lets in (as a lower bound), in `zone`.
+    pub fn start_ms(self, zone: &Zone) -> i64 {
+        match self {
+            Self::Day(d) => zone.start_of_day(d),
+            Self::Instant(ms) => ms,
+        }
+    }
+
+    /// The first millisecond past this bound (as an upper bound, exclusive), in `zone`.
+    pub fn end_ms(self, zone: &Zone) -> i64 {
+        match self {
+            Self::Day(d) => zone.start_of_day(Day::from_days(d.days_since_epoch() + 1)),
+            Self::Instant(ms) => ms.saturating_add(1),
+        }
+    }
+}
+
+/// `7d`, `12h`, `30m`, `2w`, `90s` in milliseconds; `None` when `s` is not of that form.
+fn relative_ms(s: &str) -> Option<i64> {
+    let unit = match s.as_bytes().last()? {
+        b'w' => 7 * MS_PER_DAY,
+        b'd' => MS_PER_DAY,
+        b'h' => 3_600_000,
+        b'm' => 60_000,
+        b's' => 1000,
+        _ => return None,
+    };
+    let digits = &s[..s.len() - 1];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<i64>().ok()?.checked_mul(unit)
+}
+
+/// An inclusive range (`--since` / `--until`) of days or instants, read in a time zone.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DateRange {
-    pub since: Option<Day>,
-    pub until: Option<Day>,
+    pub since: Option<Bound>,
+    pub until: Option<Bound>,
 }
 
 impl DateRange {
@@ -168,18 +236,27 @@ impl DateRange {
         self.since.is_none() && self.until.is_none()
     }
 
-    /// True when `day` lies in the range.
-    pub fn contains(&self, day: Day) -> bool {
-        self.since.is_none_or(|s| day >= s) && self.until.is_none_or(|u| day <= u)
+    /// True when the instant `ms` lies in the range; day bounds are local days in `zone`.
+    pub fn contains_ms(&self, ms: i64, zone: &Zone) -> bool {
+        self.since.is_none_or(|s| ms >= s.start_ms(zone))
+            && self.until.is_none_or(|u| ms < u.end_ms(zone))
     }
 
-    /// True when the timestamp's local day in `zone` lies in the range. Timestamps that are
-    /// missing or do not parse pass only when the range is open.
+    /// The range as `[start, end)` milliseconds in `zone` (for index queries).
+    pub fn bounds_ms(&self, zone: &Zone) -> (Option<i64>, Option<i64>) {
+        (
+            self.since.map(|s| s.start_ms(zone)),
+            self.until.map(|u| u.end_ms(zone)),
+        )
+    }
+
+    /// True when the timestamp lies in the range in `zone`. Timestamps that are missing or do
+    /// not parse pass only when the range is open.
     pub fn contains_timestamp(&self, ts: Option<&str>, zone: &Zone) -> bool {
         if self.is_open() {
             return true;
         }
         ts.and_then(parse_ms)
-            .is_some_and(|ms| self.contains(zone.day_of(ms)))
+            .is_some_and(|ms| self.contains_ms(ms, zone))
     }
 }

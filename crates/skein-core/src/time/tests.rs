@@ -105,8 +105,8 @@ fn days_and_keys() {
 #[test]
 fn ranges_are_inclusive_local_days() {
     let r = DateRange {
-        since: Day::parse("2026-05-01").ok(),
-        until: Day::parse("2026-05-02").ok(),
+        since: Day::parse("2026-05-01").ok().map(Bound::Day),
+        until: Day::parse("2026-05-02").ok().map(Bound::Day),
     };
     let utc = Zone::utc();
     assert!(r.contains_timestamp(Some("2026-05-01T00:00:00Z"), &utc));
@@ -243,4 +243,62 @@ proptest! {
         let start = z.start_of_day(z.day_of(ms));
         prop_assert!(start <= ms && ms - start < MS_PER_DAY);
     }
+}
+
+#[test]
+fn bounds_are_days_times_or_relative() {
+    let now = parse_ms("2026-05-10T12:00:00Z").expect("now");
+    let day = Day::parse("2026-05-01").expect("day");
+    assert_eq!(Bound::parse("2026-05-01", now), Ok(Bound::Day(day)));
+    assert_eq!(Bound::parse("20260501", now), Ok(Bound::Day(day)));
+    assert_eq!(
+        Bound::parse("2026-05-01T10:00:00+02:00", now),
+        Ok(Bound::Instant(parse_ms("2026-05-01T08:00:00Z").expect("t")))
+    );
+    let ago = |s: &str| Bound::parse(s, now).map(|b| b.start_ms(&Zone::utc()));
+    assert_eq!(ago("7d"), Ok(parse_ms("2026-05-03T12:00:00Z").expect("t")));
+    assert_eq!(ago("12h"), Ok(parse_ms("2026-05-10T00:00:00Z").expect("t")));
+    assert_eq!(ago("2w"), Ok(parse_ms("2026-04-26T12:00:00Z").expect("t")));
+    assert_eq!(ago("30m"), Ok(parse_ms("2026-05-10T11:30:00Z").expect("t")));
+    assert_eq!(ago("0s"), Ok(now));
+    for bad in [
+        "",
+        "d",
+        "7x",
+        "-7d",
+        "7 d",
+        "2026-02-30",
+        "2026-02-30T10:00:00Z",
+        "yesterday",
+    ] {
+        assert!(Bound::parse(bad, now).is_err(), "{bad:?} was accepted");
+    }
+    assert!(Bound::parse("99999999999999999d", now).is_err());
+}
+
+#[test]
+fn instant_bounds_cut_inside_a_day() {
+    let now = parse_ms("2026-05-10T12:00:00Z").expect("now");
+    let r = DateRange {
+        since: Some(Bound::parse("12h", now).expect("since")),
+        until: Some(Bound::parse("2026-05-10T11:00:00Z", now).expect("until")),
+    };
+    let utc = Zone::utc();
+    assert!(!r.contains_timestamp(Some("2026-05-09T23:59:59.999Z"), &utc));
+    assert!(r.contains_timestamp(Some("2026-05-10T00:00:00Z"), &utc));
+    assert!(r.contains_timestamp(Some("2026-05-10T11:00:00Z"), &utc));
+    assert!(!r.contains_timestamp(Some("2026-05-10T11:00:00.001Z"), &utc));
+    assert_eq!(
+        r.bounds_ms(&utc),
+        (
+            parse_ms("2026-05-10T00:00:00Z"),
+            parse_ms("2026-05-10T11:00:00.001Z")
+        )
+    );
+    // A day bound ends at the next local midnight.
+    let d = DateRange {
+        since: None,
+        until: Some(Bound::Day(Day::parse("2026-05-01").expect("d"))),
+    };
+    assert_eq!(d.bounds_ms(&berlin()).1, parse_ms("2026-05-01T22:00:00Z"));
 }

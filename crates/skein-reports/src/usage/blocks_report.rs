@@ -180,7 +180,7 @@ pub fn blocks_report(
         let is_active = active(b);
         if (b.gap && !options.gaps)
             || (options.active_only && !is_active)
-            || !options.range.contains(options.zone.day_of(b.start_ms))
+            || !options.range.contains_ms(b.start_ms, &options.zone)
         {
             continue;
         }

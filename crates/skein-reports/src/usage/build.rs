@@ -322,10 +322,10 @@ impl UsageBuilder {
         let mut totals = Acc::default();
         let mut sources = SourceTokens::default();
         for (session, copy) in &requests {
-            let day = options.zone.day_of(copy.timestamp_ms);
-            if !options.range.contains(day) {
+            if !options.range.contains_ms(copy.timestamp_ms, &options.zone) {
                 continue;
             }
+            let day = options.zone.day_of(copy.timestamp_ms);
             let model = copy.model.as_deref().unwrap_or(NO_MODEL);
             let cost = pricer.cost(model, &copy.tokens);
             let key = match options.kind {

@@ -91,8 +91,8 @@ struct IngestArgs {
     #[arg(long)]
     redact: bool,
     /// Redaction level (with --redact).
-    #[arg(long, value_enum, requires = "redact")]
-    level: Option<RedactLevelArg>,
+    #[arg(long, value_enum, requires = "redact", value_name = "LEVEL")]
+    redact_level: Option<RedactLevelArg>,
     /// Prune on the way in with this preset (the source is not changed).
     #[arg(long, value_enum, value_name = "PRESET")]
     prune: Option<PrunePresetArg>,
@@ -134,6 +134,10 @@ struct IngestArgs {
     /// Worker threads (default: all cores).
     #[arg(long, short = 'j')]
     threads: Option<usize>,
+    /// `summary`: only the one-line summary (the default when standard output is a terminal);
+    /// `jsonl`: one JSON object per source on standard output (the default otherwise).
+    #[arg(long, value_enum)]
+    format: Option<crate::output::ReportFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -181,7 +185,7 @@ struct CompactArgs {
         default_value_t = 19,
         allow_negative_numbers = true
     )]
-    level: i32,
+    zstd_level: i32,
     /// Long-distance window log (0: off).
     #[arg(long, value_name = "N", default_value_t = 27)]
     long: u32,

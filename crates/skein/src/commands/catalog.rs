@@ -10,11 +10,10 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use skein_app::catalog::Scope;
 use skein_catalog::{Catalog, CatalogOptions, Opened, RootsReport};
-use skein_core::time::Day;
 use skein_hook::{Config, ConfigFiles, ProjectLookup};
 use skein_layout::Env;
 
-use crate::output::error_line;
+use crate::output::{error_line, warning_line};
 
 /// The catalog flags.
 #[derive(Debug, Clone, Default, Args)]
@@ -65,17 +64,18 @@ pub(crate) struct QueryArgs {
     #[command(flatten)]
     pub(crate) refresh: RefreshArgs,
     /// Only sessions whose project directory name contains this text.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) project: Option<String>,
-    /// From this day on (YYYY-MM-DD, in --timezone): sessions active, records written.
+    /// From this day (YYYY-MM-DD, in --timezone), time (RFC 3339) or duration ago (7d, 12h)
+    /// on: sessions active, records written.
     #[arg(long)]
     pub(crate) since: Option<String>,
-    /// Up to this day (YYYY-MM-DD, in --timezone): sessions active, records written.
+    /// Up to this day (inclusive), time or duration ago: sessions active, records written.
     #[arg(long)]
     pub(crate) until: Option<String>,
     /// The zone of --since/--until days: an IANA name, a fixed offset, or `local` (default:
     /// `TZ`, else the system zone).
-    #[arg(long, value_name = "ZONE")]
+    #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
     pub(crate) timezone: Option<String>,
     /// Output format (default: a table on a terminal, jsonl otherwise).
     #[arg(long, value_enum)]
@@ -86,13 +86,8 @@ impl QueryArgs {
     /// `--since` (start of that day) and `--until` (end of that day) in ms, in the zone.
     pub(crate) fn bounds(&self) -> Result<(Option<i64>, Option<i64>)> {
         let zone = crate::zone::resolve(self.timezone.as_deref())?;
-        let day = |flag: &Option<String>| -> Result<Option<Day>> {
-            Ok(flag.as_deref().map(Day::parse).transpose()?)
-        };
-        let since = day(&self.since)?.map(|d| zone.start_of_day(d));
-        let until =
-            day(&self.until)?.map(|d| zone.start_of_day(Day::from_days(d.days_since_epoch() + 1)));
-        Ok((since, until))
+        let range = crate::zone::date_range(self.since.as_deref(), self.until.as_deref())?;
+        Ok(range.bounds_ms(&zone))
     }
 
     /// The catalog opened and brought up to date for `paths`.
@@ -152,7 +147,7 @@ impl CatalogArgs {
         if let Opened::Rebuilt(reason) = c.opened()
             && !quiet
         {
-            error_line(&format!(
+            warning_line(&format!(
                 "catalog {} was unusable ({reason}); rebuilding it",
                 path.display()
             ));
@@ -225,7 +220,7 @@ pub(crate) fn for_report(
         Ok(c) => Some(c),
         Err(e) => {
             if !report.quiet {
-                error_line(&format!("{e:#}; scanning the transcripts instead"));
+                warning_line(&format!("{e:#}; scanning the transcripts instead"));
             }
             None
         }

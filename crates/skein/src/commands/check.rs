@@ -18,11 +18,11 @@ pub(crate) struct Args {
     pub(crate) report: ReportArgs,
     /// List only diagnostics of this level or worse (the summary and the exit status count
     /// all of them).
-    #[arg(long, value_enum, default_value = "info")]
-    pub(crate) level: MinLevel,
+    #[arg(long, value_enum, default_value = "info", value_name = "LEVEL")]
+    pub(crate) severity: MinLevel,
 }
 
-/// The `--level` values.
+/// The `--severity` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum MinLevel {
     Info,
@@ -72,7 +72,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         bail!("--timezone does not apply to skein check");
     }
     let format = args.report.format();
-    let min = args.level.level();
+    let min = args.severity.level();
     let (sessions, errors) = args.report.sessions_and_errors(env)?;
     let mut counts = LevelCounts::default();
     // An input that could not be read is an error of the run (exit 2), not a finding (exit 1),

@@ -5,6 +5,9 @@
 //! The work is in `skein-passes`; see `docs/passes.md`.
 
 mod subagents;
+mod summary;
+
+pub(crate) use summary::human_bytes;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -22,7 +25,7 @@ use skein_passes::{
 };
 use skein_store::{InPlaceError, InPlaceOptions, ensure_not_input, rewrite_in_place_streaming};
 
-use crate::output::stream_output;
+use crate::output::{ReportFormat, stream_output};
 
 /// Where the input comes from and where the output and reports go.
 #[derive(Debug, Args)]
@@ -46,6 +49,10 @@ pub(crate) struct IoArgs {
     /// instead of standard error.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// How reports are written: `summary` (one line per pass for a person; the default when
+    /// standard error is a terminal and there is no --report) or `jsonl`.
+    #[arg(long, value_enum)]
+    format: Option<ReportFormat>,
     /// Pass options from a TOML file: `[prune]`, `[snapshot]`, `[redact]` sections and a
     /// `pipeline = [...]` run when no --then is given. Flags override the file.
     #[arg(long, value_name = "FILE")]
@@ -365,11 +372,15 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8], inputs: &[&Path]) -> Result<
 /// Collects the report lines and writes them at the end.
 pub(crate) struct Reports {
     lines: Vec<u8>,
+    summaries: Vec<String>,
 }
 
 impl Reports {
     fn new() -> Self {
-        Self { lines: Vec::new() }
+        Self {
+            lines: Vec::new(),
+            summaries: Vec::new(),
+        }
     }
 
     /// Adds one report, with the file it is about first.
@@ -390,19 +401,36 @@ impl Reports {
         }
         serde_json::to_writer(&mut self.lines, &Value::Object(obj))?;
         self.lines.push(b'\n');
+        self.summaries.push(summary::line(file, report));
         Ok(())
     }
 
     fn append(&mut self, other: Reports) {
         self.lines.extend(other.lines);
+        self.summaries.extend(other.summaries);
     }
 
-    fn write(&self, path: Option<&Path>) -> Result<()> {
-        if let Some(p) = path {
+    /// To `--report FILE` as JSONL; else on stderr, as summaries on a terminal (or with
+    /// `--format summary`) and JSONL otherwise.
+    fn write(&self, io: &IoArgs) -> Result<()> {
+        if let Some(p) = &io.report
+            && io.format != Some(ReportFormat::Summary)
+        {
             return crate::output::write_output(p, &self.lines);
         }
+        let human = ReportFormat::human(io.format, std::io::stderr().is_terminal());
+        let bytes = if human {
+            let mut text = self.summaries.join("\n");
+            text.push('\n');
+            text.into_bytes()
+        } else {
+            self.lines.clone()
+        };
+        if let Some(p) = &io.report {
+            return crate::output::write_output(p, &bytes);
+        }
         let mut err = std::io::stderr().lock();
-        err.write_all(&self.lines)?;
+        err.write_all(&bytes)?;
         err.flush()?;
         Ok(())
     }
@@ -480,7 +508,7 @@ fn run(flags: &Flags<'_>, io: &IoArgs, out_dir: Option<&Path>) -> Result<ExitCod
             reports.push(&io.input, r, extra)?;
         }
         reports.append(agent_reports);
-        reports.write(io.report.as_deref())?;
+        reports.write(io)?;
         return Ok(ExitCode::SUCCESS);
     }
 
@@ -490,7 +518,7 @@ fn run(flags: &Flags<'_>, io: &IoArgs, out_dir: Option<&Path>) -> Result<ExitCod
     for r in &results {
         reports.push(&io.input, r, None)?;
     }
-    reports.write(io.report.as_deref())?;
+    reports.write(io)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -528,7 +556,7 @@ fn run_in_place(pipeline: &Pipeline, io: &IoArgs) -> Result<ExitCode> {
         let extra = (kept > 0).then(|| ("appended_during_rewrite", Value::from(kept)));
         reports.push(&io.input, r, extra)?;
     }
-    reports.write(io.report.as_deref())?;
+    reports.write(io)?;
     Ok(ExitCode::SUCCESS)
 }
 

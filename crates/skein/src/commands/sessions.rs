@@ -48,8 +48,8 @@ fn cells(r: &SessionRow) -> Vec<String> {
         when,
         r.project.clone(),
         r.session_id.clone(),
-        r.prompts.to_string(),
-        r.tool_calls.to_string(),
+        crate::table::thousands(r.prompts),
+        crate::table::thousands(r.tool_calls),
         format!("{:.2}", r.cost_usd),
         title,
     ]

@@ -32,11 +32,11 @@ fn cells(r: &SkillRow, zone: &Zone) -> Vec<String> {
     };
     vec![
         r.skill.clone(),
-        r.count.to_string(),
-        r.sessions.to_string(),
+        crate::table::thousands(r.count),
+        crate::table::thousands(r.sessions),
         day(&r.first_use),
         day(&r.last_use),
-        r.errors.to_string(),
+        crate::table::thousands(r.errors),
         percent(r.success_rate),
         r.daily.len().to_string(),
     ]

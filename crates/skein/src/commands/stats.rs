@@ -8,7 +8,7 @@ use skein_analysis::{AnalysisOptions, FileStats, analyze_with};
 
 use crate::cli::{Format, StatsArgs};
 use crate::inputs::{for_each_file, with_lines};
-use crate::output::{choose_format, error_line, or_dash, short_id, table};
+use crate::output::{choose_format, error_line, or_dash, short_id, table, warning_line};
 
 pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
     let format = choose_format(args.format);
@@ -87,7 +87,7 @@ fn warn_invalid(path: &std::path::Path, stats: &FileStats) {
     let more =
         stats.invalid_lines - stats.invalid.len() as u64 - u64::from(stats.torn_tail.is_some());
     if more > 0 {
-        error_line(&format!("{}: {more} more invalid lines", path.display()));
+        warning_line(&format!("{}: {more} more invalid lines", path.display()));
     }
 }
 
@@ -113,17 +113,17 @@ fn render_table(rows: &[FileStats]) -> String {
             vec![
                 s.path.clone(),
                 or_dash(s.session_id.as_deref().map(short_id)),
-                s.lines.to_string(),
-                s.invalid_lines.to_string(),
-                s.chain.nodes.to_string(),
-                s.chain.active_path_len.to_string(),
-                s.tools.uses.to_string(),
-                s.tools.paired.to_string(),
-                s.tools.errors.to_string(),
-                s.usage.messages.to_string(),
-                s.usage.input_tokens.to_string(),
-                s.usage.output_tokens.to_string(),
-                s.usage.cache_read_input_tokens.to_string(),
+                crate::table::thousands(s.lines),
+                crate::table::thousands(s.invalid_lines),
+                crate::table::thousands(s.chain.nodes),
+                crate::table::thousands(s.chain.active_path_len),
+                crate::table::thousands(s.tools.uses),
+                crate::table::thousands(s.tools.paired),
+                crate::table::thousands(s.tools.errors),
+                crate::table::thousands(s.usage.messages),
+                crate::table::thousands(s.usage.input_tokens),
+                crate::table::thousands(s.usage.output_tokens),
+                crate::table::thousands(s.usage.cache_read_input_tokens),
             ]
         })
         .collect();

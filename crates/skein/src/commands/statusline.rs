@@ -120,7 +120,7 @@ fn full_line(
         .unwrap_or(DEFAULT_FORMAT);
     let template = Template::parse(format).context("bad [statusline] format")?;
     let zone = crate::zone::resolve(args.timezone.as_deref().or(config.timezone.as_deref()))?;
-    let now = args.now.unwrap_or_else(super::usage::clock_ms);
+    let now = args.now.unwrap_or_else(crate::zone::now_ms);
     let figures: StatusFigures = source::figures(
         env,
         args.catalog.as_deref(),

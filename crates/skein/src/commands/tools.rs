@@ -111,7 +111,7 @@ fn loop_cells(l: &ToolLoop) -> Vec<String> {
         session,
         agent,
         l.tool.clone(),
-        l.count.to_string(),
+        crate::table::thousands(l.count),
         l.first_line.to_string(),
         l.last_line.to_string(),
         l.errors.to_string(),
@@ -126,12 +126,12 @@ const TOTALS_HEADERS: [&str; 10] = [
 fn figure_cells(key: &str, t: &ToolFigures) -> Vec<String> {
     vec![
         key.to_owned(),
-        t.calls.to_string(),
-        t.sessions.to_string(),
-        t.errors.to_string(),
+        crate::table::thousands(t.calls),
+        crate::table::thousands(t.sessions),
+        crate::table::thousands(t.errors),
         percent(t.error_rate),
-        t.unpaired.to_string(),
-        t.result_bytes.to_string(),
+        crate::table::thousands(t.unpaired),
+        crate::table::thousands(t.result_bytes),
         or_dash(t.avg_result_bytes),
         or_dash(t.p50_duration_ms),
         or_dash(t.max_duration_ms),
@@ -149,8 +149,8 @@ const AGENT_HEADERS: [&str; 12] = [
 
 fn agent_cells(t: &AgentTotals) -> Vec<String> {
     let mut cells = figure_cells(&t.agent, &t.figures);
-    cells.insert(1, t.transcripts.to_string());
-    cells.push(t.figures.media_bytes.to_string());
+    cells.insert(1, crate::table::thousands(t.transcripts));
+    cells.push(crate::table::thousands(t.figures.media_bytes));
     cells
 }
 

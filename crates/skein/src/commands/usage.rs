@@ -25,9 +25,10 @@ use crate::cli::Format;
 
 mod blocks;
 
-use crate::output::{Align, Columns, error_line};
+use crate::output::{Align, warning_line};
 use crate::report::{ReportArgs, RowWriter, exit_status};
-pub(crate) use blocks::{clock_ms, parse_now};
+use crate::table::{Table, short_model, thousands};
+pub(crate) use blocks::parse_now;
 
 /// Token usage and cost. The first path may name the report: `daily` (default), `weekly`
 /// (weeks start on Monday), `monthly`, `session`, `model` or `blocks` (5-hour billing
@@ -163,7 +164,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
                 .with(|sc| c.usage_scans(&sessions, &mut sc.borrow_mut()))
                 .map_err(|e| {
                     if !report.quiet {
-                        error_line(&format!("{e}; scanning the transcripts instead"));
+                        warning_line(&format!("{e}; scanning the transcripts instead"));
                     }
                 })
                 .ok()
@@ -236,19 +237,19 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
 
 fn warn(t: &TotalsRow) {
     if !t.unpriced_models.is_empty() {
-        error_line(&format!(
+        warning_line(&format!(
             "no price for {}: their cost is counted as 0 (add them with --pricing FILE)",
             t.unpriced_models.join(", ")
         ));
     }
     if t.scan.invalid_lines > 0 {
-        error_line(&format!(
+        warning_line(&format!(
             "{} lines mentioning usage are not JSON objects and were skipped",
             t.scan.invalid_lines
         ));
     }
     if t.scan.no_timestamp > 0 {
-        error_line(&format!(
+        warning_line(&format!(
             "{} usage records without a timestamp were not counted",
             t.scan.no_timestamp
         ));
@@ -284,32 +285,27 @@ fn write_report<R: serde::Serialize>(
     w.finish(&[])
 }
 
-/// `1234567` → `1,234,567`.
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
+/// The cells that name a row: the project and the session id for the session report, else
+/// one key (a model as tables show it).
+fn key_cells(kind: UsageKind, row: &UsageRow) -> Vec<String> {
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    match kind {
+        UsageKind::Daily => vec![text(&row.date)],
+        UsageKind::Weekly => vec![text(&row.week)],
+        UsageKind::Monthly => vec![text(&row.month)],
+        UsageKind::Session => vec![text(&row.project), text(&row.session_id)],
+        UsageKind::Model => vec![row.model.as_deref().map(short_model).unwrap_or_default()],
+        UsageKind::Agent => vec![text(&row.agent)],
     }
-    out
 }
 
-fn key_of(kind: UsageKind, row: &UsageRow) -> String {
-    let k = match kind {
-        UsageKind::Daily => row.date.clone(),
-        UsageKind::Weekly => row.week.clone(),
-        UsageKind::Monthly => row.month.clone(),
-        UsageKind::Session => row
-            .session_id
-            .as_ref()
-            .map(|s| format!("{}  {}", row.project.as_deref().unwrap_or(""), s)),
-        UsageKind::Model => row.model.clone(),
-        UsageKind::Agent => row.agent.clone(),
-    };
-    k.unwrap_or_default()
+/// Models as a table cell: short names, comma-separated.
+fn models_cell(models: &[String]) -> String {
+    models
+        .iter()
+        .map(|m| short_model(m))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The titles of the four token counters, their total and the cost.
@@ -330,7 +326,7 @@ fn number_cells(tokens: [u64; 5], cost: f64) -> impl Iterator<Item = String> {
         .chain(std::iter::once(format!("{cost:.2}")))
 }
 
-fn figure_cells(label: String, models: String, f: &Figures) -> Vec<String> {
+fn figure_cells(mut key: Vec<String>, models: String, f: &Figures) -> Vec<String> {
     let tokens = [
         f.input_tokens,
         f.output_tokens,
@@ -338,22 +334,22 @@ fn figure_cells(label: String, models: String, f: &Figures) -> Vec<String> {
         f.cache_read_input_tokens,
         f.total_tokens,
     ];
-    std::iter::once(label)
-        .chain(number_cells(tokens, f.cost_usd))
-        .chain(std::iter::once(models))
-        .collect()
+    key.extend(number_cells(tokens, f.cost_usd));
+    key.push(models);
+    key
 }
 
 fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
-    let first = match kind {
-        UsageKind::Daily => "date",
-        UsageKind::Weekly => "week (Mon)",
-        UsageKind::Monthly => "month",
-        UsageKind::Session => "project  session",
-        UsageKind::Model => "model",
-        UsageKind::Agent => "agent",
+    let first: &[&str] = match kind {
+        UsageKind::Daily => &["date"],
+        UsageKind::Weekly => &["week (Mon)"],
+        UsageKind::Monthly => &["month"],
+        UsageKind::Session => &["project", "session"],
+        UsageKind::Model => &["model"],
+        UsageKind::Agent => &["agent"],
     };
-    let mut headers = vec![first];
+    let keys = first.len();
+    let mut headers = first.to_vec();
     headers.extend(FIGURE_HEADERS);
     headers.push("models");
     // The model report has one model per row already.
@@ -361,13 +357,18 @@ fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
         if kind == UsageKind::Model {
             String::new()
         } else {
-            f.models.join(", ")
+            models_cell(&f.models)
         }
+    };
+    let blank_keys = |label: String| {
+        let mut k = vec![label];
+        k.resize(keys, String::new());
+        k
     };
     let mut rows: Vec<Vec<String>> = Vec::new();
     for row in &r.rows {
         rows.push(figure_cells(
-            key_of(kind, row),
+            key_cells(kind, row),
             models(&row.figures),
             &row.figures,
         ));
@@ -384,33 +385,28 @@ fn render_table(kind: UsageKind, r: &UsageReport, breakdown: bool) -> String {
                     models: Vec::new(),
                     breakdown: Vec::new(),
                 };
-                rows.push(figure_cells(format!("  └ {}", m.model), String::new(), &f));
+                let label = format!("  └ {}", short_model(&m.model));
+                rows.push(figure_cells(blank_keys(label), String::new(), &f));
             }
         }
     }
     rows.push(figure_cells(
-        "Total".into(),
+        blank_keys("Total".into()),
         models(&r.totals.figures),
         &r.totals.figures,
     ));
-    // The key and the models on the left, the figures on the right.
-    let mut align = [Align::Right; 8];
-    align[0] = Align::Left;
-    align[7] = Align::Left;
-    totals_table(&headers, &align, &rows)
-}
-
-/// A table whose last row (the totals) stands under a rule.
-fn totals_table(headers: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {
-    let columns = Columns::fit(headers, align, rows);
-    let mut out = columns.line(headers.iter().copied());
-    for (i, row) in rows.iter().enumerate() {
-        if i + 1 == rows.len() {
-            out.push_str(&columns.rule());
-        }
-        out.push_str(&columns.line(row.iter().map(String::as_str)));
-    }
-    out
+    // The keys and the models on the left, the figures on the right.
+    let mut align = vec![Align::Left; keys];
+    align.extend([Align::Right; 6]);
+    align.push(Align::Left);
+    // What goes first when the terminal is narrow (or with --compact): the models, then the
+    // cache columns; the key, input, output, total and cost stay.
+    let optional = [keys + 6, keys + 2, keys + 3];
+    Table::new(&headers, &align, rows)
+        .with_totals()
+        .optional(&optional)
+        .cost_column(keys + 5)
+        .render()
 }
 
 /// The embedded price table, extended or overridden by `--pricing FILE`.
@@ -425,17 +421,4 @@ pub(crate) fn load_pricing(path: Option<&std::path::Path>) -> Result<PricingTabl
         pricing = pricing.overridden_by(user);
     }
     Ok(pricing)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
 }

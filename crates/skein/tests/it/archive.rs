@@ -501,7 +501,7 @@ fn compress_decompress_cat_round_trip() {
     let out = env.skein(&[
         "compress",
         p,
-        "--level",
+        "--zstd-level",
         "19",
         "--long",
         "--threads",
@@ -544,7 +544,7 @@ fn redact_on_the_way_in() {
     let env = Env::new();
     let source_before = std::fs::read(env.main_source()).expect("src");
     assert!(String::from_utf8_lossy(&source_before).contains(GH_TOKEN));
-    env.archive(&["--redact", "--level", "standard"]);
+    env.archive(&["--redact", "--redact-level", "standard"]);
     let text = String::from_utf8(env.cat(MAIN_FILE)).expect("utf8");
     assert!(!text.contains(GH_TOKEN), "{text}");
     assert!(!text.contains(AWS_KEY), "{text}");

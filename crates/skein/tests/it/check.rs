@@ -157,7 +157,14 @@ fn broken_session_gives_the_hand_computed_diagnostics() {
 #[test]
 fn level_filter_and_formats() {
     let out = skein(
-        &["check", "--format", "jsonl", "--level", "error", "projects"],
+        &[
+            "check",
+            "--format",
+            "jsonl",
+            "--severity",
+            "error",
+            "projects",
+        ],
         &fixture_dir(),
     );
     assert_eq!(out.status.code(), Some(1));
@@ -213,7 +220,7 @@ fn clean_sample_exits_zero() {
             "check",
             "--format",
             "jsonl",
-            "--level",
+            "--severity",
             "warning",
             "missing-dir",
         ],

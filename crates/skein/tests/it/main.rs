@@ -25,6 +25,7 @@ mod show;
 mod skills;
 mod stats_fixtures;
 mod statusline;
+mod terminal;
 mod tools;
 mod tree;
 mod usage;

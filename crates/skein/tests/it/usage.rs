@@ -247,7 +247,7 @@ fn formats_warnings_and_price_overrides() {
     let table = ok(&skein(&["usage", "--format", "table", "--breakdown", &p])).clone();
     let text = String::from_utf8(table.stdout).expect("utf8");
     assert!(text.starts_with("date "), "{text}");
-    assert!(text.contains("  └ claude-opus-4-6-fast"), "{text}");
+    assert!(text.contains("  └ opus-4-6-fast"), "{text}");
     let last = text.lines().last().expect("total line");
     assert!(last.starts_with("Total"), "{last}");
     assert!(last.contains("1,080") && last.contains("9,376") && last.contains("0.06"));

@@ -183,7 +183,7 @@ pub(super) fn compact(args: &CompactArgs) -> Result<ExitCode> {
     let archive = open(&args.dir)?;
     let r = archive
         .compact(&CompactOptions {
-            level: args.level,
+            level: args.zstd_level,
             long: (args.long > 0).then_some(args.long),
             threads: args.threads,
             cold_after_days: args.cold_after_days,

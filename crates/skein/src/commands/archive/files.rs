@@ -11,13 +11,13 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use skein_archive::{CodecOptions, CodecReport, compress_file, compress_stream, open_archived};
 
-use crate::output::error_line;
+use crate::output::{ReportFormat, error_line};
 
 /// `skein compress`.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  skein compress session.jsonl            # → session.jsonl.zst\n  \
-                        skein compress --level 19 --long big.jsonl -o big.zst\n  \
+                        skein compress --zstd-level 19 --long big.jsonl -o big.zst\n  \
                         cat s.jsonl | skein compress - > s.jsonl.zst"
 )]
 pub(crate) struct CompressArgs {
@@ -27,6 +27,10 @@ pub(crate) struct CompressArgs {
     /// Output file (default: FILE.zst; standard output for `-`). Replaced atomically, mode 0600.
     #[arg(short = 'o', long, value_name = "OUT")]
     output: Option<PathBuf>,
+    /// The report on standard error: `summary` (a line for a person; the default on a
+    /// terminal) or `jsonl` (`{"input","output","bytes_in","bytes_out"}`, the default otherwise).
+    #[arg(long, value_enum)]
+    format: Option<ReportFormat>,
     /// zstd level (1..=22, or -7..=-1 for the fast levels).
     #[arg(
         long,
@@ -34,7 +38,7 @@ pub(crate) struct CompressArgs {
         default_value_t = 3,
         allow_negative_numbers = true
     )]
-    level: i32,
+    zstd_level: i32,
     /// Long-distance matching with this window log (27 when given without a value). Windows
     /// above 27 need `zstd -d --long=N`; skein's decoders need nothing.
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "27", require_equals = true)]
@@ -107,7 +111,7 @@ fn ratio(r: &CodecReport, compressing: bool) -> String {
 /// `skein compress`.
 pub(crate) fn compress(args: &CompressArgs) -> Result<ExitCode> {
     let opts = CodecOptions {
-        level: args.level,
+        level: args.zstd_level,
         long: args.long,
         threads: args.threads,
     };
@@ -144,13 +148,24 @@ pub(crate) fn compress(args: &CompressArgs) -> Result<ExitCode> {
         }
         compress_file(&args.input, &out, &opts)?
     };
-    if std::io::stderr().is_terminal() && !is_stdio(&out) {
-        error_line(&format!(
-            "{} → {}: {}",
-            args.input.display(),
-            out.display(),
-            ratio(&report, true)
-        ));
+    if ReportFormat::human(args.format, std::io::stderr().is_terminal()) {
+        if !is_stdio(&out) {
+            error_line(&format!(
+                "{} → {}: {}",
+                args.input.display(),
+                out.display(),
+                ratio(&report, true)
+            ));
+        }
+    } else {
+        let line = serde_json::json!({
+            "input": args.input.display().to_string(),
+            "output": out.display().to_string(),
+            "bytes_in": report.bytes_in,
+            "bytes_out": report.bytes_out,
+        });
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "{line}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

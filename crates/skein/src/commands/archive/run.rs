@@ -65,7 +65,7 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
     .with_context(|| format!("archive {}", dir.display()))?;
     let redactor = if args.redact {
         let opts = RedactOptions {
-            level: match args.level {
+            level: match args.redact_level {
                 Some(RedactLevelArg::Standard) => RedactLevel::Standard,
                 Some(RedactLevelArg::Strict) | None => RedactLevel::Strict,
             },
@@ -100,8 +100,14 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
             ));
         }
     }
+    let human = crate::output::ReportFormat::human(args.format, std::io::stdout().is_terminal());
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    // On a terminal the rows are not wanted: only the summary below.
+    let mut out: Box<dyn Write> = if human {
+        Box::new(std::io::sink())
+    } else {
+        Box::new(std::io::BufWriter::new(stdout.lock()))
+    };
     let mut totals = Totals::default();
     let jobs_ok = report.for_each_session(
         &sessions,
@@ -137,7 +143,7 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
         out.write_all(b"\n")?;
     }
     out.flush()?;
-    if !args.quiet && std::io::stderr().is_terminal() {
+    if human || (!args.quiet && std::io::stderr().is_terminal()) {
         let files: u64 = totals.counts.values().sum();
         let parts: Vec<String> = totals
             .counts
@@ -145,12 +151,12 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
             .map(|(k, v)| format!("{v} {k}"))
             .collect();
         error_line(&format!(
-            "{files} source(s) into {}: {}; {} line(s), {} → {} bytes",
+            "archived {files} source(s) into {}: {}; {} lines, {} → {}",
             archive.root().display(),
             parts.join(", "),
-            totals.lines,
-            totals.raw,
-            totals.compressed
+            crate::table::thousands(totals.lines),
+            super::super::passes::human_bytes(totals.raw),
+            super::super::passes::human_bytes(totals.compressed)
         ));
     }
     let failed = totals.counts.get("error").copied().unwrap_or(0) > 0;

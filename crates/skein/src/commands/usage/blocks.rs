@@ -15,10 +15,11 @@ use skein_reports::usage::{
 
 use skein_reports::statusline::duration;
 
-use super::{FIGURE_HEADERS, number_cells, thousands, totals_table, write_report};
+use super::{FIGURE_HEADERS, models_cell, number_cells, write_report};
 use crate::cli::Format;
-use crate::output::{Align, error_line};
+use crate::output::{Align, warning_line};
 use crate::report::ReportArgs;
+use crate::table::{Table, thousands};
 
 /// The report's name, as the first path.
 pub(crate) const NAME: &str = "blocks";
@@ -58,11 +59,6 @@ fn parse_limit(s: &str) -> Result<TokenLimit, String> {
 /// `--now`: an ISO-8601 instant.
 pub(crate) fn parse_now(s: &str) -> Result<i64, String> {
     parse_ms(s).ok_or_else(|| format!("{s:?} is not an ISO-8601 time (2026-05-31T12:00:00Z)"))
-}
-
-/// The clock, in milliseconds since the epoch.
-pub(crate) fn clock_ms() -> i64 {
-    skein_core::time::unix_ms(std::time::SystemTime::now())
 }
 
 /// A block length in hours, as milliseconds (positive, at least a millisecond).
@@ -114,7 +110,7 @@ pub(crate) fn finish(
     let zone = report.zone()?;
     let options = BlockOptions {
         length_ms: length_ms(args.session_length)?,
-        now_ms: args.now.unwrap_or_else(clock_ms),
+        now_ms: args.now.unwrap_or_else(crate::zone::now_ms),
         range: report.date_range()?,
         zone: zone.clone(),
         gaps: args.gaps,
@@ -127,7 +123,7 @@ pub(crate) fn finish(
         && let Some(l) = &a.token_limit
         && l.status == LimitStatus::Exceeds
     {
-        error_line(&format!(
+        warning_line(&format!(
             "the active block is projected to reach {:.1}% of the {} token limit",
             l.projected_percent,
             thousands(l.limit)
@@ -197,7 +193,7 @@ fn render_table(r: &BlocksReport, args: &BlockArgs, zone: &Zone) -> String {
             ];
             cells.extend(number_cells(tokens, row.cost_usd));
         }
-        cells.push(row.models.join(", "));
+        cells.push(models_cell(&row.models));
         rows.push(cells);
     }
     let t = &r.totals.figures;
@@ -210,13 +206,18 @@ fn render_table(r: &BlocksReport, args: &BlockArgs, zone: &Zone) -> String {
     ];
     let mut total = vec!["Total".into(), String::new(), thousands(t.messages)];
     total.extend(number_cells(tokens, t.cost_usd));
-    total.push(t.models.join(", "));
+    total.push(models_cell(&t.models));
     rows.push(total);
     let mut align = [Align::Right; 10];
     align[0] = Align::Left;
     align[1] = Align::Left;
     align[9] = Align::Left;
-    let mut out = totals_table(&headers, &align, &rows);
+    // Narrow terminals lose the models, then the cache columns, then the request count.
+    let mut out = Table::new(&headers, &align, rows)
+        .with_totals()
+        .optional(&[9, 5, 6, 2])
+        .cost_column(8)
+        .render();
     if let Some(a) = r.active() {
         out.push_str(&active_detail(a, zone));
     }

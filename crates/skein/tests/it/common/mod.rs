@@ -9,6 +9,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+pub(crate) mod pty;
+
 /// The workspace root.
 pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -34,6 +36,9 @@ pub(crate) fn skein_command(args: &[&str], cwd: &Path) -> (Command, tempfile::Te
     cmd.args(args)
         .current_dir(cwd)
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("COLUMNS")
         .env("HOME", home.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -47,6 +52,9 @@ pub(crate) fn skein_env(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Out
     cmd.args(args)
         .current_dir(cwd)
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("COLUMNS")
         .env("TZ", "UTC")
         .env("HOME", home.path());
     for (k, v) in env {
@@ -137,6 +145,9 @@ pub(crate) fn skein_stdin(args: &[&str], cwd: &Path, input: &[u8]) -> Output {
         .args(args)
         .current_dir(cwd)
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("COLUMNS")
         .env("TZ", "UTC")
         .env("HOME", home.path())
         .stdin(Stdio::piped())
