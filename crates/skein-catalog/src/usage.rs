@@ -181,6 +181,11 @@ fn one(
         if row.unknown_size {
             return Ok(None);
         }
+        // A file with skipped usage lines is scanned, so that the warning can name the lines
+        // (the catalog keeps only their counts); such files are rare.
+        if row.usage_invalid > 0 || row.usage_no_timestamp > 0 {
+            return Ok(None);
+        }
         let size = row.size;
         // A file listed twice (never by the layout) would find its copies taken: scan then.
         if !used.insert(row.id) {

@@ -48,7 +48,7 @@ pub use blocks_report::{
 };
 pub use build::{NO_MODEL, ScanStats, UsageBuilder, UsageKind, UsageOptions};
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
-pub use scan::{RequestCopy, SessionScan, Source, UsageScanner};
+pub use scan::{RequestCopy, SKIPPED_KEPT, SessionScan, SkippedLine, Source, UsageScanner};
 
 /// Token counts of one request or a sum of requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

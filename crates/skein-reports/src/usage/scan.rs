@@ -62,6 +62,25 @@ pub struct SessionScan {
     pub invalid_lines: u64,
     /// Usage lines skipped for a missing or unparseable timestamp.
     pub no_timestamp: u64,
+    /// Where the skipped lines are (the first [`SKIPPED_KEPT`] of each file), so that a
+    /// warning can name them.
+    pub skipped: Vec<SkippedLine>,
+}
+
+/// How many skipped lines a file keeps the location of (the counts above count them all).
+pub const SKIPPED_KEPT: usize = 1000;
+
+/// A usage line that was not counted, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedLine {
+    /// The file (`None` when the lines were not read from a named file).
+    pub path: Option<std::path::PathBuf>,
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte offset of the line's first byte.
+    pub offset: u64,
+    /// `true`: not a JSON object; `false`: no parseable timestamp.
+    pub invalid: bool,
 }
 
 /// A record with usage; `D` is what its `data` holds: a progress record's nested record at
@@ -316,7 +335,8 @@ impl UsageScanner {
             InputMode::Read
         };
         scan.files += 1;
-        match skein_layout::open(path, mode).map_err(|e| err(e.source))? {
+        let first_skipped = scan.skipped.len();
+        let result = match skein_layout::open(path, mode).map_err(|e| err(e.source))? {
             Input::Mapped(map) => self
                 .scan_agent_lines(SliceLines::new(&map), session_id, source, agent_id, scan)
                 .map_err(err),
@@ -327,7 +347,11 @@ impl UsageScanner {
                 self.read_buf = lines.into_buffer();
                 result.map_err(err)
             }
+        };
+        for s in &mut scan.skipped[first_skipped..] {
+            s.path = Some(path.to_path_buf());
         }
+        result
     }
 
     /// Scans the lines of one file into `scan`.
@@ -364,28 +388,40 @@ impl UsageScanner {
             buffers,
             ..
         } = self;
+        let kept = scan.skipped.len();
         while lines.advance()? {
-            let text = lines.line().text;
+            let l = lines.line();
+            let (text, number, offset) = (l.text, l.number, l.offset);
             if finder.find(text).is_none() {
                 continue;
             }
             scan.usage_lines += 1;
+            let (invalid, no_ts) = (scan.invalid_lines, scan.no_timestamp);
             line.clear();
             line.extend_from_slice(text);
             if let Ok(raw) = simd_json::serde::from_slice_with_buffers::<RawLine<'_>>(line, buffers)
             {
                 groups.add(raw, scan);
-                continue;
+            } else {
+                // What simd-json refuses: repair (invalid UTF-8, lone surrogates) and let
+                // serde_json decide (it also takes duplicate keys, the last one winning).
+                let repaired = skein_core::repair::repair_line(text);
+                match serde_json::from_slice::<serde_json::Value>(&repaired) {
+                    Ok(v) if v.is_object() => match RawLine::deserialize(&v) {
+                        Ok(raw) => groups.add(raw, scan),
+                        Err(_) => scan.invalid_lines += 1,
+                    },
+                    _ => scan.invalid_lines += 1,
+                }
             }
-            // What simd-json refuses: repair (invalid UTF-8, lone surrogates) and let
-            // serde_json decide (it also takes duplicate keys, the last one winning).
-            let repaired = skein_core::repair::repair_line(text);
-            match serde_json::from_slice::<serde_json::Value>(&repaired) {
-                Ok(v) if v.is_object() => match RawLine::deserialize(&v) {
-                    Ok(raw) => groups.add(raw, scan),
-                    Err(_) => scan.invalid_lines += 1,
-                },
-                _ => scan.invalid_lines += 1,
+            let skipped = scan.invalid_lines > invalid || scan.no_timestamp > no_ts;
+            if skipped && scan.skipped.len() - kept < SKIPPED_KEPT {
+                scan.skipped.push(SkippedLine {
+                    path: None,
+                    line: number,
+                    offset,
+                    invalid: scan.invalid_lines > invalid,
+                });
             }
         }
         scan.bytes += lines.consumed();

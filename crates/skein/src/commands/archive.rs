@@ -117,7 +117,7 @@ struct IngestArgs {
     #[arg(long)]
     no_dict: bool,
     /// Only sessions whose project directory name contains this text.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     project: Option<String>,
     /// Only files whose path matches one of these globs.
     #[arg(long = "include", value_name = "GLOB", allow_hyphen_values = true)]
@@ -160,7 +160,7 @@ struct RestoreArgs {
     #[arg(long = "session", value_name = "ID")]
     sessions: Vec<String>,
     /// The project directory name to restore into (default: the one recorded when archiving).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
     project: Option<String>,
     /// Replace existing files whose content differs (default: refuse, writing nothing for
     /// that session).

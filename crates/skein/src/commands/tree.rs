@@ -33,7 +33,7 @@ pub(crate) struct SessionArgs {
     #[arg(long = "in", value_name = "PATH")]
     pub(crate) inputs: Vec<PathBuf>,
     /// Only look among sessions whose project directory name contains this text.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) project: Option<String>,
     /// Memory-map plain files (archived files only).
     #[arg(long)]

@@ -17,7 +17,8 @@ use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
 use skein_reports::tree::LinkVisitor;
 use skein_reports::usage::{
-    Figures, TotalsRow, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow, UsageScanner,
+    Figures, SkippedLine, TotalsRow, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow,
+    UsageScanner,
 };
 
 use super::catalog::CatalogArgs;
@@ -58,6 +59,9 @@ pub(crate) struct Args {
     /// Scan the transcripts instead of answering from the catalog.
     #[arg(long)]
     pub(crate) no_catalog: bool,
+    /// Name every skipped line in the warnings (by default the first few).
+    #[arg(long, short = 'v')]
+    pub(crate) verbose: bool,
     #[command(flatten)]
     pub(crate) blocks: blocks::BlockArgs,
 }
@@ -206,14 +210,16 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     // Every session in discovery order, from the catalog or from its scan (a session whose
     // scan failed was reported and is left out, as before).
     let mut scanned = scanned.into_iter().peekable();
+    let mut skipped = Vec::new();
     for (s, c) in sessions.iter().zip(from_catalog.iter_mut()) {
-        let (scan, agents) = match c.take() {
+        let (mut scan, agents) = match c.take() {
             Some(scan) => (scan, BTreeMap::new()),
             None => match scanned.next_if(|(f, _)| f == s) {
                 Some((_, found)) => found,
                 None => continue,
             },
         };
+        skipped.append(&mut scan.skipped);
         if kind == UsageKind::Agent {
             builder.add_with_agents(s, scan, &agents);
         } else {
@@ -223,19 +229,50 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     if in_blocks.is_some() {
         let result = blocks::finish(builder, &args.blocks, &report, &pricing)?;
         if !report.quiet {
-            warn(&result.totals);
+            warn(&result.totals, &skipped, args.verbose);
         }
         return Ok(exit_status(found_ok && jobs_ok));
     }
     let result = builder.finish(&options, &pricing);
     if !report.quiet {
-        warn(&result.totals);
+        warn(&result.totals, &skipped, args.verbose);
     }
     write(format, kind, &result, args.breakdown)?;
     Ok(exit_status(found_ok && jobs_ok))
 }
 
-fn warn(t: &TotalsRow) {
+/// How many skipped lines a warning names without `--verbose`.
+const NAMED_SKIPS: usize = 3;
+
+/// `: a.jsonl:12:3456, b.jsonl:7:890 and 5 more (--verbose lists them)`, naming the lines.
+fn locations(skipped: &[&SkippedLine], total: u64, verbose: bool) -> String {
+    let shown = if verbose { skipped.len() } else { NAMED_SKIPS };
+    let named: Vec<String> = skipped
+        .iter()
+        .take(shown)
+        .map(|s| {
+            let path = s
+                .path
+                .as_deref()
+                .map_or_else(|| "-".into(), |p| p.display().to_string());
+            format!("{path}:{}:{}", s.line, s.offset)
+        })
+        .collect();
+    if named.is_empty() {
+        return String::new();
+    }
+    let more = total.saturating_sub(named.len() as u64);
+    let tail = match (more, verbose) {
+        (0, _) => String::new(),
+        (n, false) => format!(" and {n} more (--verbose lists them)"),
+        (n, true) => format!(" and {n} more"),
+    };
+    format!(": {}{tail}", named.join(", "))
+}
+
+fn warn(t: &TotalsRow, skipped: &[SkippedLine], verbose: bool) {
+    let (invalid, no_ts): (Vec<&SkippedLine>, Vec<&SkippedLine>) =
+        skipped.iter().partition(|s| s.invalid);
     if !t.unpriced_models.is_empty() {
         warning_line(&format!(
             "no price for {}: their cost is counted as 0 (add them with --pricing FILE)",
@@ -244,14 +281,16 @@ fn warn(t: &TotalsRow) {
     }
     if t.scan.invalid_lines > 0 {
         warning_line(&format!(
-            "{} lines mentioning usage are not JSON objects and were skipped",
-            t.scan.invalid_lines
+            "{} lines mentioning usage are not JSON objects and were skipped{}",
+            t.scan.invalid_lines,
+            locations(&invalid, t.scan.invalid_lines, verbose)
         ));
     }
     if t.scan.no_timestamp > 0 {
         warning_line(&format!(
-            "{} usage records without a timestamp were not counted",
-            t.scan.no_timestamp
+            "{} usage records without a timestamp were not counted{}",
+            t.scan.no_timestamp,
+            locations(&no_ts, t.scan.no_timestamp, verbose)
         ));
     }
 }

@@ -257,6 +257,11 @@ fn formats_warnings_and_price_overrides() {
         stderr.contains("1 usage records without a timestamp"),
         "{stderr}"
     );
+    // The warning names the line: path, line and byte offset.
+    assert!(
+        stderr.contains("not counted: ") && stderr.contains("/-home-me-alpha/sess-a1.jsonl:9:3810"),
+        "{stderr}"
+    );
 
     let quiet = ok(&skein(&["usage", "-q", "--format", "jsonl", &p])).clone();
     assert!(quiet.stderr.is_empty());
@@ -572,4 +577,26 @@ fn corpus_totals_match_ccusage_when_installed() {
             assert_eq!(ours[..4], theirs, "{name}");
         }
     }
+}
+
+#[test]
+fn skipped_lines_are_named_and_verbose_names_them_all() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("projects/-p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let text = "{\"type\":\"assistant\",\"usage\": broken\n".repeat(5);
+    std::fs::write(project.join("s.jsonl"), &text).expect("write");
+    let path = dir.path().join("projects").display().to_string();
+    let quiet_names = skein(&["usage", "--format", "jsonl", &path]);
+    let err = String::from_utf8_lossy(&quiet_names.stderr).to_string();
+    assert!(
+        err.contains("5 lines mentioning usage are not JSON objects"),
+        "{err}"
+    );
+    assert!(err.contains("s.jsonl:1:0, "), "{err}");
+    assert!(err.contains(" and 2 more (--verbose lists them)"), "{err}");
+    let verbose = skein(&["usage", "-v", "--format", "jsonl", &path]);
+    let err = String::from_utf8_lossy(&verbose.stderr).to_string();
+    assert!(err.contains("s.jsonl:5:"), "{err}");
+    assert!(!err.contains("more"), "{err}");
 }
