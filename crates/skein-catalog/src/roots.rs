@@ -127,18 +127,26 @@ struct Quick {
 
 /// The fast path: `Some` when no directory changed and every catalogued file under the roots
 /// is still there, and live or untouched.
-fn quick_check(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<Quick>> {
+fn quick_check(
+    conn: &Connection,
+    roots: &[PathBuf],
+    threads: usize,
+) -> rusqlite::Result<Option<Quick>> {
     let Some(dirs) = recorded(conn, roots)? else {
         return Ok(None);
     };
-    for (path, mtime) in &dirs {
-        if *mtime == -1 {
-            continue;
-        }
-        match std::fs::metadata(path) {
-            Ok(m) if *mtime != 0 && mtime_ns(&m) == *mtime => {}
-            _ => return Ok(None),
-        }
+    let settled: Vec<&(String, i64)> = dirs.iter().filter(|(_, m)| *m != -1).collect();
+    if settled.iter().any(|(_, m)| *m == 0) {
+        return Ok(None);
+    }
+    let dir_paths: Vec<&str> = settled.iter().map(|(p, _)| p.as_str()).collect();
+    let now = track::stat_all(&dir_paths, threads);
+    if settled
+        .iter()
+        .zip(&now)
+        .any(|((_, mtime), s)| s.is_none_or(|s| s.mtime_ns != *mtime))
+    {
+        return Ok(None);
     }
     let stored = refresh::load_stored(conn)?;
     let archived: HashSet<String> = conn
@@ -153,12 +161,15 @@ fn quick_check(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<
         clippy::iter_over_hash_type,
         reason = "the outcome does not depend on the order"
     )]
-    for (path, old) in &stored {
-        if !roots.iter().any(|r| refresh::is_under(path, r)) {
-            continue;
-        }
+    let under: Vec<(&String, &track::Stored)> = stored
+        .iter()
+        .filter(|(path, _)| roots.iter().any(|r| refresh::is_under(path, r)))
+        .collect();
+    let file_paths: Vec<&str> = under.iter().map(|(p, _)| p.as_str()).collect();
+    let stats = track::stat_all(&file_paths, threads);
+    for ((path, old), now) in under.into_iter().zip(stats) {
         let p = Path::new(path);
-        let Some(now) = track::stat_path(p) else {
+        let Some(now) = now else {
             return Ok(None);
         };
         paths.insert(path.clone());
@@ -214,7 +225,7 @@ pub(crate) fn refresh_roots(
         changed,
         unchanged,
         paths,
-    }) = quick_check(conn, roots).map_err(sql)?
+    }) = quick_check(conn, roots, opts.threads).map_err(sql)?
     {
         let mut report = refresh::refresh(
             conn,
