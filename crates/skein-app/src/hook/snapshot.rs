@@ -9,16 +9,20 @@
 //!
 //! Only the request's bytes are read: from the transcript size recorded when the request
 //! opened (`start_offset`) to the end of the last complete line, at most `max_bytes` (the
-//! newest ones). Both files are derived and rewritten on every Stop, so they are replaced
-//! atomically (rename) without fsync: after a crash the next Stop writes them again.
+//! newest ones). A later Stop of the same request reads only from the line of the record the
+//! last snapshot started at (carried in the pass state): everything a snapshot keeps descends
+//! from its start record, so it was written after it, and the cut from there is the cut from
+//! the request's opening (the reasoning is at [`resume_from`]; a corpus test holds it). Both
+//! files are derived and rewritten on every Stop, so they are replaced atomically (rename)
+//! without fsync: after a crash the next Stop writes them again.
 
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use serde::Deserialize;
 use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
 use skein_analysis::AnalysisOptions;
 use skein_core::Parser;
 use skein_hook::{ChangeKind, PassInput, PassReport, RequestRecord};
@@ -63,18 +67,39 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
         .unwrap_or_else(|| dir.join(skein_hook::state::SNAPSHOT_FILE));
     match input.change {
         None => return Ok(summary("transcript does not exist (yet)")),
-        Some(ChangeKind::Unchanged) if log_path.is_file() => return Ok(PassReport::default()),
+        Some(ChangeKind::Unchanged) if log_path.is_file() => {
+            return Ok(PassReport {
+                state: input.state.cloned(),
+                ..PassReport::default()
+            });
+        }
         Some(_) => {}
     }
     let opts: SnapshotPassOptions = pass_options(input)?;
     let max = opts.max_bytes.unwrap_or(DEFAULT_MAX_BYTES).max(1);
     let (start, truncated) = region_start(request, input.end, max);
-    let bytes = read_region(transcript, start, input.end).map_err(|error| Error::Io {
+    let io = |error| Error::Io {
         path: transcript.to_path_buf(),
         error,
-    })?;
-    let Some((out, report)) = cut(&bytes, request)? else {
+    };
+    let mut found = None;
+    if let Some(from) = resume_from(input.state, request, start, input.end) {
+        let (bytes, base) = read_region(transcript, from, input.end).map_err(io)?;
+        found = cut(&bytes, request)?
+            .filter(|(_, r)| closed_after(&bytes, r.start.line))
+            .map(|r| (bytes, base, r));
+    }
+    if found.is_none() {
+        let (bytes, base) = read_region(transcript, start, input.end).map_err(io)?;
+        found = cut(&bytes, request)?.map(|r| (bytes, base, r));
+    }
+    let Some((bytes, base, (out, report))) = found else {
         return Ok(summary("no prompt on the active branch yet"));
+    };
+    let carried = Carried {
+        request: request.id.clone(),
+        start_uuid: report.start.uuid.clone(),
+        start_offset: base + line_offset(&bytes, report.first_line.max(1)),
     };
     let out = if input.config.redact {
         let redactor = passes.redactor(opts.redact.as_ref().unwrap_or(&input.config.redaction))?;
@@ -95,13 +120,89 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     replace(&jsonl, &out)?;
     let md = render_markdown(request, &report, truncated, &jsonl)?;
     replace(&log_path, md.as_bytes())?;
-    Ok(summary(&format!(
+    let mut done = summary(&format!(
         "{} record(s) from {} ({} bytes read{})",
         report.records,
         report.start.uuid,
         bytes.len(),
         if truncated { ", truncated" } else { "" }
-    )))
+    ));
+    done.state = serde_json::to_value(&carried).ok();
+    Ok(done)
+}
+
+/// What a Stop leaves for the next one of the same request: where its snapshot started.
+#[derive(Debug, Serialize, Deserialize)]
+struct Carried {
+    request: String,
+    start_uuid: String,
+    /// Byte offset in the transcript of the first line the snapshot kept (the start record's,
+    /// or a line before it that belongs to the snapshot).
+    start_offset: u64,
+}
+
+/// Where the next snapshot of `request` may start reading instead of `start`: the first line
+/// the last snapshot kept (its start record `S`, or a line before it that belongs to it: the
+/// file-history record of `S`'s message, a `tool_use` whose result it holds), when the state is
+/// this request's and lies in the region.
+///
+/// Why the cut from there equals the cut from `start`: every record a snapshot keeps (the
+/// branch from `S` to the leaf, what hangs from it, metadata after `S`) descends from `S` or
+/// follows it, or is one of those lines before it; the leaf is the same record in both regions.
+/// With a known prompt uuid `U` the cut starts at `U` when it is on the branch, so only `U = S`
+/// is safe (a `U` before `S` could be back on the branch after a rewind). Without one the cut
+/// starts at the last prompt on the branch, which is the last one in the shorter region when
+/// there is one at all; when the shorter region finds none, the caller reads the whole region.
+fn resume_from(
+    state: Option<&serde_json::Value>,
+    request: &RequestRecord,
+    start: u64,
+    end: u64,
+) -> Option<u64> {
+    let c: Carried = serde_json::from_value(state?.clone()).ok()?;
+    let same_start = request
+        .start_uuid
+        .as_deref()
+        .is_none_or(|u| u == c.start_uuid);
+    (c.request == request.id && same_start && (start..end).contains(&c.start_offset))
+        .then_some(c.start_offset)
+}
+
+/// True when every record after line `start` (1-based) of `bytes` names only parents (and
+/// logical parents, across a compaction) that are in `bytes`. Otherwise a record reaches back
+/// before the region (a rewind to an earlier point, a compaction of earlier records), so the
+/// active branch there may differ from the branch seen in the region alone: the caller reads
+/// the whole request instead.
+fn closed_after(bytes: &[u8], start: u64) -> bool {
+    let mut parser = Parser::new();
+    let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
+    let mut links: Vec<String> = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let Ok(p) = parser.parse(line) else { continue };
+        let e = &p.envelope;
+        if let Some(u) = e.uuid.get() {
+            seen.insert(u.to_owned());
+        }
+        if i as u64 + 1 > start {
+            links.extend(e.parent_uuid.get().map(str::to_owned));
+            links.extend(e.logical_parent_uuid.get().map(str::to_owned));
+        }
+    }
+    links.iter().all(|l| seen.contains(l))
+}
+
+/// Byte offset of 1-based line `line` in `bytes`.
+fn line_offset(bytes: &[u8], line: u64) -> u64 {
+    let skip = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
+    if skip == 0 {
+        return 0;
+    }
+    memchr::memchr_iter(b'\n', bytes)
+        .nth(skip - 1)
+        .map_or(bytes.len(), |i| i + 1) as u64
 }
 
 /// Where the request's bytes start, and whether the `max` cap cut them.
@@ -119,20 +220,21 @@ fn region_start(request: &RequestRecord, end: u64, max: u64) -> (u64, bool) {
     (start.max(floor), start < floor)
 }
 
-/// `[start, end)` of the file, from the first line that starts at or after `start`.
-fn read_region(path: &Path, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
+/// `[start, end)` of the file, from the first line that starts at or after `start`, and the
+/// offset in the file where the returned bytes begin.
+fn read_region(path: &Path, start: u64, end: u64) -> std::io::Result<(Vec<u8>, u64)> {
     let mut file = File::open(path)?;
     let from = start.saturating_sub(1);
     file.seek(SeekFrom::Start(from))?;
     let mut buf = Vec::with_capacity(usize::try_from(end - from).unwrap_or(0));
     file.take(end.saturating_sub(from)).read_to_end(&mut buf)?;
     if start == 0 {
-        return Ok(buf);
+        return Ok((buf, 0));
     }
     // buf[0] is the byte before `start`: drop everything up to the first newline from there.
     let cut = memchr::memchr(b'\n', &buf).map_or(buf.len(), |i| i + 1);
     buf.drain(..cut);
-    Ok(buf)
+    Ok((buf, from + cut as u64))
 }
 
 /// Runs the snapshot from the request's prompt record (or the last prompt when it is not known
@@ -274,10 +376,75 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("t.jsonl");
         std::fs::write(&p, b"aaaa\nbbbb\ncccc\n").expect("write");
-        assert_eq!(read_region(&p, 0, 15).expect("read"), b"aaaa\nbbbb\ncccc\n");
-        assert_eq!(read_region(&p, 5, 15).expect("read"), b"bbbb\ncccc\n");
-        assert_eq!(read_region(&p, 6, 15).expect("read"), b"cccc\n");
-        assert_eq!(read_region(&p, 6, 10).expect("read"), b"");
+        let read = |s, e| {
+            let (b, base) = read_region(&p, s, e).expect("read");
+            (String::from_utf8(b).expect("utf-8"), base)
+        };
+        assert_eq!(read(0, 15), ("aaaa\nbbbb\ncccc\n".into(), 0));
+        assert_eq!(read(5, 15), ("bbbb\ncccc\n".into(), 5));
+        assert_eq!(read(6, 15), ("cccc\n".into(), 10));
+        assert_eq!(read(6, 10), (String::new(), 10));
+        assert_eq!(line_offset(b"aaaa\nbbbb\ncccc\n", 1), 0);
+        assert_eq!(line_offset(b"aaaa\nbbbb\ncccc\n", 3), 10);
+    }
+
+    /// The claim behind [`resume_from`], on real sessions: a first Stop at 40%, 60% or 80%
+    /// of a transcript finds its start `S`; at the end, the cut of the bytes from `S`'s line is
+    /// the cut of the whole transcript whenever it finds a prompt (else the hook reads it all).
+    #[test]
+    fn resuming_at_the_last_start_cuts_the_same_on_the_corpus() {
+        let Some((_, files)) = skein_testkit::corpus_files() else {
+            return;
+        };
+        let (mut resumed, mut fell_back) = (0, 0);
+        for path in files {
+            let bytes = std::fs::read(&path).expect("read");
+            let Ok(Some(full)) = cut(&bytes, &RequestRecord::default()) else {
+                continue;
+            };
+            let lines: Vec<usize> = std::iter::once(0)
+                .chain(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1))
+                .collect();
+            for pct in [40, 60, 80] {
+                let prefix = &bytes[..lines[lines.len() * pct / 100]];
+                let Ok(Some((_, first))) = cut(prefix, &RequestRecord::default()) else {
+                    continue;
+                };
+                let from =
+                    usize::try_from(line_offset(prefix, first.first_line.max(1))).expect("usize");
+                let sub = &bytes[from..];
+                match cut(sub, &RequestRecord::default()) {
+                    Ok(Some(again)) if closed_after(sub, again.1.start.line) => {
+                        resumed += 1;
+                        assert_eq!(again.1.start.uuid, full.1.start.uuid, "{}", path.display());
+                        assert!(again.0 == full.0, "{} at {pct}%", path.display());
+                    }
+                    _ => fell_back += 1,
+                }
+                // A request that knows its prompt: the cut starts there in both regions.
+                let known = RequestRecord {
+                    start_uuid: Some(first.start.uuid.clone()),
+                    ..RequestRecord::default()
+                };
+                let whole = cut(&bytes, &known).expect("cut");
+                if let (Ok(Some(again)), Some(whole)) = (cut(sub, &known), whole)
+                    && closed_after(sub, again.1.start.line)
+                {
+                    assert!(
+                        again.0 == whole.0,
+                        "{} at {pct}%, known: {:?} {:?} vs {:?} {:?} ({} {})",
+                        path.display(),
+                        again.1.start,
+                        again.1.first_line,
+                        whole.1.start,
+                        whole.1.first_line,
+                        again.0.len(),
+                        whole.0.len()
+                    );
+                }
+            }
+        }
+        assert!(resumed > 100, "resumed {resumed}, fell back {fell_back}");
     }
 
     #[test]

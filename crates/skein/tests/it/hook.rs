@@ -511,6 +511,96 @@ fn incremental_stops_append_one_frame_each() {
     assert_eq!(env.log_errors(), Vec::<Value>::new());
 }
 
+/// Later Stops of one request read from where the last snapshot started (the pass state);
+/// after appends, a second prompt and a rewind to before it, the request snapshot is still what
+/// `skein snapshot` cuts from the request's part of the transcript (everything after the
+/// earlier request's two lines).
+#[test]
+fn stops_of_one_request_snapshot_as_a_full_cut_does() {
+    let env = Env::new();
+    let t = env.transcript();
+    let snapshot = || {
+        fs::read_to_string(
+            env.current_request_dir()
+                .join("session-logs/snapshot.jsonl"),
+        )
+        .expect("snapshot")
+    };
+    let full_cut = || {
+        let text = fs::read_to_string(&t).expect("read");
+        let region: String = text.split_inclusive('\n').skip(2).collect();
+        let part = env.work.join("request.jsonl");
+        fs::write(&part, region).expect("write");
+        let out = env
+            .cmd()
+            .args(["snapshot", "--report", "/dev/null"])
+            .arg(&part)
+            .output()
+            .expect("skein snapshot");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    // An earlier request, then this one's prompt after a line that is not the request's: the
+    // second Stop reads from the prompt's line, not from where the request opened.
+    append(
+        &t,
+        &[
+            user("u0", None, "earlier prompt"),
+            assistant("a0", "u0", "Zero."),
+        ],
+    );
+    assert_silent_ok(&env.hook(&env.event("stop")), "stop 0");
+    assert_silent_ok(&env.hook(&env.event("user_prompt_submit")), "prompt");
+    append(
+        &t,
+        &[
+            json!({"type":"permission-mode","permissionMode":"default","sessionId":SID}),
+            user("u1", Some("a0"), "first prompt"),
+            assistant("a1", "u1", "One."),
+        ],
+    );
+    assert_silent_ok(&env.hook(&env.event("stop")), "stop 1");
+    assert_eq!(snapshot(), full_cut());
+    assert!(!snapshot().contains("permission-mode") && !snapshot().contains("earlier prompt"));
+    append(
+        &t,
+        &[
+            assistant("a2", "a1", "Two."),
+            assistant("a3", "a2", "Three."),
+        ],
+    );
+    assert_silent_ok(&env.hook(&env.event("stop")), "stop 2");
+    assert_eq!(snapshot(), full_cut());
+    // A second prompt in the same request (no UserPromptSubmit in between).
+    append(
+        &t,
+        &[
+            user("u2", Some("a3"), "second prompt"),
+            assistant("a4", "u2", "Four."),
+        ],
+    );
+    assert_silent_ok(&env.hook(&env.event("stop")), "stop 3");
+    assert_eq!(snapshot(), full_cut());
+    assert!(snapshot().contains("second prompt") && !snapshot().contains("first prompt"));
+    // A rewind to before the second prompt (the last snapshot's start): the branch now runs
+    // through `a2`, before where that snapshot started, so the whole request is read again.
+    append(
+        &t,
+        &[
+            user("u3", Some("a2"), "third prompt"),
+            assistant("a5", "u3", "Five."),
+        ],
+    );
+    assert_silent_ok(&env.hook(&env.event("stop")), "stop 4");
+    assert_eq!(snapshot(), full_cut());
+    assert!(snapshot().contains("third prompt") && !snapshot().contains("second prompt"));
+    assert_eq!(env.log_errors(), Vec::<Value>::new());
+}
+
 #[test]
 fn the_index_pass_makes_each_stop_searchable() {
     let env = Env::new();
