@@ -1,16 +1,26 @@
-//! The hook configuration: TOML layers (user file, project `.claude/skein.toml`, explicit
-//! `--config`) applied in that order over built-in defaults. A later layer overrides only the
-//! keys it sets; an `[events]` entry replaces that event's whole pass list. Unknown keys are an
-//! error naming the file and line.
+//! skein's configuration: the one owner of the config file (`$XDG_CONFIG_HOME/skein/config.toml`)
+//! for the hook and every command. TOML layers (user file, project `.claude/skein.toml`,
+//! explicit `--config`) apply in that order over built-in defaults. A later layer overrides only
+//! the keys it sets; an `[events]` entry replaces that event's whole pass list. Every section is
+//! typed ([`file`]); unknown keys are an error naming the file and line. [`lines`] finds where
+//! a key is set, [`show`] lists the effective values with their origin, [`check`] lists the
+//! problems of a file (for `skein config check` and `skein hooks doctor`).
+
+pub mod check;
+mod file;
+pub mod lines;
+mod sections;
+pub mod show;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
 use skein_redact::RedactOptions;
 
 use crate::log::LogLevel;
+use file::{HookLayer, Layer};
+pub use sections::{PassPresets, ReportFormat, ReportsConfig, StatuslineConfig};
 
 /// Built-in pass: open a request scope (UserPromptSubmit).
 pub const PASS_OPEN_REQUEST: &str = "open-request";
@@ -85,8 +95,12 @@ pub struct Config {
     pub compress: bool,
     /// How long to wait for a state lock.
     pub lock_timeout_ms: u64,
-    /// Archive root; default `<state>/archive`.
+    /// `[archive] dir` (or the older top-level `archive_dir`): the archive root of the hook
+    /// and of `skein archive`; default `<state>/archive`.
     pub archive_dir: Option<PathBuf>,
+    /// `[archive] level`: zstd level of new archive frames (the hook's `[pass.archive]
+    /// zstd_level` and `skein archive --zstd-level` win over it).
+    pub archive_level: Option<i32>,
     /// `[catalog] path`: the catalog file; default `<state>/catalog.db`.
     pub catalog_path: Option<PathBuf>,
     pub log: LogConfig,
@@ -94,9 +108,16 @@ pub struct Config {
     pub events: BTreeMap<String, Vec<String>>,
     /// `[pass.<name>]` tables, handed to the passes untouched.
     pub pass_options: BTreeMap<String, toml::Table>,
-    /// `[redaction]`: the rules for everything the hook writes when `redact = true` (a pass's
-    /// own `[pass.<name>.redact]` table replaces them for that pass).
+    /// `[redaction]`: the rules for everything the hook writes when `redact = true` and for
+    /// the catalog (a pass's own `[pass.<name>.redact]` table replaces them for that pass).
+    /// Without a `[redaction]` table, `[passes.redact]` serves here too.
     pub redaction: RedactOptions,
+    /// `[passes.*]`: presets of the pass commands.
+    pub passes: PassPresets,
+    /// `[reports]`.
+    pub reports: ReportsConfig,
+    /// `[statusline]`.
+    pub statusline: StatuslineConfig,
 }
 
 impl Default for Config {
@@ -118,6 +139,7 @@ impl Default for Config {
             compress: true,
             lock_timeout_ms: 3000,
             archive_dir: None,
+            archive_level: None,
             catalog_path: None,
             log: LogConfig {
                 dir: None,
@@ -128,6 +150,9 @@ impl Default for Config {
             events,
             pass_options: BTreeMap::new(),
             redaction: RedactOptions::default(),
+            passes: PassPresets::default(),
+            reports: ReportsConfig::default(),
+            statusline: StatuslineConfig::default(),
         }
     }
 }
@@ -174,6 +199,33 @@ pub enum ConfigError {
     NotAllowed { path: PathBuf, key: &'static str },
     #[error("{path}: `{key}` starts with '~' but no home directory is known")]
     NoHome { path: PathBuf, key: &'static str },
+    #[error("{path}:{line}: {message}")]
+    Value {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+impl ConfigError {
+    /// The line the error is on, when it is about one.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            Self::Parse { line, .. } | Self::Value { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+}
+
+impl ConfigFiles {
+    /// The project layer's file for an event in `cwd`, if there is one to read.
+    pub fn project_file(&self, cwd: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+        match &self.project {
+            ProjectLookup::Disabled => None,
+            ProjectLookup::Dir(dir) => Some(dir.join(".claude").join("skein.toml")),
+            ProjectLookup::EventCwd => cwd.and_then(|c| find_project_file(c, home)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,25 +254,22 @@ impl Config {
         home: Option<&Path>,
     ) -> Result<(Self, Vec<PathBuf>), ConfigError> {
         let mut read = Vec::new();
+        let mut redaction = false;
         if let Some(user) = &files.user
-            && self.apply_file(user, Origin::User, home, false)?
+            && self.apply_file(user, Origin::User, home, false, &mut redaction)?
         {
             read.push(user.clone());
         }
-        let project = match &files.project {
-            ProjectLookup::Disabled => None,
-            ProjectLookup::Dir(dir) => Some(dir.join(".claude").join("skein.toml")),
-            ProjectLookup::EventCwd => cwd.and_then(|c| find_project_file(c, home)),
-        };
-        if let Some(p) = project
-            && self.apply_file(&p, Origin::Project, home, false)?
+        if let Some(p) = files.project_file(cwd, home)
+            && self.apply_file(&p, Origin::Project, home, false, &mut redaction)?
         {
             read.push(p);
         }
         if let Some(explicit) = &files.explicit {
-            self.apply_file(explicit, Origin::Explicit, home, true)?;
+            self.apply_file(explicit, Origin::Explicit, home, true, &mut redaction)?;
             read.push(explicit.clone());
         }
+        self.fall_back_redaction(redaction);
         Ok((self, read))
     }
 
@@ -232,7 +281,21 @@ impl Config {
         path: &Path,
         home: Option<&Path>,
     ) -> Result<(), ConfigError> {
-        self.apply_text(text, path, Origin::User, home)
+        let set = self.apply_text(text, path, Origin::User, home)?;
+        self.fall_back_redaction(set);
+        Ok(())
+    }
+
+    /// With no `[redaction]` in any layer, `[passes.redact]` is the one set of rules.
+    fn fall_back_redaction(&mut self, redaction_set: bool) {
+        if !redaction_set && let Some(r) = &self.passes.redact {
+            self.redaction = r.clone();
+        }
+    }
+
+    /// The rules `skein redact` starts from: `[passes.redact]`, else `[redaction]`.
+    pub fn command_redaction(&self) -> &RedactOptions {
+        self.passes.redact.as_ref().unwrap_or(&self.redaction)
     }
 
     fn apply_file(
@@ -241,6 +304,7 @@ impl Config {
         origin: Origin,
         home: Option<&Path>,
         required: bool,
+        redaction: &mut bool,
     ) -> Result<bool, ConfigError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -252,24 +316,28 @@ impl Config {
                 });
             }
         };
-        self.apply_text(&text, path, origin, home)?;
+        *redaction |= self.apply_text(&text, path, origin, home)?;
         Ok(true)
     }
 
+    /// Applies one file's text; returns whether it had a `[redaction]` table.
     fn apply_text(
         &mut self,
         text: &str,
         path: &Path,
         origin: Origin,
         home: Option<&Path>,
-    ) -> Result<(), ConfigError> {
-        let layer: Layer = toml::from_str(text).map_err(|e| ConfigError::Parse {
+    ) -> Result<bool, ConfigError> {
+        let mut layer: Layer = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_owned(),
-            line: e.span().map_or(1, |s| {
-                text[..s.start.min(text.len())].matches('\n').count() + 1
-            }),
+            line: e.span().map_or(1, |s| line_at(text, s.start)),
             message: e.message().trim().to_owned(),
         })?;
+        let value_error = |key: &str, message: String| ConfigError::Value {
+            path: path.to_owned(),
+            line: lines::key_line(text, key).unwrap_or(1),
+            message,
+        };
         let resolve = |key: &'static str, raw: String| -> Result<PathBuf, ConfigError> {
             if origin == Origin::Project {
                 return Err(ConfigError::NotAllowed {
@@ -282,13 +350,32 @@ impl Config {
                 key,
             })
         };
-        set(&mut self.blocking, layer.blocking);
-        set(&mut self.goal_reminder, layer.goal_reminder);
-        set(&mut self.redact, layer.redact);
-        set(&mut self.compress, layer.compress);
-        set(&mut self.lock_timeout_ms, layer.lock_timeout_ms);
-        if let Some(dir) = layer.archive_dir {
-            self.archive_dir = Some(resolve("archive_dir", dir)?);
+        let top = layer.top_hook_keys();
+        let in_table = layer.hook.take().unwrap_or_default();
+        if let Some(k) = top.keys().into_iter().find(|k| in_table.keys().contains(k)) {
+            return Err(value_error(
+                &format!("hook.{k}"),
+                format!("`{k}` is set both at the top and in [hook]; keep the one in [hook]"),
+            ));
+        }
+        let hook: HookLayer = top.or(in_table);
+        set(&mut self.blocking, hook.blocking);
+        set(&mut self.goal_reminder, hook.goal_reminder);
+        set(&mut self.redact, hook.redact);
+        set(&mut self.compress, hook.compress);
+        set(&mut self.lock_timeout_ms, hook.lock_timeout_ms);
+        let archive = layer.archive.unwrap_or_default();
+        if layer.archive_dir.is_some() && archive.dir.is_some() {
+            return Err(value_error(
+                "archive.dir",
+                "`archive_dir` and [archive] `dir` are both set; keep [archive] `dir`".into(),
+            ));
+        }
+        if let Some(dir) = archive.dir.or(layer.archive_dir) {
+            self.archive_dir = Some(resolve("archive.dir", dir)?);
+        }
+        if let Some(level) = archive.level {
+            self.archive_level = Some(level.0);
         }
         if let Some(path) = layer.catalog.and_then(|c| c.path) {
             self.catalog_path = Some(resolve("catalog.path", path)?);
@@ -308,11 +395,54 @@ impl Config {
         for (pass, table) in layer.pass.unwrap_or_default() {
             self.pass_options.insert(pass.0, table);
         }
+        let redaction_set = layer.redaction.is_some();
         if let Some(r) = layer.redaction {
             self.redaction = r;
         }
-        Ok(())
+        if let Some(p) = layer.passes {
+            if let Some(prune) = p.prune {
+                let base = self.passes.prune.take().unwrap_or_default();
+                self.passes.prune = Some(base.merge(&prune));
+            }
+            if let Some(snapshot) = p.snapshot {
+                skein_passes::SnapshotOptions::try_from(snapshot.clone())
+                    .map_err(|e| value_error("passes.snapshot", e.to_string()))?;
+                self.passes.snapshot = Some(snapshot);
+            }
+            if p.redact.is_some() {
+                self.passes.redact = p.redact;
+            }
+        }
+        if let Some(r) = layer.reports {
+            if r.timezone.is_some() {
+                self.reports.timezone = r.timezone;
+            }
+            set(&mut self.reports.format, r.format.map(Some));
+            if let Some(p) = r.pricing {
+                // A price file changes costs, not where skein writes: a project may set it.
+                let p = resolve_path(&p, path, home).ok_or_else(|| ConfigError::NoHome {
+                    path: path.to_owned(),
+                    key: "reports.pricing",
+                })?;
+                self.reports.pricing = Some(p);
+            }
+        }
+        if let Some(s) = layer.statusline {
+            set(&mut self.statusline.format, s.format.map(Some));
+            set(&mut self.statusline.timezone, s.timezone.map(Some));
+            set(&mut self.statusline.color, s.color.map(Some));
+        }
+        Ok(redaction_set)
     }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+pub(crate) fn line_at(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 fn set<T>(slot: &mut T, value: Option<T>) {
@@ -352,77 +482,4 @@ fn find_project_file(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
         }
     }
     None
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Layer {
-    blocking: Option<bool>,
-    goal_reminder: Option<bool>,
-    redact: Option<bool>,
-    compress: Option<bool>,
-    lock_timeout_ms: Option<u64>,
-    archive_dir: Option<String>,
-    catalog: Option<CatalogLayer>,
-    log: Option<LogLayer>,
-    events: Option<BTreeMap<EventName, Vec<PassName>>>,
-    pass: Option<BTreeMap<PassName, toml::Table>>,
-    redaction: Option<RedactOptions>,
-    /// `[statusline]`: read by `skein statusline`, not by the hook (accepted here so that one
-    /// config file serves both).
-    #[allow(dead_code, reason = "`skein statusline` reads this table itself")]
-    statusline: Option<toml::Table>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CatalogLayer {
-    path: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LogLayer {
-    dir: Option<String>,
-    max_bytes: Option<u64>,
-    keep: Option<u32>,
-    level: Option<LogLevel>,
-}
-
-/// An event name: ASCII letters only (`Stop`, `SubagentStop`, …).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-#[serde(try_from = "String")]
-struct EventName(String);
-
-impl TryFrom<String> for EventName {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphabetic()) {
-            Ok(Self(s))
-        } else {
-            Err(format!("invalid event name {s:?} (expected e.g. \"Stop\")"))
-        }
-    }
-}
-
-/// A pass name: lowercase ASCII letters, digits, `-` and `_` (it becomes part of file names).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-#[serde(try_from = "String")]
-struct PassName(String);
-
-impl TryFrom<String> for PassName {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        let ok = !s.is_empty()
-            && s.len() <= 64
-            && s.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-        if ok {
-            Ok(Self(s))
-        } else {
-            Err(format!(
-                "invalid pass name {s:?} (lowercase letters, digits, '-', '_')"
-            ))
-        }
-    }
 }
