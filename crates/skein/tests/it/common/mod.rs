@@ -19,9 +19,10 @@ pub(crate) fn testdata(rel: &str) -> PathBuf {
     root().join("testdata").join(rel)
 }
 
-/// Runs `skein ARGS` in `cwd` with a fresh temporary `HOME`, no `CLAUDE_CONFIG_DIR` (so no
-/// test can reach the user's `~/.claude`) and `TZ=UTC` (so days do not depend on the machine's
-/// zone; a test may set another `TZ` through [`skein_env`]).
+/// Runs `skein ARGS` in `cwd` with a fresh temporary `HOME`, no `CLAUDE_CONFIG_DIR` and no
+/// `XDG_CONFIG_HOME` (so no test can reach the user's `~/.claude` or skein config) and
+/// `TZ=UTC` (so days do not depend on the machine's zone; a test may set another `TZ` through
+/// [`skein_env`]).
 pub(crate) fn skein(args: &[&str], cwd: &Path) -> Output {
     skein_env(args, cwd, &[])
 }
@@ -34,6 +35,7 @@ pub(crate) fn skein_command(args: &[&str], cwd: &Path) -> (Command, tempfile::Te
     cmd.args(args)
         .current_dir(cwd)
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("XDG_CONFIG_HOME")
         .env("HOME", home.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -47,6 +49,8 @@ pub(crate) fn skein_env(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Out
     cmd.args(args)
         .current_dir(cwd)
         .env_remove("CLAUDE_CONFIG_DIR")
+        // The user's config (`$XDG_CONFIG_HOME/skein/config.toml`) must not reach a test.
+        .env_remove("XDG_CONFIG_HOME")
         .env("TZ", "UTC")
         .env("HOME", home.path());
     for (k, v) in env {
@@ -137,6 +141,7 @@ pub(crate) fn skein_stdin(args: &[&str], cwd: &Path, input: &[u8]) -> Output {
         .args(args)
         .current_dir(cwd)
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("XDG_CONFIG_HOME")
         .env("TZ", "UTC")
         .env("HOME", home.path())
         .stdin(Stdio::piped())
