@@ -157,7 +157,7 @@ fn check_config(
             }
         }
         Err(e) if !reported => {
-            out.push(finding(Severity::Error, "bad-config", None, e.to_string()))
+            out.push(finding(Severity::Error, "bad-config", None, e.to_string()));
         }
         Err(_) => {}
     }

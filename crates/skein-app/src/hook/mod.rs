@@ -165,7 +165,10 @@ mod tests {
     #[test]
     fn pass_options_are_checked_against_their_pass() {
         let table = |t: &str| t.parse::<toml::Table>().expect("toml");
-        assert_eq!(check_pass_options(ARCHIVE, &table("zstd_level = 9")), Ok(()));
+        assert_eq!(
+            check_pass_options(ARCHIVE, &table("zstd_level = 9")),
+            Ok(())
+        );
         let e = check_pass_options(ARCHIVE, &table("zstd_levle = 9")).expect_err("typo");
         assert!(e.contains("zstd_levle"), "{e}");
         assert!(check_pass_options(SNAPSHOT, &table("max_bytes = \"x\"")).is_err());

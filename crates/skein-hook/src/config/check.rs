@@ -56,6 +56,11 @@ impl fmt::Display for Problem {
     }
 }
 
+/// Whether a value can be used (`Err`: why not).
+pub type ValueCheck<T> = fn(&T) -> Result<(), String>;
+/// Whether a `[pass.<name>]` table suits pass `name`.
+pub type PassOptionsCheck = fn(&str, &toml::Table) -> Result<(), String>;
+
 /// Checks that need what only the caller has: the pass runner's names, the time-zone
 /// database (the binary's), the price-file parser and the hook passes' option types
 /// (`skein-app`'s). A `None` check is skipped.
@@ -64,11 +69,11 @@ pub struct Checks {
     /// Pass names the runner resolves besides the built-in ones.
     pub runner_passes: Vec<String>,
     /// Whether a zone name can be used.
-    pub timezone: Option<fn(&str) -> Result<(), String>>,
+    pub timezone: Option<ValueCheck<str>>,
     /// Whether a price file can be used.
-    pub pricing: Option<fn(&Path) -> Result<(), String>>,
+    pub pricing: Option<ValueCheck<Path>>,
     /// Whether a `[pass.<name>]` table suits that pass (`Ok` for passes it does not know).
-    pub pass_options: Option<fn(&str, &toml::Table) -> Result<(), String>>,
+    pub pass_options: Option<PassOptionsCheck>,
 }
 
 /// Whether the file is the user's or a project's (a project may not redirect skein's files).

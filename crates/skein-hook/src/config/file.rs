@@ -50,7 +50,7 @@ impl Layer {
 }
 
 /// The hook's own switches (`[hook]`, or the top of the file).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct HookLayer {
     pub(super) blocking: Option<bool>,

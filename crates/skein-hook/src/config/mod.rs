@@ -438,11 +438,7 @@ impl Config {
 
 /// The 1-based line of byte `offset` in `text`.
 pub(crate) fn line_at(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    memchr::memchr_iter(b'\n', &text.as_bytes()[..offset.min(text.len())]).count() + 1
 }
 
 fn set<T>(slot: &mut T, value: Option<T>) {

@@ -20,10 +20,8 @@ use crate::output::{choose_format, error_line, table};
 
 /// `skein config`.
 #[derive(Debug, ClapArgs)]
-#[command(
-    after_help = "Examples:\n  skein config path\n  skein config show\n  \
-                  skein config check && echo clean"
-)]
+#[command(after_help = "Examples:\n  skein config path\n  skein config show\n  \
+                  skein config check && echo clean")]
 pub(crate) struct Args {
     #[command(subcommand)]
     action: Action,

@@ -112,7 +112,9 @@ fn check_exits_0_clean_1_with_problems_2_unreadable() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("no config file"), "{}", stderr(&out));
 
-    home.write("[reports]\ntimezone = \"UTC\"\nformat = \"json\"\n[passes.prune]\npreset = \"lean\"\n");
+    home.write(
+        "[reports]\ntimezone = \"UTC\"\nformat = \"json\"\n[passes.prune]\npreset = \"lean\"\n",
+    );
     let out = home.run(&["config", "check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
@@ -130,7 +132,11 @@ fn check_exits_0_clean_1_with_problems_2_unreadable() {
             )
         })
         .collect();
-    assert_eq!(kinds, [("unknown-pass", 2), ("bad-value", 4)], "{problems:?}");
+    assert_eq!(
+        kinds,
+        [("unknown-pass", 2), ("bad-value", 4)],
+        "{problems:?}"
+    );
     assert!(
         problems[0]["message"]
             .as_str()
@@ -289,8 +295,8 @@ fn passes_prune_is_the_preset_of_skein_prune() {
     ));
     let input = testdata_session();
     let out = ok(&home.run(&["prune", &input])).clone();
-    let report: Value = serde_json::from_str(stderr(&out).lines().next().expect("report"))
-        .expect("json report");
+    let report: Value =
+        serde_json::from_str(stderr(&out).lines().next().expect("report")).expect("json report");
     let o = &report["options"];
     assert_eq!(o["thinking"], true, "{report}");
     assert_eq!(o["progress"], false, "preset none: {report}");
