@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args as ClapArgs, Subcommand};
@@ -42,17 +43,26 @@ enum Action {
 }
 
 /// The user config, for a command: built-in defaults under the user file (no project layer:
-/// a command is not run "in" a project the way a hook event is).
+/// a command is not run "in" a project the way a hook event is). Read and parsed once per
+/// process (the environment does not change), however many parts of a command ask.
 pub(crate) fn load(env: &Env) -> Result<Config> {
-    let files = ConfigFiles {
-        user: env.user_config(),
-        project: ProjectLookup::Disabled,
-        explicit: None,
-    };
-    let (config, _) = Config::default()
-        .load(&files, None, env.home.as_deref())
-        .context("cannot use the config (`skein config check` lists its problems)")?;
-    Ok(config)
+    static LOADED: OnceLock<Result<Config, String>> = OnceLock::new();
+    LOADED
+        .get_or_init(|| {
+            let files = ConfigFiles {
+                user: env.user_config(),
+                project: ProjectLookup::Disabled,
+                explicit: None,
+            };
+            Config::default()
+                .load(&files, None, env.home.as_deref())
+                .map(|(config, _)| config)
+                .map_err(|e| {
+                    format!("cannot use the config (`skein config check` lists its problems): {e}")
+                })
+        })
+        .clone()
+        .map_err(anyhow::Error::msg)
 }
 
 /// Fills the flags a command was not given from the config (flags win over the config, the
