@@ -59,16 +59,75 @@ pub struct Defaults {
 }
 
 /// Every key of `config`, in a fixed order, with its origin: the line of `file` that sets it
-/// (`lines` from [`super::lines::key_lines`] of that file), else the default.
+/// (`lines` from [`super::lines::key_lines`] of that file), else the default. Tables are listed
+/// key by key (`redaction.level`, `pass.archive.zstd_level`); arrays are one value.
 pub fn entries(
     config: &Config,
     file: Option<(&Path, &BTreeMap<String, usize>)>,
     defaults: &Defaults,
 ) -> Vec<Entry> {
-    let origin = |keys: &[&str]| -> Origin {
+    let path = |p: &Option<PathBuf>, default: &Option<PathBuf>| {
+        p.as_ref()
+            .or(default.as_ref())
+            .map_or(Value::Null, |p| Value::String(p.display().to_string()))
+    };
+    let r = &config.reports;
+    let s = &config.statusline;
+    // (key, value, keys whose line is the origin: a fallback table's too)
+    let mut rows: Vec<(String, Value, Vec<String>)> = Vec::new();
+    let mut push = |key: &str, value: Value, also: &[&str]| {
+        let mut keys = vec![key.to_owned()];
+        keys.extend(also.iter().map(|k| (*k).to_owned()));
+        rows.push((key.to_owned(), value, keys));
+    };
+    push("hook.blocking", json!(config.blocking), &[]);
+    push("hook.goal_reminder", json!(config.goal_reminder), &[]);
+    push("hook.redact", json!(config.redact), &[]);
+    push("hook.compress", json!(config.compress), &[]);
+    push("hook.lock_timeout_ms", json!(config.lock_timeout_ms), &[]);
+    push(
+        "archive.dir",
+        path(&config.archive_dir, &defaults.archive_dir),
+        &[],
+    );
+    let level = config.archive_level.unwrap_or(defaults.archive_level);
+    push("archive.level", json!(level), &[]);
+    push(
+        "catalog.path",
+        path(&config.catalog_path, &defaults.catalog_path),
+        &[],
+    );
+    push("log.dir", path(&config.log.dir, &defaults.log_dir), &[]);
+    push("log.max_bytes", json!(config.log.max_bytes), &[]);
+    push("log.keep", json!(config.log.keep), &[]);
+    push("log.level", to(&config.log.level), &[]);
+    for (event, passes) in &config.events {
+        push(&format!("events.{event}"), json!(passes), &[]);
+    }
+    for (pass, table) in &config.pass_options {
+        push(&format!("pass.{pass}"), to(table), &[]);
+    }
+    push("redaction", to(&config.redaction), &["passes.redact"]);
+    let prune = config.passes.prune.clone().unwrap_or_default();
+    push("passes.prune", to(&prune), &[]);
+    push(
+        "passes.redact",
+        to(config.command_redaction()),
+        &["redaction"],
+    );
+    let snapshot = config.passes.snapshot.clone().unwrap_or_default();
+    push("passes.snapshot", to(&snapshot), &[]);
+    push("reports.timezone", json!(r.timezone), &[]);
+    push("reports.format", to(&r.format), &[]);
+    push("reports.pricing", path(&r.pricing, &None), &[]);
+    push("statusline.format", json!(s.format), &[]);
+    push("statusline.timezone", json!(s.timezone), &[]);
+    push("statusline.color", json!(s.color.unwrap_or(true)), &[]);
+
+    let origin = |keys: &[String]| -> Origin {
         file.and_then(|(path, lines)| {
             keys.iter()
-                .find_map(|k| lines.get(*k))
+                .find_map(|k| lines.get(k))
                 .map(|&line| Origin::File {
                     path: path.to_owned(),
                     line,
@@ -76,128 +135,36 @@ pub fn entries(
         })
         .unwrap_or(Origin::Default)
     };
-    let path = |p: &Option<PathBuf>, default: &Option<PathBuf>| {
-        p.as_ref()
-            .or(default.as_ref())
-            .map_or(Value::Null, |p| Value::String(p.display().to_string()))
-    };
     let mut out = Vec::new();
-    let mut push = |key: &str, value: Value, origin: Origin| {
-        out.push(Entry {
-            key: key.to_owned(),
-            value,
-            origin,
+    for (key, value, keys) in rows {
+        leaves(key, value, keys, &mut |key, value, keys| {
+            out.push(Entry {
+                key,
+                value,
+                origin: origin(&keys),
+            });
         });
-    };
-    push(
-        "hook.blocking",
-        json!(config.blocking),
-        origin(&["hook.blocking"]),
-    );
-    push(
-        "hook.goal_reminder",
-        json!(config.goal_reminder),
-        origin(&["hook.goal_reminder"]),
-    );
-    push(
-        "hook.redact",
-        json!(config.redact),
-        origin(&["hook.redact"]),
-    );
-    push(
-        "hook.compress",
-        json!(config.compress),
-        origin(&["hook.compress"]),
-    );
-    push(
-        "hook.lock_timeout_ms",
-        json!(config.lock_timeout_ms),
-        origin(&["hook.lock_timeout_ms"]),
-    );
-    push(
-        "archive.dir",
-        path(&config.archive_dir, &defaults.archive_dir),
-        origin(&["archive.dir"]),
-    );
-    push(
-        "archive.level",
-        json!(config.archive_level.unwrap_or(defaults.archive_level)),
-        origin(&["archive.level"]),
-    );
-    push(
-        "catalog.path",
-        path(&config.catalog_path, &defaults.catalog_path),
-        origin(&["catalog.path"]),
-    );
-    push(
-        "log.dir",
-        path(&config.log.dir, &defaults.log_dir),
-        origin(&["log.dir"]),
-    );
-    push(
-        "log.max_bytes",
-        json!(config.log.max_bytes),
-        origin(&["log.max_bytes"]),
-    );
-    push("log.keep", json!(config.log.keep), origin(&["log.keep"]));
-    push("log.level", to(&config.log.level), origin(&["log.level"]));
-    for (event, passes) in &config.events {
-        let key = format!("events.{event}");
-        push(&key, json!(passes), origin(&[&key]));
     }
-    for (pass, table) in &config.pass_options {
-        let key = format!("pass.{pass}");
-        push(&key, to(table), origin(&[&key]));
-    }
-    push(
-        "redaction",
-        to(&config.redaction),
-        origin(&["redaction", "passes.redact"]),
-    );
-    push(
-        "passes.prune",
-        to(&config.passes.prune.clone().unwrap_or_default()),
-        origin(&["passes.prune"]),
-    );
-    push(
-        "passes.redact",
-        to(config.command_redaction()),
-        origin(&["passes.redact", "redaction"]),
-    );
-    push(
-        "passes.snapshot",
-        to(&config.passes.snapshot.clone().unwrap_or_default()),
-        origin(&["passes.snapshot"]),
-    );
-    let r = &config.reports;
-    push(
-        "reports.timezone",
-        json!(r.timezone),
-        origin(&["reports.timezone"]),
-    );
-    push("reports.format", to(&r.format), origin(&["reports.format"]));
-    push(
-        "reports.pricing",
-        path(&r.pricing, &None),
-        origin(&["reports.pricing"]),
-    );
-    let s = &config.statusline;
-    push(
-        "statusline.format",
-        json!(s.format),
-        origin(&["statusline.format"]),
-    );
-    push(
-        "statusline.timezone",
-        json!(s.timezone),
-        origin(&["statusline.timezone"]),
-    );
-    push(
-        "statusline.color",
-        json!(s.color),
-        origin(&["statusline.color"]),
-    );
     out
+}
+
+/// `value` as rows: an object key by key (its origin keys extended alike), anything else as
+/// itself.
+fn leaves(
+    key: String,
+    value: Value,
+    keys: Vec<String>,
+    emit: &mut dyn FnMut(String, Value, Vec<String>),
+) {
+    match value {
+        Value::Object(fields) if !fields.is_empty() => {
+            for (field, v) in fields {
+                let sub: Vec<String> = keys.iter().map(|k| format!("{k}.{field}")).collect();
+                leaves(format!("{key}.{field}"), v, sub, emit);
+            }
+        }
+        other => emit(key, other, keys),
+    }
 }
 
 /// A section as JSON (every section serialises; `Null` cannot happen in practice).
@@ -245,9 +212,11 @@ mod tests {
         assert_eq!(get("archive.dir").value, json!("/s/archive"));
         assert_eq!(get("archive.dir").origin, Origin::Default);
         assert_eq!(get("archive.level").value, json!(3));
-        // One redaction table serves both when only one is set.
-        assert_eq!(get("redaction").value["level"], json!("standard"));
-        assert_eq!(get("redaction").origin, at(4));
+        // One redaction table serves both when only one is set; tables are listed by key.
+        assert_eq!(get("redaction.level").value, json!("standard"));
+        assert_eq!(get("redaction.level").origin, at(5));
+        assert_eq!(get("redaction.disable").origin, Origin::Default);
+        assert_eq!(get("passes.prune.preset").value, Value::Null);
         assert_eq!(get("events.Stop").origin, Origin::Default);
         assert_eq!(at(3).to_string(), "/c/config.toml:3");
     }

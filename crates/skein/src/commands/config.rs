@@ -17,7 +17,7 @@ use skein_hook::{Config, ConfigFiles, ProjectLookup, ReportFormat};
 use skein_layout::Env;
 
 use crate::cli::{Command, Format};
-use crate::output::{choose_format, error_line, table};
+use crate::output::{Align, aligned_table, choose_format, error_line};
 
 /// `skein config`.
 #[derive(Debug, ClapArgs)]
@@ -207,9 +207,17 @@ fn show(out: &mut dyn Write, path: &Path, env: &Env, format: Format) -> Result<(
     };
     let file = text.is_some().then_some((path, &lines));
     let mut rows = entries(&config, file, &defaults);
-    // Unset zones fall back to `TZ`, else the system zone ("local"), as the commands do.
+    // An unset status-line zone is the reports' one; an unset zone is `TZ`'s, else the system
+    // zone ("local"), as the commands resolve them.
+    let reports = rows.iter().find(|e| e.key == "reports.timezone").cloned();
     let tz = std::env::var("TZ").ok().filter(|v| !v.is_empty());
     for e in &mut rows {
+        if e.key == "statusline.timezone"
+            && e.value.is_null()
+            && let Some(r) = &reports
+        {
+            (e.value, e.origin) = (r.value.clone(), r.origin.clone());
+        }
         if e.key.ends_with(".timezone") && e.value.is_null() {
             (e.value, e.origin) = match &tz {
                 Some(v) => (json!(v), Origin::Env("TZ".into())),
@@ -219,7 +227,7 @@ fn show(out: &mut dyn Write, path: &Path, env: &Env, format: Format) -> Result<(
     }
     if format == Format::Table {
         let cells: Vec<Vec<String>> = rows.iter().map(cells).collect();
-        let text = table(&["KEY", "VALUE", "ORIGIN"], &cells);
+        let text = aligned_table(&["KEY", "VALUE", "ORIGIN"], &[Align::Left; 3], &cells);
         out.write_all(text.as_bytes())?;
         return Ok(());
     }

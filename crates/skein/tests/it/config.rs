@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::{jsonl, ok, report_dir, root, skein_env, stderr, stdout};
 
@@ -65,7 +65,8 @@ fn path_says_where_the_file_is_and_whether_it_exists() {
 #[test]
 fn show_gives_every_value_with_its_origin() {
     let home = Home::new(Some(
-        "# mine\n[hook]\nblocking = true\n\n[reports]\ntimezone = \"Asia/Tokyo\"\n[archive]\nlevel = 9\n",
+        "# mine\n[hook]\nblocking = true\n\n[reports]\ntimezone = \"Asia/Tokyo\"\n[archive]\nlevel = 9\n\
+         [pass.archive]\nzstd_level = 4\n",
     ));
     let rows = jsonl(ok(&home.run(&["config", "show"])));
     let get = |key: &str| -> Value {
@@ -82,9 +83,14 @@ fn show_gives_every_value_with_its_origin() {
     assert_eq!(get("archive.level")["value"], 9);
     assert_eq!(get("hook.redact")["value"], true);
     assert_eq!(get("hook.redact")["origin"], "default");
-    // An unset zone is the environment's (the helper sets TZ=UTC).
-    assert_eq!(get("statusline.timezone")["value"], "UTC");
-    assert_eq!(get("statusline.timezone")["origin"], "env TZ");
+    // The status line's zone falls back to the reports' one.
+    assert_eq!(get("statusline.timezone")["value"], "Asia/Tokyo");
+    assert_eq!(get("statusline.timezone")["origin"], format!("{file}:6"));
+    assert_eq!(get("pass.archive.zstd_level")["value"], 4);
+    assert_eq!(
+        get("pass.archive.zstd_level")["origin"],
+        format!("{file}:10")
+    );
     let archive = get("archive.dir");
     assert!(
         archive["value"]
@@ -94,13 +100,25 @@ fn show_gives_every_value_with_its_origin() {
     );
     assert_eq!(get("events.Stop")["value"][0], "snapshot");
 
+    // Unset, a zone is the environment's (the helper sets TZ=UTC).
+    home.write("[hook]\nblocking = true\n");
+    let rows = jsonl(ok(&home.run(&["config", "show"])));
+    let zone = rows
+        .iter()
+        .find(|r| r["key"] == "reports.timezone")
+        .expect("zone");
+    assert_eq!(
+        (&zone["value"], &zone["origin"]),
+        (&json!("UTC"), &json!("env TZ"))
+    );
+    home.write("[reports]\ntimezone = \"Asia/Tokyo\"\n");
     let table = stdout(ok(&home.run(&["config", "show", "--format", "table"])));
     let line = table
         .lines()
         .find(|l| l.starts_with("reports.timezone"))
         .expect("row");
     assert!(
-        line.contains("Asia/Tokyo") && line.ends_with(&format!("{file}:6")),
+        line.contains("Asia/Tokyo") && line.ends_with(&format!("{file}:2")),
         "{line}"
     );
 }
