@@ -88,7 +88,8 @@ struct IngestArgs {
     /// `[archive] dir`.
     #[arg(long, value_name = "DIR")]
     to: Option<PathBuf>,
-    /// Replace secrets by `[REDACTED:<rule>]` on the way in (the source is not changed).
+    /// Replace secrets by `[REDACTED:<rule>]` on the way in (the source is not changed), with
+    /// the config's `[redaction]` rules (the hook's).
     #[arg(long)]
     redact: bool,
     /// Redaction level (with --redact).

@@ -68,13 +68,13 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
     )
     .with_context(|| format!("archive {}", dir.display()))?;
     let redactor = if args.redact {
-        let opts = RedactOptions {
-            level: match args.level {
-                Some(RedactLevelArg::Standard) => RedactLevel::Standard,
-                Some(RedactLevelArg::Strict) | None => RedactLevel::Strict,
-            },
-            ..RedactOptions::default()
-        };
+        // The rules the hook's archive pass uses (`[redaction]`), the level from the flag.
+        let mut opts: RedactOptions = config.redaction.clone();
+        match args.level {
+            Some(RedactLevelArg::Standard) => opts.level = RedactLevel::Standard,
+            Some(RedactLevelArg::Strict) => opts.level = RedactLevel::Strict,
+            None => {}
+        }
         Some(Redactor::new(&opts).map_err(|e| anyhow::anyhow!("redaction rules: {e}"))?)
     } else {
         None
