@@ -39,7 +39,11 @@ enum Action {
     Show,
     /// Problems of the config file: parse errors and unknown keys (with FILE:LINE), unknown
     /// event and pass names, bad values. Exit status 0 clean, 1 problems, 2 unreadable.
-    Check,
+    Check {
+        /// Check this file instead (a project's `.claude/skein.toml` is checked as a project
+        /// file: it may not move skein's files).
+        file: Option<PathBuf>,
+    },
 }
 
 /// The user config, for a command: built-in defaults under the user file (no project layer:
@@ -171,7 +175,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     };
     let format = choose_format(args.format);
     let mut out = std::io::stdout().lock();
-    match args.action {
+    match &args.action {
         Action::Path => {
             let exists = path.is_file();
             if format == Format::Table {
@@ -186,7 +190,16 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
             show(&mut out, &path, env, format)?;
             Ok(ExitCode::SUCCESS)
         }
-        Action::Check => check(&mut out, &path, env, format),
+        Action::Check { file } => {
+            let (path, layer) = match file {
+                Some(f) if f.parent().and_then(Path::file_name) == Some(".claude".as_ref()) => {
+                    (f.clone(), Layer::Project)
+                }
+                Some(f) => (f.clone(), Layer::User),
+                None => (path, Layer::User),
+            };
+            check(&mut out, (&path, layer, file.is_some()), env, format)
+        }
     }
 }
 
@@ -244,10 +257,16 @@ fn cells(e: &Entry) -> Vec<String> {
     vec![e.key.clone(), value, e.origin.to_string()]
 }
 
-fn check(out: &mut dyn Write, path: &Path, env: &Env, format: Format) -> Result<ExitCode> {
-    let problems = match check_file(path, Layer::User, env.home.as_deref(), &checks()) {
+/// Checks `path`; a missing file is clean unless it was `named` on the command line.
+fn check(
+    out: &mut dyn Write,
+    (path, layer, named): (&Path, Layer, bool),
+    env: &Env,
+    format: Format,
+) -> Result<ExitCode> {
+    let problems = match check_file(path, layer, env.home.as_deref(), &checks()) {
         Ok(p) => p,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => {
             error_line(&format!(
                 "no config file at {}: the built-in defaults apply",
                 path.display()

@@ -162,6 +162,33 @@ fn check_exits_0_clean_1_with_problems_2_unreadable() {
         "{problems:?}"
     );
 
+    // Another file, by path; a project's may not move skein's files.
+    let project = home.dir.path().join("proj/.claude");
+    fs::create_dir_all(&project).expect("mkdir");
+    let file = project.join("skein.toml");
+    fs::write(
+        &file,
+        "[reports]\nformat = \"json\"\n[archive]\ndir = \"/tmp/x\"\n",
+    )
+    .expect("write");
+    let f = file.display().to_string();
+    let out = home.run(&["config", "check", &f]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let problems = jsonl(&out);
+    assert_eq!(
+        (&problems[0]["line"], &problems[0]["path"]),
+        (&json!(4), &json!(f))
+    );
+    let elsewhere = home.dir.path().join("other.toml");
+    fs::copy(&file, &elsewhere).expect("copy");
+    let out = home.run(&["config", "check", &elsewhere.display().to_string()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a user file may: {}",
+        stdout(&out)
+    );
+
     // A directory where the file should be cannot be read.
     fs::remove_file(home.file()).expect("rm");
     fs::create_dir(home.file()).expect("mkdir");
