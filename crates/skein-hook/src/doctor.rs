@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::config::check::{Checks, Layer, ProblemKind, check_file};
 use crate::config::{Config, ConfigFiles};
 use crate::settings::{HookSpec, is_skein_handler, load};
 
@@ -43,9 +44,10 @@ pub struct DoctorInput {
     pub home: Option<PathBuf>,
     /// State root that must be writable; `None` skips the check.
     pub state_root: Option<PathBuf>,
-    /// The pass names the binary's runner resolves (the built-in ones are always known): any
-    /// other name in `[events]` is an error.
-    pub runner_passes: Vec<String>,
+    /// The config checks (`skein config check`'s): the pass names the binary's runner
+    /// resolves (the built-in ones are always known; any other name in `[events]` is an
+    /// error), and the value checks only the binary can make.
+    pub checks: Checks,
     /// "Now" in milliseconds since the epoch: errors logged in the 24 hours before it are
     /// shown. `None` skips the log.
     pub now_ms: Option<i64>,
@@ -84,29 +86,7 @@ pub fn doctor(input: &DoctorInput) -> Vec<Finding> {
         check_binary(&input.command, path_env, &mut out);
     }
     if let Some((files, cwd)) = &input.config {
-        match Config::default().load(files, cwd.as_deref(), input.home.as_deref()) {
-            Ok((config, read)) => {
-                out.push(finding(
-                    Severity::Info,
-                    "config-ok",
-                    None,
-                    format!("config parsed ({} file(s) read)", read.len()),
-                ));
-                let runner: Vec<&str> = input.runner_passes.iter().map(String::as_str).collect();
-                for problem in crate::names::check_names(&config, &runner) {
-                    let code = match problem.pass {
-                        Some(_) => "unknown-pass",
-                        None => "unknown-event",
-                    };
-                    out.push(finding(Severity::Error, code, None, problem.to_string()));
-                }
-                if let (Some(now), Some(root)) = (input.now_ms, &input.state_root) {
-                    let dir = config.log.dir.clone().unwrap_or_else(|| root.join("logs"));
-                    recent_errors(&dir, now, &mut out);
-                }
-            }
-            Err(e) => out.push(finding(Severity::Error, "bad-config", None, e.to_string())),
-        }
+        check_config(input, files, cwd.as_deref(), &mut out);
     }
     if let Some(root) = &input.state_root {
         let probe = std::fs::create_dir_all(root).and_then(|()| tempfile::tempfile_in(root));
@@ -120,6 +100,67 @@ pub fn doctor(input: &DoctorInput) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// Each config layer through the one checker (`skein config check`'s), then the layers
+/// together, as the hook will read them.
+fn check_config(
+    input: &DoctorInput,
+    files: &ConfigFiles,
+    cwd: Option<&Path>,
+    out: &mut Vec<Finding>,
+) {
+    let home = input.home.as_deref();
+    let layers = [
+        (files.user.clone(), Layer::User, false),
+        (files.project_file(cwd, home), Layer::Project, false),
+        (files.explicit.clone(), Layer::User, true),
+    ];
+    let mut reported = false;
+    for (path, layer, required) in layers {
+        let Some(path) = path else { continue };
+        match check_file(&path, layer, home, &input.checks) {
+            Ok(problems) => {
+                for p in problems {
+                    let code = match p.kind {
+                        ProblemKind::UnknownPass => "unknown-pass",
+                        ProblemKind::UnknownEvent => "unknown-event",
+                        _ => "bad-config",
+                    };
+                    reported = true;
+                    out.push(finding(Severity::Error, code, None, p.to_string()));
+                }
+            }
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                reported = true;
+                out.push(finding(
+                    Severity::Error,
+                    "bad-config",
+                    Some(&path),
+                    format!("cannot read config {}: {e}", path.display()),
+                ));
+            }
+        }
+    }
+    match Config::default().load(files, cwd, home) {
+        Ok((config, read)) => {
+            out.push(finding(
+                Severity::Info,
+                "config-ok",
+                None,
+                format!("config parsed ({} file(s) read)", read.len()),
+            ));
+            if let (Some(now), Some(root)) = (input.now_ms, &input.state_root) {
+                let dir = config.log.dir.clone().unwrap_or_else(|| root.join("logs"));
+                recent_errors(&dir, now, out);
+            }
+        }
+        Err(e) if !reported => {
+            out.push(finding(Severity::Error, "bad-config", None, e.to_string()));
+        }
+        Err(_) => {}
+    }
 }
 
 /// The errors `hook.log` (and its first rotation) recorded in the last 24 hours, one warning

@@ -43,7 +43,10 @@ mod subagent;
 pub mod transcript;
 
 pub use checkpoint::{ChangeKind, Checkpoint, Probe, TranscriptCheckpoints};
-pub use config::{Config, ConfigError, ConfigFiles, LogConfig, ProjectLookup};
+pub use config::{
+    Config, ConfigError, ConfigFiles, LogConfig, PassPresets, ProjectLookup, ReportFormat,
+    ReportsConfig, StatuslineConfig,
+};
 pub use doctor::{DoctorInput, Finding, Severity, doctor, resolve_program};
 pub use event::{EventError, EventKind, HookEvent, MAX_EVENT_BYTES, ValidEvent};
 pub use log::{LogEntry, LogLevel};

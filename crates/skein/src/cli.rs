@@ -115,6 +115,9 @@ pub(crate) enum Command {
     /// One line for Claude Code's status bar (model, session and today's cost, the active
     /// 5-hour block, context), from its JSON on stdin; `statusline install` sets it up.
     Statusline(commands::statusline::Args),
+    /// Where the config file is (`path`), the effective values with their origin (`show`),
+    /// and its problems (`check`); see docs/config.md.
+    Config(commands::config::Args),
     /// Print a shell completion script: `skein completions bash > ~/.local/share/bash-completion/completions/skein`.
     Completions {
         /// The shell.

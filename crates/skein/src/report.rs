@@ -39,8 +39,8 @@ pub(crate) struct ReportArgs {
     #[arg(long)]
     pub(crate) until: Option<String>,
     /// The time zone of days, weeks and months (grouping, --since/--until): an IANA name
-    /// (Europe/Berlin), UTC, a fixed offset (+09:00, -0500) or `local`. Default: `TZ`, else the
-    /// system zone, else UTC.
+    /// (Europe/Berlin), UTC, a fixed offset (+09:00, -0500) or `local`. Default: the config's
+    /// `[reports] timezone`, else `TZ`, else the system zone, else UTC.
     #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
     pub(crate) timezone: Option<String>,
     /// Only sessions whose project directory name contains this text (`-home-me-erk`), or

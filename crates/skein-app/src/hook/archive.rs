@@ -40,8 +40,9 @@ use crate::transform::{Transforms, redact_line};
 /// `[pass.archive]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-struct ArchivePassOptions {
-    /// zstd level (default 3; `compress = false` means -7, zstd's fastest).
+pub(super) struct ArchivePassOptions {
+    /// zstd level (default: `[archive] level`, else 3; `compress = false` means -7, zstd's
+    /// fastest).
     zstd_level: Option<i32>,
     /// Long-distance matching window log (e.g. 27).
     long_window: Option<u32>,
@@ -256,7 +257,7 @@ fn skein_archive_meta_path(archive_file: &Path) -> std::path::PathBuf {
 
 fn open_archive(input: &PassInput<'_>, opts: &ArchivePassOptions) -> Result<Archive, Error> {
     let config = input.config;
-    let level = match (opts.zstd_level, config.compress) {
+    let level = match (opts.zstd_level.or(config.archive_level), config.compress) {
         (Some(l), _) => l,
         (None, true) => CodecOptions::default().level,
         (None, false) => -7,

@@ -20,7 +20,7 @@ pub const DEFAULT_MAX_BYTES: u64 = 4 << 20;
 /// `[pass.index]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-struct IndexPassOptions {
+pub(super) struct IndexPassOptions {
     /// The catalog file (default: `<state>/catalog.db`).
     catalog: Option<PathBuf>,
     /// New bytes indexed per run (default 4 MiB).

@@ -115,6 +115,24 @@ pub fn will_redact(input: &[u8]) -> bool {
     }
 }
 
+/// Whether `table` suits the pass `pass`'s `[pass.<name>]` options (for `skein config check`
+/// and `hooks doctor`; the hook itself finds out only when the pass runs). Passes this runner
+/// does not implement are not its to judge.
+pub fn check_pass_options(pass: &str, table: &toml::Table) -> Result<(), String> {
+    fn parse<T: serde::de::DeserializeOwned>(table: &toml::Table) -> Result<(), String> {
+        toml::Value::Table(table.clone())
+            .try_into::<T>()
+            .map(drop)
+            .map_err(|e| e.message().trim().to_owned())
+    }
+    match pass {
+        ARCHIVE => parse::<archive::ArchivePassOptions>(table),
+        INDEX => parse::<index::IndexPassOptions>(table),
+        SNAPSHOT => parse::<snapshot::SnapshotPassOptions>(table),
+        _ => Ok(()),
+    }
+}
+
 /// Deserialises a pass's `[pass.<name>]` table (absent: the defaults).
 pub(crate) fn pass_options<T>(input: &PassInput<'_>) -> Result<T, Error>
 where
@@ -137,5 +155,23 @@ pub(crate) fn summary(s: &str) -> PassReport {
     PassReport {
         summary: Some(s.to_owned()),
         ..PassReport::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pass_options_are_checked_against_their_pass() {
+        let table = |t: &str| t.parse::<toml::Table>().expect("toml");
+        assert_eq!(
+            check_pass_options(ARCHIVE, &table("zstd_level = 9")),
+            Ok(())
+        );
+        let e = check_pass_options(ARCHIVE, &table("zstd_levle = 9")).expect_err("typo");
+        assert!(e.contains("zstd_levle"), "{e}");
+        assert!(check_pass_options(SNAPSHOT, &table("max_bytes = \"x\"")).is_err());
+        assert_eq!(check_pass_options("mine", &table("anything = 1")), Ok(()));
     }
 }

@@ -48,7 +48,7 @@ const IMPLICIT_LOOK_BACK: u64 = 4 << 20;
 /// `[pass.snapshot]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-struct SnapshotPassOptions {
+pub(super) struct SnapshotPassOptions {
     /// Most request bytes read per run (the newest ones); default 64 MiB.
     max_bytes: Option<u64>,
     /// Redaction rules for this pass (used when `redact = true`); default: `[redaction]`.

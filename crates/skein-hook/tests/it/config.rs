@@ -153,12 +153,53 @@ fn project_layer_may_not_redirect_files() {
 }
 
 #[test]
-fn the_statusline_table_is_accepted_and_left_to_the_status_line() {
+fn one_file_serves_every_command_with_every_section_typed() {
     let c = apply("redact = false\n\n[statusline]\nformat = \"{model} · {today}\"\n")
         .expect("one config file serves the hook and the status line");
     assert!(!c.redact);
+    assert_eq!(c.statusline.format.as_deref(), Some("{model} · {today}"));
+    let err = apply("[statusline]\n\nformat = 3\n").expect_err("typed now");
+    assert!(matches!(err, ConfigError::Parse { line: 3, .. }), "{err}");
+
+    let c = apply(
+        "[hook]\nblocking = true\nlock_timeout_ms = 10\n[archive]\ndir = \"/a\"\nlevel = 19\n\
+         [reports]\ntimezone = \"Asia/Tokyo\"\nformat = \"json\"\npricing = \"prices.json\"\n\
+         [passes.prune]\npreset = \"lean\"\nthinking = false\n[passes.snapshot]\nsince = \"2026-05-01T00:00:00Z\"\n",
+    )
+    .expect("parse");
+    assert!(c.blocking);
+    assert_eq!(c.lock_timeout_ms, 10);
+    assert_eq!(c.archive_dir, Some(PathBuf::from("/a")));
+    assert_eq!(c.archive_level, Some(19));
+    assert_eq!(c.reports.timezone.as_deref(), Some("Asia/Tokyo"));
+    assert_eq!(c.reports.format, Some(skein_hook::ReportFormat::Json));
+    assert_eq!(c.reports.pricing, Some(PathBuf::from("/cfg/prices.json")));
+    let prune = c.passes.prune.expect("preset");
+    assert_eq!(prune.thinking, Some(false));
+    assert!(c.passes.snapshot.is_some());
+
+    // Today's top-level hook keys keep working, but not twice in one file.
+    let c = apply("archive_dir = \"/old\"\ngoal_reminder = false\n").expect("legacy keys");
+    assert_eq!(c.archive_dir, Some(PathBuf::from("/old")));
+    assert!(!c.goal_reminder);
+    let err = apply("archive_dir = \"/a\"\n[archive]\ndir = \"/b\"\n").expect_err("twice");
+    assert!(matches!(err, ConfigError::Value { line: 3, .. }), "{err}");
+    let err = apply("[archive]\nlevel = 23\n").expect_err("range");
     assert!(
-        apply("[statusline]\nformat = 3\n").is_ok(),
-        "its keys are not the hook's"
+        err.to_string().contains(":2: ") && err.to_string().contains("out of range"),
+        "{err}"
     );
+}
+
+#[test]
+fn one_redaction_table_serves_hook_and_command_until_both_are_set() {
+    let c = apply("[passes.redact]\nlevel = \"standard\"\n").expect("parse");
+    assert_eq!(c.redaction.level, skein_redact::Level::Standard);
+    assert_eq!(c.command_redaction().level, skein_redact::Level::Standard);
+    let c = apply("[redaction]\ndisable = [\"email\"]\n").expect("parse");
+    assert_eq!(c.command_redaction().disable, ["email"]);
+    let c = apply("[redaction]\ndisable = [\"email\"]\n[passes.redact]\nlevel = \"standard\"\n")
+        .expect("parse");
+    assert_eq!(c.redaction.disable, ["email"]);
+    assert!(c.command_redaction().disable.is_empty());
 }

@@ -189,7 +189,10 @@ fn doctor_findings() {
         config: Some((ConfigFiles::default(), None)),
         home: None,
         state_root: Some(state_file),
-        runner_passes: ["snapshot", "archive", "index"].map(String::from).to_vec(),
+        checks: skein_hook::config::check::Checks {
+            runner_passes: ["snapshot", "archive", "index"].map(String::from).to_vec(),
+            ..Default::default()
+        },
         now_ms: None,
     };
     let findings = doctor(&input);
@@ -278,7 +281,10 @@ fn doctor_reports_unknown_names_and_recent_errors() {
             None,
         )),
         state_root: Some(state),
-        runner_passes: ["snapshot", "archive", "index"].map(String::from).to_vec(),
+        checks: skein_hook::config::check::Checks {
+            runner_passes: ["snapshot", "archive", "index"].map(String::from).to_vec(),
+            ..Default::default()
+        },
         now_ms: Some(now),
         ..DoctorInput::default()
     };

@@ -84,10 +84,12 @@ struct IngestArgs {
     /// `~/.config/claude/projects`.
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// The archive directory (created with mode 0700 if missing).
-    #[arg(long, value_name = "DIR", required = true)]
+    /// The archive directory (created with mode 0700 if missing). Default: the config's
+    /// `[archive] dir`.
+    #[arg(long, value_name = "DIR")]
     to: Option<PathBuf>,
-    /// Replace secrets by `[REDACTED:<rule>]` on the way in (the source is not changed).
+    /// Replace secrets by `[REDACTED:<rule>]` on the way in (the source is not changed), with
+    /// the config's `[redaction]` rules (the hook's).
     #[arg(long)]
     redact: bool,
     /// Redaction level (with --redact).
@@ -96,14 +98,10 @@ struct IngestArgs {
     /// Prune on the way in with this preset (the source is not changed).
     #[arg(long, value_enum, value_name = "PRESET")]
     prune: Option<PrunePresetArg>,
-    /// zstd level of the new frames (1..=22, or -7..=-1).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 3,
-        allow_negative_numbers = true
-    )]
-    zstd_level: i32,
+    /// zstd level of the new frames (1..=22, or -7..=-1). Default: the config's `[archive]
+    /// level`, else 3.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    zstd_level: Option<i32>,
     /// Long-distance matching with this window log (default 27 when given without a value).
     #[arg(
         long,

@@ -10,7 +10,6 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use skein_app::catalog::Scope;
 use skein_catalog::{Catalog, CatalogOptions, Opened, RootsReport};
-use skein_hook::{Config, ConfigFiles, ProjectLookup};
 use skein_layout::Env;
 
 use crate::output::{error_line, warning_line};
@@ -32,7 +31,8 @@ pub(crate) struct CatalogArgs {
 pub(crate) struct RefreshArgs {
     #[command(flatten)]
     pub(crate) catalog: CatalogArgs,
-    /// The archive refreshed when no paths are given (default: `<state>/archive`).
+    /// The archive refreshed when no paths are given (default: the config's `[archive] dir`,
+    /// else `<state>/archive`).
     #[arg(long, value_name = "DIR")]
     pub(crate) archive: Option<PathBuf>,
     /// Parsing threads for the refresh (default: all cores).
@@ -52,7 +52,9 @@ impl RefreshArgs {
         paths: &[PathBuf],
     ) -> Result<(Catalog, Scope, RootsReport)> {
         let mut catalog = catalog;
-        let scope = Scope::of(env, paths, self.archive.as_deref());
+        let configured = super::config::load(env)?.archive_dir;
+        let archive = self.archive.as_deref().or(configured.as_deref());
+        let scope = Scope::of(env, paths, archive);
         let report = refresh(&mut catalog, &scope, self.threads.unwrap_or(0), self.quiet)?;
         Ok((catalog, scope, report))
     }
@@ -101,40 +103,26 @@ impl QueryArgs {
     }
 }
 
-/// The user config's `[catalog] path`, if set.
-/// `[catalog] path` and the redaction the catalog applies (`redact`, `[redaction]`), from the
-/// config file the hook reads, so that the hook and the commands build one catalog alike.
-fn configured(env: &Env) -> Result<(Option<PathBuf>, Option<skein_redact::RedactOptions>)> {
-    let files = ConfigFiles {
-        user: env.user_config(),
-        project: ProjectLookup::Disabled,
-        explicit: None,
-    };
-    let (config, _) = Config::default()
-        .load(&files, None, env.home.as_deref())
-        .context("cannot read the config")?;
-    let redact = config.redact.then_some(config.redaction);
-    Ok((config.catalog_path, redact))
-}
-
 impl CatalogArgs {
     /// The catalog file.
     pub(crate) fn path(&self, env: &Env) -> Result<PathBuf> {
         if let Some(p) = &self.catalog {
             return Ok(p.clone());
         }
-        if let (Some(p), _) = configured(env)? {
+        if let Some(p) = super::config::load(env)?.catalog_path {
             return Ok(p);
         }
         skein_catalog::default_path(env)
             .context("no catalog path: give --catalog, or set HOME or XDG_STATE_HOME")
     }
 
-    /// How to open the catalog: the cap, and redaction as the config says.
+    /// How to open the catalog: the cap, and redaction as the config says (`redact`,
+    /// `[redaction]`: the rules the hook's `index` pass uses, so both build one catalog alike).
     pub(crate) fn options(&self, env: &Env) -> Result<CatalogOptions> {
+        let config = super::config::load(env)?;
         Ok(CatalogOptions {
             result_cap: self.result_cap,
-            redact: configured(env)?.1,
+            redact: config.redact.then_some(config.redaction),
             ..CatalogOptions::default()
         })
     }

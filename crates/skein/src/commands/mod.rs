@@ -11,6 +11,7 @@ use crate::cli::{Cli, Command};
 pub(crate) mod archive;
 pub(crate) mod catalog;
 pub(crate) mod check;
+pub(crate) mod config;
 mod docs;
 pub(crate) mod export;
 pub(crate) mod hook;
@@ -28,7 +29,9 @@ pub(crate) mod usage;
 
 /// Runs the parsed command line.
 pub(crate) fn run(cli: Cli, env: &Env) -> Result<ExitCode> {
-    match cli.command {
+    let mut command = cli.command;
+    config::apply(&mut command, env)?;
+    match command {
         Command::Stats(args) => stats::run(&args),
         Command::Usage(args) => usage::run(&args, env),
         Command::Tools(args) => tools::run(&args, env),
@@ -38,9 +41,9 @@ pub(crate) fn run(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Show(args) => show::run(&args, env),
         Command::Hook(args) => Ok(hook::run_hook(&args, env)),
         Command::Hooks(args) => hook::run_hooks(&args, env),
-        Command::Prune(args) => passes::prune(&args),
-        Command::Snapshot(args) => passes::snapshot(&args),
-        Command::Redact(args) => passes::redact(&args),
+        Command::Prune(args) => passes::prune(&args, env),
+        Command::Snapshot(args) => passes::snapshot(&args, env),
+        Command::Redact(args) => passes::redact(&args, env),
         Command::Archive(args) => archive::run(&args, env),
         Command::Compress(args) => archive::compress(&args),
         Command::Decompress(args) => archive::decompress(&args),
@@ -50,6 +53,7 @@ pub(crate) fn run(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Search(args) => search::run(&args, env),
         Command::Export(args) => export::run(&args, env),
         Command::Statusline(args) => statusline::run(&args, env),
+        Command::Config(args) => config::run(&args, env),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man => docs::man(),
     }

@@ -18,6 +18,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 use skein_app::snapshot_dir::output_session_id;
 use skein_app::sources::{DiffersFrom, FileSource, open_source, temp_spool};
+use skein_layout::Env;
 use skein_layout::claude::{main_path, subagents_dir};
 use skein_passes::{
     Pass, PassKind, PassReport, PassesConfig, Pipeline, Preset, PruneConfig, RedactLevel,
@@ -54,7 +55,8 @@ pub(crate) struct IoArgs {
     #[arg(long, value_enum)]
     format: Option<ReportFormat>,
     /// Pass options from a TOML file: `[prune]`, `[snapshot]`, `[redact]` sections and a
-    /// `pipeline = [...]` run when no --then is given. Flags override the file.
+    /// `pipeline = [...]` run when no --then is given. The file overrides the user config's
+    /// `[passes.*]` presets; flags override both.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Then run another pass on the output: `--then redact --level standard`, `--then
@@ -353,13 +355,36 @@ fn chain(
     Ok(())
 }
 
-fn load_config(path: Option<&Path>) -> Result<PassesConfig> {
+/// The pass options before the flags: the user config's `[passes.*]` presets, then the
+/// sections of `--config FILE` over them.
+fn load_config(path: Option<&Path>, env: &Env) -> Result<PassesConfig> {
+    let user = super::config::load(env)?;
+    let mut config = PassesConfig {
+        pipeline: Vec::new(),
+        prune: user.passes.prune.clone().unwrap_or_default(),
+        snapshot: user.passes.snapshot.clone().unwrap_or_default(),
+        redact: user.command_redaction().clone(),
+    };
     let Some(path) = path else {
-        return Ok(PassesConfig::default());
+        return Ok(config);
     };
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read config {}", path.display()))?;
-    PassesConfig::from_toml(&text).with_context(|| format!("{}", path.display()))
+    let file = PassesConfig::from_toml(&text).with_context(|| format!("{}", path.display()))?;
+    // Which sections the file has (its parsed form cannot tell an empty one from none).
+    let has = |key: &str| {
+        text.parse::<toml::Table>()
+            .is_ok_and(|t| t.contains_key(key))
+    };
+    config.prune = config.prune.merge(&file.prune);
+    if has("snapshot") {
+        config.snapshot = file.snapshot;
+    }
+    if has("redact") {
+        config.redact = file.redact;
+    }
+    config.pipeline = file.pipeline;
+    Ok(config)
 }
 
 /// Writes `bytes` to `path`, refusing a path that is one of `inputs` (by identity); see
@@ -436,8 +461,8 @@ impl Reports {
     }
 }
 
-fn run(flags: &Flags<'_>, io: &IoArgs, out_dir: Option<&Path>) -> Result<ExitCode> {
-    let config = load_config(io.config.as_deref())?;
+fn run(flags: &Flags<'_>, io: &IoArgs, out_dir: Option<&Path>, env: &Env) -> Result<ExitCode> {
+    let config = load_config(io.config.as_deref(), env)?;
     let mut passes = vec![build_pass(&config, flags)?];
     chain(&config, flags.kind(), &io.then, &mut passes)?;
     let pipeline = Pipeline::new(passes);
@@ -561,20 +586,21 @@ fn run_in_place(pipeline: &Pipeline, io: &IoArgs) -> Result<ExitCode> {
 }
 
 /// `skein prune`.
-pub(crate) fn prune(args: &PruneArgs) -> Result<ExitCode> {
-    run(&Flags::Prune(&args.rules), &args.io, None)
+pub(crate) fn prune(args: &PruneArgs, env: &Env) -> Result<ExitCode> {
+    run(&Flags::Prune(&args.rules), &args.io, None, env)
 }
 
 /// `skein snapshot`.
-pub(crate) fn snapshot(args: &SnapshotArgs) -> Result<ExitCode> {
+pub(crate) fn snapshot(args: &SnapshotArgs, env: &Env) -> Result<ExitCode> {
     run(
         &Flags::Snapshot(&args.rules),
         &args.io,
         args.out_dir.as_deref(),
+        env,
     )
 }
 
 /// `skein redact`.
-pub(crate) fn redact(args: &RedactArgs) -> Result<ExitCode> {
-    run(&Flags::Redact(&args.rules), &args.io, None)
+pub(crate) fn redact(args: &RedactArgs, env: &Env) -> Result<ExitCode> {
+    run(&Flags::Redact(&args.rules), &args.io, None, env)
 }

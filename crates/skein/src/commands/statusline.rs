@@ -18,7 +18,6 @@ use skein_reports::statusline::{
 use crate::output::error_line;
 use skein_layout::Env;
 
-mod config;
 mod install;
 mod source;
 
@@ -36,8 +35,8 @@ pub(crate) struct Args {
     /// {context}; `[…]` is left out when a field inside has no value.
     #[arg(long, value_name = "FORMAT")]
     pub(crate) format: Option<String>,
-    /// The time zone of "today" (default: the config's `[statusline] timezone`, else `TZ`,
-    /// else the system zone).
+    /// The time zone of "today" (default: the config's `[statusline] timezone`, else its
+    /// `[reports] timezone`, else `TZ`, else the system zone).
     #[arg(long, value_name = "ZONE", allow_hyphen_values = true)]
     pub(crate) timezone: Option<String>,
     /// The catalog file (default: the config's `[catalog] path`, else
@@ -65,8 +64,8 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         None => {}
     }
     let input = read_input();
-    let config = config::load(env);
-    let color = color_wanted(config.as_ref().ok().and_then(|c| c.color));
+    let config = super::config::load(env);
+    let color = color_wanted(config.as_ref().ok().and_then(|c| c.statusline.color));
     // Whatever fails (or panics) below, the minimal line is printed and the exit status is 0.
     let line = catch_unwind(AssertUnwindSafe(|| {
         full_line(args, env, &input, &config, color)
@@ -108,7 +107,7 @@ fn full_line(
     args: &Args,
     env: &Env,
     input: &Result<StatusInput>,
-    config: &Result<config::StatuslineConfig>,
+    config: &Result<skein_hook::Config>,
     color: bool,
 ) -> Result<String> {
     let input = input.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
@@ -116,16 +115,21 @@ fn full_line(
     let format = args
         .format
         .as_deref()
-        .or(config.format.as_deref())
+        .or(config.statusline.format.as_deref())
         .unwrap_or(DEFAULT_FORMAT);
     let template = Template::parse(format).context("bad [statusline] format")?;
-    let zone = crate::zone::resolve(args.timezone.as_deref().or(config.timezone.as_deref()))?;
+    let zone = crate::zone::resolve(
+        args.timezone
+            .as_deref()
+            .or(config.statusline.timezone.as_deref())
+            .or(config.reports.timezone.as_deref()),
+    )?;
     let now = args.now.unwrap_or_else(crate::zone::now_ms);
     let figures: StatusFigures = source::figures(
         env,
         args.catalog.as_deref(),
         config.catalog_path.as_deref(),
-        config.catalog_redact.clone(),
+        config.redact.then(|| config.redaction.clone()),
         input,
         now,
         &zone,

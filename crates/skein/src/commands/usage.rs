@@ -44,7 +44,8 @@ pub(crate) use blocks::parse_now;
 pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) report: ReportArgs,
-    /// A JSON price table whose entries extend or override the embedded one.
+    /// A JSON price table whose entries extend or override the embedded one (default: the
+    /// config's `[reports] pricing`).
     #[arg(long, value_name = "FILE")]
     pub(crate) pricing: Option<PathBuf>,
     /// In the table, add one line per model under each row.

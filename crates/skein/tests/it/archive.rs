@@ -70,6 +70,8 @@ impl Env {
             .current_dir(self.tmp.path())
             .env("HOME", self.tmp.path())
             .env("CLAUDE_CONFIG_DIR", self.path("claude"))
+            // The config is `$HOME/.config/skein/config.toml`, never the user's.
+            .env_remove("XDG_CONFIG_HOME")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -558,6 +560,25 @@ fn redact_on_the_way_in() {
     let dir = env.archive_dir();
     let out = env.skein(&["archive", "verify", dir.to_str().expect("utf8")]);
     assert!(out.status.success());
+}
+
+#[test]
+fn redact_on_the_way_in_uses_the_configs_rules() {
+    let env = Env::new();
+    let config = env.path(".config/skein");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    std::fs::write(
+        config.join("config.toml"),
+        "[redaction]\ndisable = [\"github-token\"]\n",
+    )
+    .expect("config");
+    env.archive(&["--redact", "--redact-level", "standard"]);
+    let text = String::from_utf8(env.cat(MAIN_FILE)).expect("utf8");
+    assert!(
+        text.contains(GH_TOKEN),
+        "the config switched the rule off: {text}"
+    );
+    assert!(!text.contains(AWS_KEY), "{text}");
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod catalog;
 mod check;
 mod cli;
 mod common;
+mod config;
 mod conventions;
 mod history;
 mod history_corpus;

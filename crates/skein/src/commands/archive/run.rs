@@ -30,8 +30,9 @@ struct Totals {
 }
 
 pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
-    let Some(dir) = args.to.as_deref() else {
-        bail!("--to DIR is required");
+    let config = crate::commands::config::load(env)?;
+    let Some(dir) = args.to.as_deref().or(config.archive_dir.as_deref()) else {
+        bail!("no archive directory: give --to DIR, or set [archive] dir in the config");
     };
     if args.paths.iter().any(|p| p.as_os_str() == "-") {
         bail!("the archive reads files, not standard input");
@@ -49,7 +50,10 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
         dir,
         ArchiveOptions {
             codec: CodecOptions {
-                level: args.zstd_level,
+                level: args
+                    .zstd_level
+                    .or(config.archive_level)
+                    .unwrap_or(CodecOptions::default().level),
                 long: args.long,
                 threads: 0,
             },
@@ -64,13 +68,13 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
     )
     .with_context(|| format!("archive {}", dir.display()))?;
     let redactor = if args.redact {
-        let opts = RedactOptions {
-            level: match args.redact_level {
-                Some(RedactLevelArg::Standard) => RedactLevel::Standard,
-                Some(RedactLevelArg::Strict) | None => RedactLevel::Strict,
-            },
-            ..RedactOptions::default()
-        };
+        // The rules the hook's archive pass uses (`[redaction]`), the level from the flag.
+        let mut opts: RedactOptions = config.redaction.clone();
+        match args.redact_level {
+            Some(RedactLevelArg::Standard) => opts.level = RedactLevel::Standard,
+            Some(RedactLevelArg::Strict) => opts.level = RedactLevel::Strict,
+            None => {}
+        }
         Some(Redactor::new(&opts).map_err(|e| anyhow::anyhow!("redaction rules: {e}"))?)
     } else {
         None

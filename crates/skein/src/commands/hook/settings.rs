@@ -187,10 +187,8 @@ pub(super) fn doctor(env: &Env, args: &DoctorArgs) -> Result<ExitCode> {
         )),
         home: env.home.clone(),
         state_root: state_root.clone(),
-        runner_passes: skein_app::hook::PASSES
-            .iter()
-            .map(|p| (*p).to_owned())
-            .collect(),
+        // The checker of `skein config check`, with the same value checks.
+        checks: crate::commands::config::checks(),
         now_ms: Some(skein_core::time::unix_ms(std::time::SystemTime::now())),
     };
     let mut findings = skein_hook::doctor(&input);

@@ -21,9 +21,10 @@ pub(crate) fn testdata(rel: &str) -> PathBuf {
     root().join("testdata").join(rel)
 }
 
-/// Runs `skein ARGS` in `cwd` with a fresh temporary `HOME`, no `CLAUDE_CONFIG_DIR` (so no
-/// test can reach the user's `~/.claude`) and `TZ=UTC` (so days do not depend on the machine's
-/// zone; a test may set another `TZ` through [`skein_env`]).
+/// Runs `skein ARGS` in `cwd` with a fresh temporary `HOME`, no `CLAUDE_CONFIG_DIR` and no
+/// `XDG_CONFIG_HOME` (so no test can reach the user's `~/.claude` or skein config) and
+/// `TZ=UTC` (so days do not depend on the machine's zone; a test may set another `TZ` through
+/// [`skein_env`]).
 pub(crate) fn skein(args: &[&str], cwd: &Path) -> Output {
     skein_env(args, cwd, &[])
 }
@@ -39,6 +40,7 @@ pub(crate) fn skein_command(args: &[&str], cwd: &Path) -> (Command, tempfile::Te
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("COLUMNS")
+        .env_remove("XDG_CONFIG_HOME")
         .env("HOME", home.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -55,6 +57,8 @@ pub(crate) fn skein_env(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Out
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("COLUMNS")
+        // The user's config (`$XDG_CONFIG_HOME/skein/config.toml`) must not reach a test.
+        .env_remove("XDG_CONFIG_HOME")
         .env("TZ", "UTC")
         .env("HOME", home.path());
     for (k, v) in env {
@@ -148,6 +152,7 @@ pub(crate) fn skein_stdin(args: &[&str], cwd: &Path, input: &[u8]) -> Output {
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("COLUMNS")
+        .env_remove("XDG_CONFIG_HOME")
         .env("TZ", "UTC")
         .env("HOME", home.path())
         .stdin(Stdio::piped())

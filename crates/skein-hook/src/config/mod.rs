@@ -1,16 +1,27 @@
-//! The hook configuration: TOML layers (user file, project `.claude/skein.toml`, explicit
-//! `--config`) applied in that order over built-in defaults. A later layer overrides only the
-//! keys it sets; an `[events]` entry replaces that event's whole pass list. Unknown keys are an
-//! error naming the file and line.
+//! skein's configuration: the one owner of the config file (`$XDG_CONFIG_HOME/skein/config.toml`)
+//! for the hook and every command. TOML layers (user file, project `.claude/skein.toml`,
+//! explicit `--config`) apply in that order over built-in defaults. A later layer overrides only
+//! the keys it sets; an `[events]` entry replaces that event's whole pass list. Every section is
+//! typed (`file`, applied by `apply`); unknown keys are an error naming the file and line.
+//! [`lines`] finds where a key is set, [`show`] lists the effective values with their origin,
+//! [`check`] lists the problems of a file (for `skein config check` and `skein hooks doctor`).
+
+mod apply;
+pub mod check;
+mod file;
+pub mod lines;
+mod sections;
+pub mod show;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
 use skein_redact::RedactOptions;
 
 use crate::log::LogLevel;
+pub(crate) use apply::line_at;
+pub use sections::{PassPresets, ReportFormat, ReportsConfig, StatuslineConfig};
 
 /// Built-in pass: open a request scope (UserPromptSubmit).
 pub const PASS_OPEN_REQUEST: &str = "open-request";
@@ -85,8 +96,12 @@ pub struct Config {
     pub compress: bool,
     /// How long to wait for a state lock.
     pub lock_timeout_ms: u64,
-    /// Archive root; default `<state>/archive`.
+    /// `[archive] dir` (or the older top-level `archive_dir`): the archive root of the hook
+    /// and of `skein archive`; default `<state>/archive`.
     pub archive_dir: Option<PathBuf>,
+    /// `[archive] level`: zstd level of new archive frames (the hook's `[pass.archive]
+    /// zstd_level` and `skein archive --zstd-level` win over it).
+    pub archive_level: Option<i32>,
     /// `[catalog] path`: the catalog file; default `<state>/catalog.db`.
     pub catalog_path: Option<PathBuf>,
     pub log: LogConfig,
@@ -94,9 +109,16 @@ pub struct Config {
     pub events: BTreeMap<String, Vec<String>>,
     /// `[pass.<name>]` tables, handed to the passes untouched.
     pub pass_options: BTreeMap<String, toml::Table>,
-    /// `[redaction]`: the rules for everything the hook writes when `redact = true` (a pass's
-    /// own `[pass.<name>.redact]` table replaces them for that pass).
+    /// `[redaction]`: the rules for everything the hook writes when `redact = true` and for
+    /// the catalog (a pass's own `[pass.<name>.redact]` table replaces them for that pass).
+    /// Without a `[redaction]` table, `[passes.redact]` serves here too.
     pub redaction: RedactOptions,
+    /// `[passes.*]`: presets of the pass commands.
+    pub passes: PassPresets,
+    /// `[reports]`.
+    pub reports: ReportsConfig,
+    /// `[statusline]`.
+    pub statusline: StatuslineConfig,
 }
 
 impl Default for Config {
@@ -118,6 +140,7 @@ impl Default for Config {
             compress: true,
             lock_timeout_ms: 3000,
             archive_dir: None,
+            archive_level: None,
             catalog_path: None,
             log: LogConfig {
                 dir: None,
@@ -128,6 +151,9 @@ impl Default for Config {
             events,
             pass_options: BTreeMap::new(),
             redaction: RedactOptions::default(),
+            passes: PassPresets::default(),
+            reports: ReportsConfig::default(),
+            statusline: StatuslineConfig::default(),
         }
     }
 }
@@ -174,6 +200,33 @@ pub enum ConfigError {
     NotAllowed { path: PathBuf, key: &'static str },
     #[error("{path}: `{key}` starts with '~' but no home directory is known")]
     NoHome { path: PathBuf, key: &'static str },
+    #[error("{path}:{line}: {message}")]
+    Value {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+impl ConfigError {
+    /// The line the error is on, when it is about one.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            Self::Parse { line, .. } | Self::Value { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+}
+
+impl ConfigFiles {
+    /// The project layer's file for an event in `cwd`, if there is one to read.
+    pub fn project_file(&self, cwd: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+        match &self.project {
+            ProjectLookup::Disabled => None,
+            ProjectLookup::Dir(dir) => Some(dir.join(".claude").join("skein.toml")),
+            ProjectLookup::EventCwd => cwd.and_then(|c| find_project_file(c, home)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,25 +255,22 @@ impl Config {
         home: Option<&Path>,
     ) -> Result<(Self, Vec<PathBuf>), ConfigError> {
         let mut read = Vec::new();
+        let mut redaction = false;
         if let Some(user) = &files.user
-            && self.apply_file(user, Origin::User, home, false)?
+            && self.apply_file(user, Origin::User, home, false, &mut redaction)?
         {
             read.push(user.clone());
         }
-        let project = match &files.project {
-            ProjectLookup::Disabled => None,
-            ProjectLookup::Dir(dir) => Some(dir.join(".claude").join("skein.toml")),
-            ProjectLookup::EventCwd => cwd.and_then(|c| find_project_file(c, home)),
-        };
-        if let Some(p) = project
-            && self.apply_file(&p, Origin::Project, home, false)?
+        if let Some(p) = files.project_file(cwd, home)
+            && self.apply_file(&p, Origin::Project, home, false, &mut redaction)?
         {
             read.push(p);
         }
         if let Some(explicit) = &files.explicit {
-            self.apply_file(explicit, Origin::Explicit, home, true)?;
+            self.apply_file(explicit, Origin::Explicit, home, true, &mut redaction)?;
             read.push(explicit.clone());
         }
+        self.fall_back_redaction(redaction);
         Ok((self, read))
     }
 
@@ -232,7 +282,21 @@ impl Config {
         path: &Path,
         home: Option<&Path>,
     ) -> Result<(), ConfigError> {
-        self.apply_text(text, path, Origin::User, home)
+        let set = self.apply_text(text, path, Origin::User, home)?;
+        self.fall_back_redaction(set);
+        Ok(())
+    }
+
+    /// With no `[redaction]` in any layer, `[passes.redact]` is the one set of rules.
+    fn fall_back_redaction(&mut self, redaction_set: bool) {
+        if !redaction_set && let Some(r) = &self.passes.redact {
+            self.redaction = r.clone();
+        }
+    }
+
+    /// The rules `skein redact` starts from: `[passes.redact]`, else `[redaction]`.
+    pub fn command_redaction(&self) -> &RedactOptions {
+        self.passes.redact.as_ref().unwrap_or(&self.redaction)
     }
 
     fn apply_file(
@@ -241,6 +305,7 @@ impl Config {
         origin: Origin,
         home: Option<&Path>,
         required: bool,
+        redaction: &mut bool,
     ) -> Result<bool, ConfigError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -252,89 +317,8 @@ impl Config {
                 });
             }
         };
-        self.apply_text(&text, path, origin, home)?;
+        *redaction |= self.apply_text(&text, path, origin, home)?;
         Ok(true)
-    }
-
-    fn apply_text(
-        &mut self,
-        text: &str,
-        path: &Path,
-        origin: Origin,
-        home: Option<&Path>,
-    ) -> Result<(), ConfigError> {
-        let layer: Layer = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_owned(),
-            line: e.span().map_or(1, |s| {
-                text[..s.start.min(text.len())].matches('\n').count() + 1
-            }),
-            message: e.message().trim().to_owned(),
-        })?;
-        let resolve = |key: &'static str, raw: String| -> Result<PathBuf, ConfigError> {
-            if origin == Origin::Project {
-                return Err(ConfigError::NotAllowed {
-                    path: path.to_owned(),
-                    key,
-                });
-            }
-            resolve_path(&raw, path, home).ok_or_else(|| ConfigError::NoHome {
-                path: path.to_owned(),
-                key,
-            })
-        };
-        set(&mut self.blocking, layer.blocking);
-        set(&mut self.goal_reminder, layer.goal_reminder);
-        set(&mut self.redact, layer.redact);
-        set(&mut self.compress, layer.compress);
-        set(&mut self.lock_timeout_ms, layer.lock_timeout_ms);
-        if let Some(dir) = layer.archive_dir {
-            self.archive_dir = Some(resolve("archive_dir", dir)?);
-        }
-        if let Some(path) = layer.catalog.and_then(|c| c.path) {
-            self.catalog_path = Some(resolve("catalog.path", path)?);
-        }
-        if let Some(log) = layer.log {
-            if let Some(dir) = log.dir {
-                self.log.dir = Some(resolve("log.dir", dir)?);
-            }
-            set(&mut self.log.max_bytes, log.max_bytes);
-            set(&mut self.log.keep, log.keep);
-            set(&mut self.log.level, log.level);
-        }
-        for (event, passes) in layer.events.unwrap_or_default() {
-            self.events
-                .insert(event.0, passes.into_iter().map(|p| p.0).collect());
-        }
-        for (pass, table) in layer.pass.unwrap_or_default() {
-            self.pass_options.insert(pass.0, table);
-        }
-        if let Some(r) = layer.redaction {
-            self.redaction = r;
-        }
-        Ok(())
-    }
-}
-
-fn set<T>(slot: &mut T, value: Option<T>) {
-    if let Some(v) = value {
-        *slot = v;
-    }
-}
-
-/// `~/x` → `home/x`; relative paths are taken relative to the config file's directory.
-fn resolve_path(raw: &str, config_file: &Path, home: Option<&Path>) -> Option<PathBuf> {
-    if raw == "~" {
-        return home.map(Path::to_path_buf);
-    }
-    if let Some(rest) = raw.strip_prefix("~/") {
-        return home.map(|h| h.join(rest));
-    }
-    let p = Path::new(raw);
-    if p.is_absolute() {
-        Some(p.to_path_buf())
-    } else {
-        let base = config_file.parent().unwrap_or(Path::new("."));
-        Some(base.join(p))
     }
 }
 
@@ -352,77 +336,4 @@ fn find_project_file(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
         }
     }
     None
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Layer {
-    blocking: Option<bool>,
-    goal_reminder: Option<bool>,
-    redact: Option<bool>,
-    compress: Option<bool>,
-    lock_timeout_ms: Option<u64>,
-    archive_dir: Option<String>,
-    catalog: Option<CatalogLayer>,
-    log: Option<LogLayer>,
-    events: Option<BTreeMap<EventName, Vec<PassName>>>,
-    pass: Option<BTreeMap<PassName, toml::Table>>,
-    redaction: Option<RedactOptions>,
-    /// `[statusline]`: read by `skein statusline`, not by the hook (accepted here so that one
-    /// config file serves both).
-    #[allow(dead_code, reason = "`skein statusline` reads this table itself")]
-    statusline: Option<toml::Table>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CatalogLayer {
-    path: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LogLayer {
-    dir: Option<String>,
-    max_bytes: Option<u64>,
-    keep: Option<u32>,
-    level: Option<LogLevel>,
-}
-
-/// An event name: ASCII letters only (`Stop`, `SubagentStop`, …).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-#[serde(try_from = "String")]
-struct EventName(String);
-
-impl TryFrom<String> for EventName {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphabetic()) {
-            Ok(Self(s))
-        } else {
-            Err(format!("invalid event name {s:?} (expected e.g. \"Stop\")"))
-        }
-    }
-}
-
-/// A pass name: lowercase ASCII letters, digits, `-` and `_` (it becomes part of file names).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-#[serde(try_from = "String")]
-struct PassName(String);
-
-impl TryFrom<String> for PassName {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        let ok = !s.is_empty()
-            && s.len() <= 64
-            && s.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-        if ok {
-            Ok(Self(s))
-        } else {
-            Err(format!(
-                "invalid pass name {s:?} (lowercase letters, digits, '-', '_')"
-            ))
-        }
-    }
 }
