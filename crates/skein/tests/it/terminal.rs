@@ -306,3 +306,35 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn progress_bars_only_on_a_terminal() {
+    // A run long enough for the bar to be drawn (indicatif draws at most 20 times a second).
+    let Some(corpus) = crate::common::corpus() else {
+        return;
+    };
+    let corpus = corpus.to_str().expect("utf-8").to_owned();
+    let args = [
+        "usage",
+        "--no-catalog",
+        "--format",
+        "jsonl",
+        corpus.as_str(),
+    ];
+    let run = on_terminal(&args, 100, &[]);
+    assert!(
+        run.text.contains(" sessions "),
+        "{:?}",
+        &run.text[..run.text.len().min(400)]
+    );
+    let mut quiet = args.to_vec();
+    quiet.insert(1, "-q");
+    let run = on_terminal(&quiet, 100, &[]);
+    assert!(
+        !run.text.contains(" sessions "),
+        "{:?}",
+        &run.text[..run.text.len().min(400)]
+    );
+    let out = piped(&args, &[]);
+    assert!(!stderr(&out).contains(" sessions "), "{}", stderr(&out));
+}
