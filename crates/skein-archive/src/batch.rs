@@ -6,11 +6,17 @@
 //! its new checkpoint kept in memory) and commits all of them at once:
 //!
 //! 1. one filesystem sync (`syncfs`) makes every staged frame, meta file and new checkpoint
-//!    (written to temp files) durable;
-//! 2. the temp checkpoints are renamed over the real ones: each is the commit point of its key,
+//!    (written to temp files, already recording that the index lists its files) durable;
+//! 2. the index gets the new files of all keys in one atomic replace;
+//! 3. the temp checkpoints are renamed over the real ones: each is the commit point of its key,
 //!    as for a single ingest; a second sync makes the renames durable;
-//! 3. the index gets the new files of all keys in one atomic replace;
 //! 4. the batch's journal is removed and the locks are released.
+//!
+//! Between 2 and 3 the index names files no checkpoint commits yet; the journal announces them,
+//! so `verify` reports them as pending (a warning), and settling the journal of a killed batch
+//! syncs the index with the checkpoints. Writing the index first saves a second checkpoint
+//! rewrite per key (to record that the index lists its files), and replacing a file by rename
+//! is the expensive step on ext4.
 //!
 //! New archive files are listed in the batch's journal (`batches/batch-*.jsonl`, one JSON line
 //! per file, appended before the file is created) instead of each checkpoint's `pending_new`,
@@ -36,7 +42,9 @@ use crate::archive::Archive;
 use crate::checkpoint::{Checkpoint, FileState, to_json};
 use crate::error::{IoContext, Result};
 use crate::index;
-use crate::layout::{Kind, ensure_dir, meta_rel_path, remove_file_durable, resolve, to_rel};
+use crate::layout::{
+    Kind, ensure_dir, ensure_dir_with, meta_rel_path, remove_file_durable, resolve, to_rel,
+};
 
 /// Where batch journals live, below the archive root.
 pub const BATCH_DIR: &str = "batches";
@@ -270,53 +278,50 @@ impl Batch<'_> {
             sources: staged.len(),
             new_files: 0,
         };
-        // Frames, meta files, new directories and the temp checkpoints on disk before any
-        // checkpoint is replaced: each rename is the commit point of its key.
+        // The checkpoints as they will be, the index included: the index is written before
+        // them (below), so that replacing a checkpoint stays one rename.
+        let mut keys = Vec::new();
+        for s in staged.iter_mut() {
+            if !s.ck.indexed {
+                keys.push(to_rel(s.ck_path.strip_prefix(root).unwrap_or(&s.ck_path)));
+                s.ck.indexed = true;
+            }
+        }
         let temps = staged
             .iter()
             .map(|s| write_temp(&s.ck_path, &s.ck))
             .collect::<Result<Vec<_>>>()?;
+        // Frames, meta files, new directories and the temp checkpoints on disk before the
+        // index names a new file or a checkpoint commits one.
         sync_filesystem(root).ctx(root)?;
+        // One index update for every key that gained a file. Until the renames below, the
+        // index is ahead of the checkpoints for files the journal announces: `verify` calls
+        // that pending, and settling a killed batch's journal syncs the index back.
+        report.new_files = staged.iter().filter(|s| s.journal.is_some()).count();
+        if !keys.is_empty() {
+            let files: Vec<Vec<&FileState>> = staged
+                .iter()
+                .filter(|s| keys.iter().any(|k| root.join(k) == s.ck_path))
+                .map(|s| s.ck.files().collect())
+                .collect();
+            index::modify(root, self.archive.opts.lock_timeout, |idx| {
+                for (rel, files) in keys.iter().zip(&files) {
+                    index::sync_key(idx, rel, files);
+                }
+            })?;
+        }
+        // Each rename is the commit point of its key.
         for (f, s) in temps.into_iter().zip(&staged) {
             f.commit_with(Durability::RenameOnly).ctx(&s.ck_path)?;
         }
         sync_filesystem(root).ctx(root)?;
         // Meta files: an appended file's, and a superseded one's (a new file got its meta
         // before its frame).
-        for s in &staged {
-            self.archive.sync_meta(&s.ck)?;
-        }
-        // One index update for every key that gained a file.
-        report.new_files = staged.iter().filter(|s| s.journal.is_some()).count();
-        let keys: Vec<(String, Vec<&FileState>)> = staged
+        for s in staged
             .iter()
-            .filter(|s| !s.ck.indexed)
-            .map(|s| {
-                let rel = to_rel(s.ck_path.strip_prefix(root).unwrap_or(&s.ck_path));
-                (rel, s.ck.files().collect())
-            })
-            .collect();
-        if !keys.is_empty() {
-            index::modify(root, self.archive.opts.lock_timeout, |idx| {
-                for (rel, files) in &keys {
-                    index::sync_key(idx, rel, files);
-                }
-            })?;
-        }
-        drop(keys);
-        // Then the checkpoints record that the index lists their files (`verify` holds a
-        // missing entry against an indexed checkpoint). Losing these renames costs one index
-        // check on the key's next ingest.
-        let mut indexed = Vec::new();
-        for s in staged.iter_mut().filter(|s| !s.ck.indexed) {
-            s.ck.indexed = true;
-            indexed.push((write_temp(&s.ck_path, &s.ck)?, &s.ck_path));
-        }
-        if !indexed.is_empty() {
-            sync_filesystem(root).ctx(root)?;
-        }
-        for (f, path) in indexed {
-            f.commit_with(Durability::RenameOnly).ctx(path)?;
+            .filter(|s| s.journal.is_none() || !s.ck.previous.is_empty())
+        {
+            self.archive.sync_meta(&s.ck)?;
         }
         // New announcements go to a fresh journal; this one goes when its last source does.
         self.journal
@@ -331,13 +336,48 @@ impl Batch<'_> {
     }
 }
 
-/// A temp file beside `ck_path` holding `ck` (not synced, not renamed yet).
+/// A temp file beside `ck_path` holding `ck` (not synced, not renamed yet; mode 0600, as
+/// every temp file is created).
 fn write_temp(ck_path: &Path, ck: &Checkpoint) -> Result<AtomicFile> {
     if let Some(dir) = ck_path.parent() {
-        ensure_dir(dir)?;
+        ensure_dir_with(dir, false)?;
     }
     let mut f = AtomicFile::create(ck_path).ctx(ck_path)?;
-    f.set_mode(0o600).ctx(ck_path)?;
     f.write_all(&to_json(ck)).ctx(ck_path)?;
     Ok(f)
+}
+
+/// Files announced by batch journals (live or left by a kill) and the checkpoints of their
+/// keys (relative paths): for `verify`, which reports index entries ahead of their checkpoint
+/// as pending when a journal covers them.
+#[derive(Debug, Default)]
+pub(crate) struct Announced {
+    pub(crate) files: std::collections::BTreeSet<String>,
+    pub(crate) checkpoints: std::collections::BTreeSet<String>,
+}
+
+/// Reads every journal under `root` (without locking: a snapshot).
+pub(crate) fn announced(root: &Path) -> Result<Announced> {
+    let dir = root.join(BATCH_DIR);
+    let mut out = Announced::default();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(out);
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let Some(bytes) = crate::layout::read_optional(&path)? else {
+            continue;
+        };
+        for line in bytes.split(|&b| b == b'\n') {
+            if let Ok(j) = serde_json::from_slice::<JournalLine>(line) {
+                out.checkpoints
+                    .insert(to_rel(&j.key.key_path(crate::layout::CHECKPOINT_DIR, "json")));
+                out.files.insert(j.file);
+            }
+        }
+    }
+    Ok(out)
 }

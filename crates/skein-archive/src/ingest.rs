@@ -16,7 +16,9 @@ use crate::batch::{Batch, Staged};
 use crate::checkpoint::{Checkpoint, DictRef, FORMAT, FileState, SourceState, hash_text};
 use crate::dict;
 use crate::error::{ArchiveError, IoContext, Result};
-use crate::layout::{Kind, archive_rel_path, create_new_file, ensure_dir, meta_rel_path, resolve};
+use crate::layout::{
+    Kind, archive_rel_path, create_new_file, ensure_dir_with, meta_rel_path, resolve,
+};
 use crate::meta::SessionMeta;
 use crate::pump::pump;
 use crate::settle::Depth;
@@ -200,7 +202,7 @@ impl Archive {
                 ck.save(&ck_path)?;
             }
             if let Some(dir) = path.parent() {
-                ensure_dir(dir)?;
+                ensure_dir_with(dir, batch.is_none())?;
             }
             create_new_file(&path).ctx(&path)?
         };

@@ -30,7 +30,7 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Creates a temp file in the target's directory (which must exist).
+    /// Creates a temp file in the target's directory (which must exist), with mode 0600.
     pub fn create(target: impl AsRef<Path>) -> io::Result<Self> {
         let target = target.as_ref().to_path_buf();
         let dir = parent_dir(&target);
