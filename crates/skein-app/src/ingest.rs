@@ -220,7 +220,11 @@ impl<'a> ArchiveJob<'a> {
     /// until then, and a commit costs two filesystem syncs.
     pub const BATCH_SOURCES: usize = 256;
 
-    pub fn new(batch: &'a Batch<'a>, transforms: Transforms<'a>, sessions: &[SessionFiles]) -> Self {
+    pub fn new(
+        batch: &'a Batch<'a>,
+        transforms: Transforms<'a>,
+        sessions: &[SessionFiles],
+    ) -> Self {
         let archive = batch.archive();
         let root = archive.root();
         let abs_root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());

@@ -159,7 +159,9 @@ impl Archive {
         let _lock = self.lock_key(&j.key)?;
         let ck_path = self.checkpoint_path(&j.key);
         let ck = Checkpoint::load(&ck_path)?;
-        let committed = ck.as_ref().is_some_and(|c| c.files().any(|f| f.file == j.file));
+        let committed = ck
+            .as_ref()
+            .is_some_and(|c| c.files().any(|f| f.file == j.file));
         if !committed {
             remove_file_durable(&resolve(&self.root, &j.file)?)?;
             remove_file_durable(&resolve(&self.root, &meta_rel_path(&j.file))?)?;
@@ -196,13 +198,12 @@ impl Batch<'_> {
                 .journal
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match guard.as_ref() {
-                Some(j) => Arc::clone(j),
-                None => {
-                    let j = Arc::new(self.open_journal()?);
-                    *guard = Some(Arc::clone(&j));
-                    j
-                }
+            if let Some(j) = guard.as_ref() {
+                Arc::clone(j)
+            } else {
+                let j = Arc::new(self.open_journal()?);
+                *guard = Some(Arc::clone(&j));
+                j
             }
         };
         let mut line = serde_json::to_vec(&JournalLine {
@@ -281,7 +282,7 @@ impl Batch<'_> {
         // The checkpoints as they will be, the index included: the index is written before
         // them (below), so that replacing a checkpoint stays one rename.
         let mut keys = Vec::new();
-        for s in staged.iter_mut() {
+        for s in &mut staged {
             if !s.ck.indexed {
                 keys.push(to_rel(s.ck_path.strip_prefix(root).unwrap_or(&s.ck_path)));
                 s.ck.indexed = true;
@@ -373,8 +374,9 @@ pub(crate) fn announced(root: &Path) -> Result<Announced> {
         };
         for line in bytes.split(|&b| b == b'\n') {
             if let Ok(j) = serde_json::from_slice::<JournalLine>(line) {
-                out.checkpoints
-                    .insert(to_rel(&j.key.key_path(crate::layout::CHECKPOINT_DIR, "json")));
+                out.checkpoints.insert(to_rel(
+                    &j.key.key_path(crate::layout::CHECKPOINT_DIR, "json"),
+                ));
                 out.files.insert(j.file);
             }
         }

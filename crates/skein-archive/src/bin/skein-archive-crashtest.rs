@@ -54,7 +54,7 @@ fn stream(from: u64, len: usize) -> Vec<u8> {
 
 /// The archive key of the `i`-th source file of a bulk run.
 fn bulk_kind(i: usize, stem: &str) -> Kind {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         Kind::MainSession {
             session_id: stem.to_owned(),
         }

@@ -16,8 +16,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use skein_archive::{
-    ARCHIVE_SUFFIX, Archive, BATCH_DIR, IngestRequest, Kind, MAIN_DIR, SUBAGENT_DIR,
-    read_archived, verify,
+    ARCHIVE_SUFFIX, Archive, BATCH_DIR, IngestRequest, Kind, MAIN_DIR, SUBAGENT_DIR, read_archived,
+    verify,
 };
 
 use crate::common::{line, open};
@@ -28,7 +28,7 @@ const SOURCES: usize = 36;
 /// The key the crash-test binary gives the `i`-th source (see its `bulk_kind`).
 fn kind(i: usize) -> Kind {
     let stem = format!("s{i:02}");
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         Kind::MainSession { session_id: stem }
     } else {
         Kind::Subagent {
@@ -126,19 +126,19 @@ fn kill_9_during_bulk_runs_leaves_old_or_new_state_per_source() {
     let (mut max_delay, mut exited, mut partial) = (60_000u64, 0u64, 0u64);
     for trial in 0..TRIALS {
         // Grow a random half of the sources; now and then replace one by a copy.
-        for i in 0..SOURCES {
-            if trial > 0 && next() % 2 == 0 {
+        for (i, written) in lines_written.iter_mut().enumerate() {
+            if trial > 0 && next().is_multiple_of(2) {
                 continue;
             }
             let add = (next() % 40 + 1) as usize;
-            let text: String = (lines_written[i]..lines_written[i] + add)
+            let text: String = (*written..*written + add)
                 .map(|n| line(n, 100 + (n * 131) % 2000))
                 .collect();
-            lines_written[i] += add;
+            *written += add;
             let path = source(&src, i);
             let mut old = std::fs::read(&path).unwrap_or_default();
             old.extend_from_slice(text.as_bytes());
-            if next() % 15 == 0 {
+            if next().is_multiple_of(15) {
                 let copy = path.with_extension("copy");
                 std::fs::write(&copy, &old).expect("copy");
                 std::fs::rename(&copy, &path).expect("replace");

@@ -98,11 +98,32 @@ fn passes_stay_under_128_mb_on_a_300_mb_session() {
     let records = generate(&src);
     let size = std::fs::metadata(&src).expect("md").len();
     let runs: [&[&str]; 4] = [
-        &["redact", "big.jsonl", "-o", "out.jsonl", "--report", "r.json"],
         &[
-            "prune", "--preset", "lean", "big.jsonl", "-o", "out.jsonl", "--report", "r.json",
+            "redact",
+            "big.jsonl",
+            "-o",
+            "out.jsonl",
+            "--report",
+            "r.json",
         ],
-        &["snapshot", "big.jsonl", "-o", "out.jsonl", "--report", "r.json"],
+        &[
+            "prune",
+            "--preset",
+            "lean",
+            "big.jsonl",
+            "-o",
+            "out.jsonl",
+            "--report",
+            "r.json",
+        ],
+        &[
+            "snapshot",
+            "big.jsonl",
+            "-o",
+            "out.jsonl",
+            "--report",
+            "r.json",
+        ],
         &["check", "-q", "big.jsonl"],
     ];
     let mut seen = Vec::new();

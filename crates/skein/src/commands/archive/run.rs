@@ -145,7 +145,6 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
         },
     )?;
     flush(&mut held, &mut totals)?;
-    drop(flush);
     let teams = teams_dirs_of(env, &args.paths);
     for row in archive_teams(&archive, &teams, redactor.as_ref()) {
         if let Some(e) = &row.error
