@@ -20,6 +20,7 @@ mod hook;
 mod hook_promises;
 mod line_cap;
 mod live_files;
+#[cfg(target_os = "linux")]
 mod memory;
 mod passes;
 mod show;

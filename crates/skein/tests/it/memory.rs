@@ -90,7 +90,6 @@ fn peak_kb(args: &[&str], dir: &Path) -> u64 {
 }
 
 #[test]
-#[cfg(target_os = "linux")]
 #[allow(clippy::print_stderr)]
 fn passes_stay_under_128_mb_on_a_300_mb_session() {
     let dir = tempfile::tempdir().expect("tempdir");
