@@ -281,12 +281,9 @@ impl Batch<'_> {
         };
         // The checkpoints as they will be, the index included: the index is written before
         // them (below), so that replacing a checkpoint stays one rename.
-        let mut keys = Vec::new();
+        let unindexed: Vec<bool> = staged.iter().map(|s| !s.ck.indexed).collect();
         for s in &mut staged {
-            if !s.ck.indexed {
-                keys.push(to_rel(s.ck_path.strip_prefix(root).unwrap_or(&s.ck_path)));
-                s.ck.indexed = true;
-            }
+            s.ck.indexed = true;
         }
         let temps = staged
             .iter()
@@ -299,14 +296,18 @@ impl Batch<'_> {
         // index is ahead of the checkpoints for files the journal announces: `verify` calls
         // that pending, and settling a killed batch's journal syncs the index back.
         report.new_files = staged.iter().filter(|s| s.journal.is_some()).count();
+        let keys: Vec<(String, Vec<&FileState>)> = staged
+            .iter()
+            .zip(&unindexed)
+            .filter(|(_, u)| **u)
+            .map(|(s, _)| {
+                let rel = to_rel(s.ck_path.strip_prefix(root).unwrap_or(&s.ck_path));
+                (rel, s.ck.files().collect())
+            })
+            .collect();
         if !keys.is_empty() {
-            let files: Vec<Vec<&FileState>> = staged
-                .iter()
-                .filter(|s| keys.iter().any(|k| root.join(k) == s.ck_path))
-                .map(|s| s.ck.files().collect())
-                .collect();
             index::modify(root, self.archive.opts.lock_timeout, |idx| {
-                for (rel, files) in keys.iter().zip(&files) {
+                for (rel, files) in &keys {
                     index::sync_key(idx, rel, files);
                 }
             })?;
