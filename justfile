@@ -24,7 +24,8 @@ lint:
 bench:
     cargo bench -p skein-bench
 
-# skein against jq (and ccusage / claude-code-log where installed) on ~1 GB
+# skein beside its yardsticks with ratios (archive vs tar|zstd and zstd, stats vs cat and jq,
+# usage vs ccusage) on the ~1 GB bench tree; skips what is not installed
 compare:
     benches/compare.sh
 

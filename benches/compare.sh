@@ -1,59 +1,108 @@
 #!/usr/bin/env bash
-# Runs skein and its peers on the same input and prints wall times and ratios.
+# skein beside its yardsticks, in one run, with the ratios the speed goals are stated in
+# (docs/performance.md, issue 16):
 #
-#   benches/compare.sh [INPUT_DIR] [COPIES]
+#   benches/compare.sh [TREE] [RUNS]        (`just compare`)
 #
-# INPUT_DIR defaults to the shared corpus ($SKEIN_CORPUS or ../shared/corpus); it is copied
-# COPIES times (default 21, about 1 GB for the 48 MB corpus) into a temp dir so every tool
-# reads the same ~1 GB from the page cache. Peers are run only where installed: jq (always
-# expected), ccusage and claude-code-log (optional). Uses hyperfine when present.
+# TREE is a projects tree with unique ids, built by `python3 ../shared/tools/make_bench_tree.py
+# TREE 20` (the corpus copied 20 times, ~940 MB; default $SKEIN_BENCH_TREE, else
+# /work/bench/tree20). It is only read; archives, the 462 MB single file and ccusage's config
+# directory go to a scratch directory ($TMPDIR) that is removed at the end. SKEIN=path uses that
+# binary instead of building target/release/skein. Each figure is the median wall time of RUNS
+# (default 3), page cache warm. Yardsticks that are not installed are skipped.
+#
+#   row                        skein command                          yardstick            goal
+#   archive                    skein archive -q TREE --to A           tar -c TREE | zstd -3 -T0   <= 2x
+#   archive --redact           skein archive -q --redact TREE --to A  same                  <= 2.5x
+#   archive one file           skein archive -q BIG --to A            zstd -3 -T0 BIG       <= 1.25x (>= 80 % speed)
+#   archive one file --redact  skein archive -q --redact BIG --to A   zstd -3 -T0 BIG
+#   stats                      skein stats -q TREE                    cat of the files      <= 1.5x
+#   jq-style                   skein stats -q TREE (every record's type, uuid, parentUuid, the graph)
+#                                                                     jq -c '{type,uuid,parentUuid}'  >= 25x faster
+#   usage                      skein usage daily --no-catalog TREE    ccusage daily --offline (cold)  >= 5x faster
+#
+# Needs bash, GNU coreutils, bc; tar and zstd for the archive rows, jq and ccusage (CCUSAGE=path,
+# default /work/bench/ccusage/node_modules/.bin/ccusage) for theirs.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-src="${1:-${SKEIN_CORPUS:-$here/../shared/corpus}}"
-copies="${2:-21}"
-work="$(mktemp -d)"
+tree=${1:-${SKEIN_BENCH_TREE:-/work/bench/tree20}}
+runs=${2:-3}
+[[ -d $tree ]] || { echo "no tree at $tree (build it with make_bench_tree.py)" >&2; exit 64; }
+tree=$(cd "$tree" && pwd)
+ccusage=${CCUSAGE:-/work/bench/ccusage/node_modules/.bin/ccusage}
+work=$(mktemp -d "${TMPDIR:-/tmp}/skein-compare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+export HOME=$work/home XDG_STATE_HOME=$work/state
+unset CLAUDE_CONFIG_DIR
+mkdir -p "$HOME"
 
-for i in $(seq 1 "$copies"); do
-  mkdir -p "$work/c$i"
-  cp -r "$src"/. "$work/c$i/"
-done
-chmod -R u+w "$work"
-find "$work" -name '*.jsonl' -print0 | sort -z > "$work/files.list"
+if [[ -n ${SKEIN:-} ]]; then
+  skein=$SKEIN
+else
+  (cd "$here" && cargo build --release --quiet -p skein)
+  skein="$here/target/release/skein"
+fi
+have() { command -v "$1" > /dev/null; }
+
+find "$tree" -name '*.jsonl' -print0 | sort -z > "$work/files.list"
 bytes=$(xargs -0 cat < "$work/files.list" | wc -c)
 files=$(tr -cd '\0' < "$work/files.list" | wc -c)
-echo "input: $files files, $bytes bytes ($copies copies of $src)"
-xargs -0 cat < "$work/files.list" > /dev/null   # warm the page cache
+# One big session: whole transcripts of the tree concatenated up to 462 MB (complete lines).
+big="$work/big/projects/-bench/0badc0de-0000-4000-8000-000000000462.jsonl"
+mkdir -p "$(dirname "$big")"
+{ xargs -0 cat < "$work/files.list" 2> /dev/null || true; } | head -c 462000000 | sed '$d' > "$big"
+big_bytes=$(stat -c %s "$big")
+echo "tree: $files files, $bytes bytes ($tree); one file: $big_bytes bytes; cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-(cd "$here" && cargo build --release --quiet -p skein)
-skein="$here/target/release/skein"
-
-time_cmd() { # name, command...: prints seconds (median of 3)
-  local name="$1"; shift
-  local best=()
-  for _ in 1 2 3; do
-    local s e
-    s=$(date +%s.%N); "$@" > /dev/null 2>&1 || true; e=$(date +%s.%N)
-    best+=("$(echo "$e - $s" | bc -l)")
+# secs CMD...: median wall seconds of $runs runs (output discarded; `fresh` is called before each).
+fresh() { :; }
+secs() {
+  local t=()
+  for _ in $(seq "$runs"); do
+    fresh
+    local s=$EPOCHREALTIME
+    "$@" > /dev/null 2>&1 || true
+    t+=("$(echo "$EPOCHREALTIME - $s" | bc -l)")
   done
-  printf '%s\n' "${best[@]}" | sort -n | sed -n 2p
+  printf '%s\n' "${t[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+rows=()
+# row NAME SKEIN_SECS PEER NAME PEER_SECS GOAL: ratio = skein / peer (below 1: skein faster).
+row() {
+  rows+=("$(printf '%-26s %8.3f s   %-28s %8.3f s   %6.2fx   %s' "$1" "$2" "$3" "$4" \
+    "$(echo "$2 / $4" | bc -l)" "$5")")
 }
 
-declare -A secs
-secs[skein_stats]=$(time_cmd skein "$skein" stats -q "$work")
-secs[skein_stats_1thread]=$(time_cmd skein1 "$skein" stats -q -j 1 "$work")
-if command -v jq > /dev/null; then
-  secs[jq_type_uuid_parent]=$(time_cmd jq sh -c "xargs -0 cat < '$work/files.list' | jq -c '{type,uuid,parentUuid}'")
+xargs -0 cat < "$work/files.list" > /dev/null # warm the page cache
+cat "$big" > /dev/null
+
+if have tar && have zstd; then
+  tarzstd=$(secs sh -c "tar -cf - -C '$tree' . | zstd -q -3 -T0 > /dev/null")
+  # A new archive directory per run, all removed at the end: ext4 skips inodes deleted in the
+  # last ~30 s when it allocates new ones, so deleting the previous run's 10,000 files just
+  # before a run makes every file creation scan (4x the system time, measured).
+  fresh() { A=$(mktemp -d "$work/A.XXXXXX"); }
+  arch() { "$skein" archive -q "$@" --to "$A"; }
+  row "archive" "$(secs arch "$tree")" "tar | zstd -3 -T0" "$tarzstd" "<= 2x"
+  row "archive --redact" "$(secs arch --redact "$tree")" "tar | zstd -3 -T0" "$tarzstd" "<= 2.5x"
+  zstd1=$(secs zstd -q -3 -T0 -c "$big")
+  row "archive one 462 MB file" "$(secs arch "$big")" "zstd -3 -T0" "$zstd1" "<= 1.25x"
+  row "  --redact" "$(secs arch --redact "$big")" "zstd -3 -T0" "$zstd1" ""
+  fresh() { :; }
 fi
-if command -v ccusage > /dev/null; then
-  secs[ccusage_daily]=$(time_cmd ccusage env CLAUDE_CONFIG_DIR="$work" ccusage daily --json --offline)
+stats=$(secs "$skein" stats -q "$tree")
+row "stats" "$stats" "cat" "$(secs sh -c "xargs -0 cat < '$work/files.list'")" "<= 1.5x"
+if have jq; then
+  row "jq-style (stats)" "$stats" "jq -c '{type,uuid,parentUuid}'" \
+    "$(secs sh -c "xargs -0 cat < '$work/files.list' | jq -c '{type,uuid,parentUuid}'")" "<= 0.04x (25x faster)"
 fi
-if command -v claude-code-log > /dev/null; then
-  secs[claude_code_log]=$(time_cmd ccl claude-code-log "$work" --no-individual-sessions)
+if [[ -x $ccusage ]]; then
+  mkdir -p "$work/cfg"
+  ln -s "$tree" "$work/cfg/projects"
+  row "usage daily" "$(secs "$skein" usage daily -q --format jsonl --no-catalog "$tree")" \
+    "ccusage daily --offline" \
+    "$(secs env CLAUDE_CONFIG_DIR="$work/cfg" "$ccusage" claude daily --json --offline)" "<= 0.2x (5x faster)"
 fi
 
-printf '\n%-24s %10s %12s %12s\n' tool seconds MB/s "x skein"
-for k in "${!secs[@]}"; do
-  s=${secs[$k]}
-  printf '%-24s %10.3f %12.0f %12.1f\n' "$k" "$s" "$(echo "$bytes / $s / 1000000" | bc -l)" "$(echo "$s / ${secs[skein_stats]}" | bc -l)"
-done | sort -k2 -n
+printf '\n%-26s %10s   %-28s %10s   %7s   %s\n' "skein" "wall" "yardstick" "wall" "ratio" "goal"
+printf '%s\n' "${rows[@]}"

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use skein_analysis::AnalysisOptions;
 use skein_archive::{
-    Archive, Checkpoint, IngestReport, IngestRequest, Kind, SessionMeta, VersionReason,
+    Archive, Batch, Checkpoint, IngestReport, IngestRequest, Kind, SessionMeta, VersionReason,
 };
 use skein_core::Parser;
 use skein_layout::SessionFiles;
@@ -182,7 +182,8 @@ fn unchanged(ck: Option<&Checkpoint>, md: Option<&std::fs::Metadata>) -> bool {
     let (Some(cur), Some(md)) = (ck.and_then(|c| c.current.as_ref()), md) else {
         return false;
     };
-    !cur.source.unknown
+    ck.is_some_and(|c| c.indexed)
+        && !cur.source.unknown
         && skein_store::FileId::of(md).same_file(&cur.source.file_id())
         && md.len() == cur.source.size
         && cur.meta.extra.get(SOURCE_BYTES).and_then(Value::as_u64) == Some(md.len())
@@ -197,11 +198,14 @@ fn is_symlink(path: &Path) -> bool {
 }
 
 /// Archives sessions into one archive: the refusals are settled over all sessions first, then
-/// each session is archived by [`ArchiveJob::session`] (sessions may run in parallel: the
-/// archive locks per source).
+/// each session is staged in the batch by [`ArchiveJob::session`] (sessions may run in
+/// parallel: the archive locks per source); the caller commits the batch
+/// ([`Batch::commit`], at most every [`ArchiveJob::BATCH_SOURCES`] sources) before it reports
+/// the rows.
 #[derive(Debug)]
 pub struct ArchiveJob<'a> {
     archive: &'a Archive,
+    batch: &'a Batch<'a>,
     transforms: Transforms<'a>,
     /// Sources not archived: the row's `reason` code and the message.
     refused: HashMap<PathBuf, (&'static str, String)>,
@@ -212,11 +216,16 @@ impl<'a> ArchiveJob<'a> {
     /// second source with the archive key of an earlier one (the same session id in two projects would
     /// otherwise replace each other's archive on every run; the first in order wins) are
     /// refused.
+    /// How many staged sources a commit waits for: each holds its lock (a file descriptor)
+    /// until then, and a commit costs two filesystem syncs.
+    pub const BATCH_SOURCES: usize = 256;
+
     pub fn new(
-        archive: &'a Archive,
+        batch: &'a Batch<'a>,
         transforms: Transforms<'a>,
         sessions: &[SessionFiles],
     ) -> Self {
+        let archive = batch.archive();
         let root = archive.root();
         let abs_root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
@@ -249,6 +258,7 @@ impl<'a> ArchiveJob<'a> {
         }
         Self {
             archive,
+            batch,
             transforms,
             refused,
         }
@@ -281,7 +291,7 @@ impl<'a> ArchiveJob<'a> {
             meta: Some(meta),
         };
         if t.redactor.is_none() && t.prune.is_none() {
-            return Ok(self.archive.ingest(&request, None)?);
+            return Ok(self.batch.ingest(&request, None)?);
         }
         let (input, pruned) = match t.prune {
             Some(opts) => {
@@ -309,7 +319,7 @@ impl<'a> ArchiveJob<'a> {
                 out.push(b'\n');
             }
         };
-        Ok(self.archive.ingest(&request, Some(&mut transform))?)
+        Ok(self.batch.ingest(&request, Some(&mut transform))?)
     }
 
     /// Archives one session; one row per source. Sources already archived at their current

@@ -21,6 +21,8 @@ use crate::settle::{Depth, Rebuilt, Settled, settle};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecoverReport {
     pub checkpoints: usize,
+    /// Journals of killed bulk runs settled first (see [`crate::Batch`]).
+    pub batches: usize,
     /// Bytes cut from archive files past what their checkpoint commits (torn frames; anything
     /// else among them was set aside first).
     pub truncated_bytes: u64,
@@ -179,13 +181,7 @@ impl Archive {
     /// Rewrites `.meta.json` files that disagree with the checkpoint and, if needed, the
     /// index entries of this key (then records that in the checkpoint).
     pub(crate) fn reconcile(&self, ck_path: &Path, ck: &mut Checkpoint) -> Result<()> {
-        for f in ck.files() {
-            let meta = resolve(&self.root, &meta_rel_path(&f.file))?;
-            let want = to_json(f);
-            if read_optional(&meta)?.as_deref() != Some(want.as_slice()) {
-                crate::layout::write_file_lazy(&meta, &want)?;
-            }
-        }
+        self.sync_meta(ck)?;
         if !ck.indexed {
             let ck_rel = to_rel(ck_path.strip_prefix(&self.root).unwrap_or(ck_path));
             let files: Vec<&FileState> = ck.files().collect();
@@ -194,6 +190,18 @@ impl Archive {
             })?;
             ck.indexed = true;
             ck.save(ck_path)?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites the `.meta.json` files of `ck` that disagree with it.
+    pub(crate) fn sync_meta(&self, ck: &Checkpoint) -> Result<()> {
+        for f in ck.files() {
+            let meta = resolve(&self.root, &meta_rel_path(&f.file))?;
+            let want = to_json(f);
+            if read_optional(&meta)?.as_deref() != Some(want.as_slice()) {
+                crate::layout::write_file_lazy(&meta, &want)?;
+            }
         }
         Ok(())
     }
@@ -224,7 +232,10 @@ impl Archive {
     /// frames, removes uncommitted files, rewrites stale meta files and index entries. A
     /// checkpoint that cannot be processed is reported and skipped.
     pub fn recover_all(&self) -> Result<RecoverReport> {
-        let mut r = RecoverReport::default();
+        let mut r = RecoverReport {
+            batches: self.recover_batches()?,
+            ..RecoverReport::default()
+        };
         for (path, ck) in crate::verify::load_all_checkpoints(&self.root)? {
             match ck.and_then(|_| self.with_key(&path, Depth::Full, |_| Ok(()))) {
                 Ok(((), s)) => {

@@ -12,10 +12,13 @@ use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::archive::{Archive, DictMode};
+use crate::batch::{Batch, Staged};
 use crate::checkpoint::{Checkpoint, DictRef, FORMAT, FileState, SourceState, hash_text};
 use crate::dict;
 use crate::error::{ArchiveError, IoContext, Result};
-use crate::layout::{Kind, archive_rel_path, create_new_file, ensure_dir, meta_rel_path, resolve};
+use crate::layout::{
+    Kind, archive_rel_path, create_new_file, ensure_dir_with, meta_rel_path, resolve,
+};
 use crate::meta::SessionMeta;
 use crate::pump::pump;
 use crate::settle::Depth;
@@ -103,9 +106,21 @@ impl Archive {
         req: &IngestRequest<'_>,
         transform: Option<&mut Transform<'_>>,
     ) -> Result<IngestReport> {
+        self.ingest_in(req, transform, None)
+    }
+
+    /// [`Archive::ingest`], committed on its own (`batch` is `None`) or staged in `batch`: then
+    /// the frame is written without fsync, a new file is announced in the batch's journal
+    /// instead of the checkpoint, and the checkpoint is committed by [`Batch::commit`].
+    pub(crate) fn ingest_in(
+        &self,
+        req: &IngestRequest<'_>,
+        transform: Option<&mut Transform<'_>>,
+        batch: Option<&Batch<'_>>,
+    ) -> Result<IngestReport> {
         req.kind.validate()?;
         let ck_path = self.checkpoint_path(&req.kind);
-        let _lock = self.lock_key(&req.kind)?;
+        let lock = self.lock_key(&req.kind)?;
         let mut ck =
             Checkpoint::load(&ck_path)?.unwrap_or_else(|| Checkpoint::new(req.kind.clone()));
         let settled = self.recover(&ck_path, &mut ck, Depth::Tail)?;
@@ -174,15 +189,20 @@ impl Archive {
         };
         let dict_bytes = dict_ref.map(|r| dict::load(&self.root, r)).transpose()?;
         let path = resolve(&self.root, &rel)?;
+        let mut journal = None;
         let out = if reason.is_none() {
             let mut f = OpenOptions::new().write(true).open(&path).ctx(&path)?;
             f.seek(SeekFrom::Start(base_len)).ctx(&path)?;
             f
         } else {
-            ck.pending_new = Some(rel.clone());
-            ck.save(&ck_path)?;
+            if let Some(b) = batch {
+                journal = Some(b.announce(&req.kind, &rel)?);
+            } else {
+                ck.pending_new = Some(rel.clone());
+                ck.save(&ck_path)?;
+            }
             if let Some(dir) = path.parent() {
-                ensure_dir(dir)?;
+                ensure_dir_with(dir, batch.is_none())?;
             }
             create_new_file(&path).ctx(&path)?
         };
@@ -198,12 +218,15 @@ impl Archive {
             reason.is_some(),
             transform,
         )?;
-        out.sync_data().ctx(&path)?;
-        if reason.is_some()
-            && let Some(dir) = path.parent()
-        {
-            skein_store::atomic::sync_dir(dir).ctx(dir)?;
+        if batch.is_none() {
+            out.sync_data().ctx(&path)?;
+            if reason.is_some()
+                && let Some(dir) = path.parent()
+            {
+                skein_store::atomic::sync_dir(dir).ctx(dir)?;
+            }
         }
+        drop(out);
 
         // Commit.
         let consumed = Consumed::of(&source, end).ctx(src_path)?;
@@ -286,6 +309,23 @@ impl Archive {
             let meta = resolve(&self.root, &meta_rel_path(&cur.file))?;
             crate::layout::write_file_lazy(&meta, &crate::checkpoint::to_json(cur))?;
         }
+        report.archive_path = Some(path);
+        report.version = version;
+        report.dict = dict_ref;
+        report.appended_source_bytes = end - start;
+        report.appended_source_lines = stats.src_lines;
+        report.appended_lines = stats.out_lines;
+        report.appended_raw_bytes = stats.out_bytes;
+        report.appended_bytes = stats.compressed;
+        if let Some(b) = batch {
+            b.stage(Staged {
+                _lock: lock,
+                ck_path,
+                ck,
+                journal,
+            });
+            return Ok(report);
+        }
         if reason.is_none() {
             // An append to an existing file: the checkpoint file already exists, so skipping the
             // directory fsync can at worst (power loss) bring back the previous checkpoint,
@@ -296,15 +336,7 @@ impl Archive {
             ck.save(&ck_path)?;
         }
         self.reconcile(&ck_path, &mut ck)?;
-
-        report.archive_path = Some(path);
-        report.version = version;
-        report.dict = dict_ref;
-        report.appended_source_bytes = end - start;
-        report.appended_source_lines = stats.src_lines;
-        report.appended_lines = stats.out_lines;
-        report.appended_raw_bytes = stats.out_bytes;
-        report.appended_bytes = stats.compressed;
+        drop(lock);
         Ok(report)
     }
 
@@ -396,4 +428,17 @@ fn display_path(p: &Path) -> String {
         .unwrap_or_else(|_| p.to_path_buf())
         .to_string_lossy()
         .into_owned()
+}
+
+impl Batch<'_> {
+    /// Stages an ingest of `req.source` in this batch: like [`Archive::ingest`], but the new
+    /// state is committed (and the report's numbers become true) only by [`Batch::commit`].
+    /// The source's lock is held until then. A source with nothing new is settled at once.
+    pub fn ingest(
+        &self,
+        req: &IngestRequest<'_>,
+        transform: Option<&mut Transform<'_>>,
+    ) -> Result<IngestReport> {
+        self.archive().ingest_in(req, transform, Some(self))
+    }
 }

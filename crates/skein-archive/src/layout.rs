@@ -185,11 +185,18 @@ pub(crate) fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
 
 /// Creates `dir` and any missing parents with mode 0700, fsyncing each new entry's parent.
 pub(crate) fn ensure_dir(dir: &Path) -> Result<()> {
+    ensure_dir_with(dir, true)
+}
+
+/// [`ensure_dir`], with the parent fsyncs only if `durable`: for directories whose entries
+/// need not survive a power loss (lock files) or that a later filesystem sync covers (a
+/// batch commit).
+pub(crate) fn ensure_dir_with(dir: &Path, durable: bool) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        ensure_dir(parent)?;
+        ensure_dir_with(parent, durable)?;
     }
     let mut b = fs::DirBuilder::new();
     #[cfg(unix)]
@@ -202,7 +209,7 @@ pub(crate) fn ensure_dir(dir: &Path) -> Result<()> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => return Ok(()),
         Err(e) => return Err(e).ctx(dir),
     }
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+    if durable && let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         skein_store::atomic::sync_dir(parent).ctx(parent)?;
     }
     Ok(())
@@ -220,15 +227,11 @@ pub(crate) fn create_new_file(path: &Path) -> io::Result<File> {
     o.open(path)
 }
 
-/// Takes an exclusive lock file (created with mode 0600 in a 0700 directory).
+/// Takes an exclusive lock file (created with mode 0600 in a 0700 directory). Lock files hold
+/// nothing: their directories are not fsynced.
 pub(crate) fn lock(path: &Path, timeout: std::time::Duration) -> Result<skein_store::FileLock> {
     if let Some(dir) = path.parent() {
-        ensure_dir(dir)?;
-    }
-    match create_new_file(path) {
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e).ctx(path),
+        ensure_dir_with(dir, false)?;
     }
     Ok(skein_store::FileLock::acquire(path, timeout)?)
 }
@@ -246,8 +249,8 @@ pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// `durability` asks for.
 pub(crate) fn write_file(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
     use std::io::Write;
+    // The temp file is created with mode 0600 (see `AtomicFile::create`).
     let mut f = skein_store::AtomicFile::create(path).ctx(path)?;
-    f.set_mode(0o600).ctx(path)?;
     f.write_all(bytes).ctx(path)?;
     f.commit_with(durability).ctx(path)
 }

@@ -20,6 +20,7 @@
 )]
 
 mod archive;
+mod batch;
 mod checkpoint;
 mod codec;
 mod compact;
@@ -40,6 +41,7 @@ mod verify;
 mod verify_file;
 
 pub use archive::{Archive, ArchiveOptions, DictMode, RecoverReport, now_unix};
+pub use batch::{BATCH_DIR, Batch, BatchCommit};
 pub use checkpoint::{
     Checkpoint, DictRef, FORMAT, FileState, HASH_WINDOW, PendingCompaction, SourceState,
 };

@@ -30,7 +30,7 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Creates a temp file in the target's directory (which must exist).
+    /// Creates a temp file in the target's directory (which must exist), with mode 0600.
     pub fn create(target: impl AsRef<Path>) -> io::Result<Self> {
         let target = target.as_ref().to_path_buf();
         let dir = parent_dir(&target);
@@ -153,6 +153,28 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
         let _ = dir;
         Ok(())
     }
+}
+
+/// Makes everything written so far to the filesystem holding `dir` durable: file data, temp
+/// files and renames alike. One call instead of one fsync per file, for protocols that write
+/// many files and then need them all on disk before the next step (the archive's bulk commit).
+/// On Linux this is `syncfs(2)`, which also flushes other programs' writes to the same
+/// filesystem; elsewhere on Unix `sync(2)`.
+pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        rustix::fs::syncfs(File::open(dir)?)?;
+    }
+    #[cfg(all(unix, not(target_os = "linux")))]
+    {
+        let _ = dir;
+        rustix::fs::sync();
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+    }
+    Ok(())
 }
 
 fn parent_dir(path: &Path) -> &Path {

@@ -30,7 +30,9 @@ pub mod replace;
 pub mod writers;
 
 pub use append::{Break, Consumed, FileId, FileRange};
-pub use atomic::{AtomicFile, Durability, install, write_atomic, write_atomic_with};
+pub use atomic::{
+    AtomicFile, Durability, install, sync_filesystem, write_atomic, write_atomic_with,
+};
 pub use identity::same_file;
 pub use input::{
     Input, InputError, InputMode, ZstdOpener, expand_paths, is_transcript_name, is_zstd,

@@ -3,7 +3,12 @@
 //! session and as a subagent, until killed. Now and then it replaces the source by a copy (same
 //! bytes, new inode), which makes the archive start a new version file.
 //!
-//! Usage: `skein-archive-crashtest ARCHIVE_DIR SOURCE SEED`
+//! With `--bulk`, archives every file of a directory instead (even positions as main sessions,
+//! odd ones as subagents) from three threads through one [`skein_archive::Batch`], committing
+//! every few sources, until done or killed (`tests/it/crash_bulk.rs`).
+//!
+//! Usage: `skein-archive-crashtest ARCHIVE_DIR SOURCE SEED`,
+//! `skein-archive-crashtest --bulk ARCHIVE_DIR SOURCE_DIR`
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
@@ -47,8 +52,75 @@ fn stream(from: u64, len: usize) -> Vec<u8> {
     out
 }
 
+/// The archive key of the `i`-th source file of a bulk run.
+fn bulk_kind(i: usize, stem: &str) -> Kind {
+    if i.is_multiple_of(2) {
+        Kind::MainSession {
+            session_id: stem.to_owned(),
+        }
+    } else {
+        Kind::Subagent {
+            agent_type: "general-purpose".into(),
+            agent_id: stem.to_owned(),
+            parent_session: Some("bulk-session".into()),
+            tool_use_id: None,
+        }
+    }
+}
+
+fn bulk(dir: &str, sources: &str) -> Result<(), String> {
+    let archive = Archive::open(dir, ArchiveOptions::default()).map_err(|e| e.to_string())?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(sources)
+        .map_err(|e| e.to_string())?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
+    files.sort();
+    let batch = archive.batch().map_err(|e| e.to_string())?;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..3)
+            .map(|_| {
+                scope.spawn(|| -> Result<(), String> {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let Some(path) = files.get(i) else {
+                            return Ok(());
+                        };
+                        let stem = path
+                            .file_stem()
+                            .map(|s| s.to_string_lossy().into_owned())
+                            .unwrap_or_default();
+                        let req = IngestRequest {
+                            source: path,
+                            kind: bulk_kind(i, &stem),
+                            first_timestamp: Some("2026-01-05T14:03:22Z"),
+                            meta: None,
+                        };
+                        batch.ingest(&req, None).map_err(|e| e.to_string())?;
+                        if batch.len() >= 5 {
+                            batch.commit().map_err(|e| e.to_string())?;
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .try_for_each(|w| w.join().map_err(|_| "worker panicked".to_owned())?)
+    })?;
+    batch.commit().map_err(|e| e.to_string())?;
+    Ok(())
+}
+
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, dir, sources] = args.as_slice()
+        && flag == "--bulk"
+    {
+        return bulk(dir, sources);
+    }
     let [_, dir, source, seed] = args.as_slice() else {
         return Err("usage: skein-archive-crashtest ARCHIVE_DIR SOURCE SEED".into());
     };

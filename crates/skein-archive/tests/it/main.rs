@@ -7,6 +7,7 @@
 
 mod common;
 mod crash;
+mod crash_bulk;
 mod ingest;
 mod maintenance;
 mod props;

@@ -21,6 +21,8 @@ mod hook;
 mod hook_promises;
 mod line_cap;
 mod live_files;
+#[cfg(target_os = "linux")]
+mod memory;
 mod passes;
 mod show;
 mod skills;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use skein_app::ingest::SYMLINK_SKIPPED;
 use skein_app::teams::archive_teams;
-use skein_app::{ArchiveJob, Transforms};
+use skein_app::{ArchiveJob, IngestRow, Transforms};
 use skein_archive::{Archive, ArchiveOptions, CodecOptions, DictMode};
 use skein_layout::Env;
 use skein_layout::teams::teams_dirs_of;
@@ -95,7 +95,10 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
     };
 
     let (sessions, found_ok) = report.sessions(env)?;
-    let job = ArchiveJob::new(&archive, transforms, &sessions);
+    let batch = archive
+        .batch()
+        .with_context(|| format!("archive {}", dir.display()))?;
+    let job = ArchiveJob::new(&batch, transforms, &sessions);
     if !args.quiet {
         for path in job.skipped_symlinks() {
             error_line(&format!(
@@ -113,28 +116,45 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
         Box::new(std::io::BufWriter::new(stdout.lock()))
     };
     let mut totals = Totals::default();
+    // Rows wait for the commit of the batch their sources were staged in.
+    let mut held: Vec<IngestRow> = Vec::new();
+    let mut flush = |held: &mut Vec<IngestRow>, totals: &mut Totals| -> Result<()> {
+        let failed = batch.commit().err().map(|e| e.to_string());
+        for mut row in held.drain(..) {
+            if let Some(e) = &failed
+                && matches!(row.status, "created" | "appended" | "new-version")
+            {
+                row.status = "error";
+                row.error = Some(format!("commit: {e}"));
+            }
+            if let Some(e) = &row.error
+                && row.status == "error"
+                && !args.quiet
+            {
+                error_line(&format!("{}: {e}", row.source));
+            }
+            *totals.counts.entry(row.status).or_default() += 1;
+            totals.lines += row.lines;
+            totals.raw += row.raw_bytes;
+            totals.compressed += row.compressed_bytes;
+            serde_json::to_writer(&mut out, &row)?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()?;
+        Ok(())
+    };
     let jobs_ok = report.for_each_session(
         &sessions,
         |s, parser| Ok(job.session(s, parser)?),
         |_, rows| {
-            for row in rows {
-                if let Some(e) = &row.error
-                    && row.status == "error"
-                    && !args.quiet
-                {
-                    error_line(&format!("{}: {e}", row.source));
-                }
-                *totals.counts.entry(row.status).or_default() += 1;
-                totals.lines += row.lines;
-                totals.raw += row.raw_bytes;
-                totals.compressed += row.compressed_bytes;
-                serde_json::to_writer(&mut out, &row)?;
-                out.write_all(b"\n")?;
+            held.extend(rows);
+            if batch.len() >= ArchiveJob::BATCH_SOURCES {
+                flush(&mut held, &mut totals)?;
             }
-            out.flush()?;
             Ok(())
         },
     )?;
+    flush(&mut held, &mut totals)?;
     let teams = teams_dirs_of(env, &args.paths);
     for row in archive_teams(&archive, &teams, redactor.as_ref()) {
         if let Some(e) = &row.error
