@@ -106,10 +106,9 @@ impl QueryArgs {
     }
 }
 
-/// The user config's `[catalog] path`, if set.
-/// `[catalog] path` and the redaction the catalog applies (`redact`, `[redaction]`), from the
-/// config file the hook reads, so that the hook and the commands build one catalog alike.
-fn configured(env: &Env) -> Result<(Option<PathBuf>, Option<skein_redact::RedactOptions>)> {
+/// The user config file the hook reads (no project layer: the commands are not run from
+/// inside a session).
+fn user_config(env: &Env) -> Result<Config> {
     let files = ConfigFiles {
         user: env.user_config(),
         project: ProjectLookup::Disabled,
@@ -118,8 +117,21 @@ fn configured(env: &Env) -> Result<(Option<PathBuf>, Option<skein_redact::Redact
     let (config, _) = Config::default()
         .load(&files, None, env.home.as_deref())
         .context("cannot read the config")?;
+    Ok(config)
+}
+
+/// `[catalog] path` and the redaction the catalog applies (`redact`, `[redaction]`), from the
+/// config file the hook reads, so that the hook and the commands build one catalog alike.
+fn configured(env: &Env) -> Result<(Option<PathBuf>, Option<skein_redact::RedactOptions>)> {
+    let config = user_config(env)?;
     let redact = config.redact.then_some(config.redaction);
     Ok((config.catalog_path, redact))
+}
+
+/// The config's redaction rules (`[redaction]`), whether or not `redact` is on: what a
+/// command's own `--redact` applies, so that it redacts as the hook and the catalog do.
+pub(crate) fn redaction_rules(env: &Env) -> Result<skein_redact::RedactOptions> {
+    Ok(user_config(env)?.redaction)
 }
 
 impl CatalogArgs {

@@ -14,6 +14,7 @@ mod check;
 mod cli;
 mod common;
 mod conventions;
+mod export;
 mod history;
 mod history_corpus;
 mod hook;
