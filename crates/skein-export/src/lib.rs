@@ -137,17 +137,19 @@ fn session_rows(
     sessions: &[SessionFiles],
     i: usize,
     options: &ExportOptions<'_>,
-    costs: &rustc_hash::FxHashMap<(usize, Option<String>), f64>,
+    costs: &[Vec<(Option<String>, f64)>],
     parser: &mut Parser,
 ) -> Result<SessionRows, Error> {
     let files = &sessions[i];
     let project = files.project();
     let loaded = load(files, options, parser)?;
+    let costs = &costs[i];
     let cost = |agent: Option<&str>| {
         costs
-            .get(&(i, agent.map(str::to_owned)))
-            .copied()
-            .unwrap_or(0.0)
+            .iter()
+            .filter(|(a, _)| a.as_deref() == agent)
+            .map(|(_, c)| c)
+            .sum::<f64>()
     };
     let identities: Vec<_> = loaded
         .agents
@@ -179,8 +181,19 @@ fn session_rows(
     };
     let mut out = Vec::with_capacity(1 + loaded.agents.len());
     if let Some((analysis, visitor)) = loaded.main {
+        // Requests of agents without a transcript of their own (known only from the progress
+        // records of the main transcript) count in the main transcript's row, so that a
+        // session's rows add up to its cost.
+        let orphans: f64 = costs
+            .iter()
+            .filter(|(a, _)| {
+                a.as_deref()
+                    .is_some_and(|a| !loaded.agents.iter().any(|r| r.file.agent_id == a))
+            })
+            .map(|(_, c)| c)
+            .sum();
         let row = SessionRow {
-            cost_usd: cost(None),
+            cost_usd: cost(None) + orphans,
             ..base.clone()
         };
         out.push(file_rows(row, &analysis, visitor, options.text));

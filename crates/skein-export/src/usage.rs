@@ -1,10 +1,9 @@
 //! The `usage/` table: the requests `skein usage` counts (its scanner and its deduplication
 //! across the whole input, `skein_reports::usage`), each priced with its price table.
 
-use rustc_hash::FxHashMap;
 use skein_layout::SessionFiles;
 use skein_reports::pricing::PricingTable;
-use skein_reports::usage::{ScanStats, UsageBuilder, UsageScanner};
+use skein_reports::usage::{RequestCopy, ScanStats, UsageBuilder, UsageScanner};
 
 use crate::error::Error;
 use crate::rows::UsageRow;
@@ -14,8 +13,11 @@ use crate::rows::UsageRow;
 pub struct UsageRows {
     /// (index of the session in the input, row), in the deduplication's order.
     pub rows: Vec<(usize, UsageRow)>,
-    /// Cost per (session index, agent id).
-    pub cost: FxHashMap<(usize, Option<String>), f64>,
+    /// Per session (by index), the cost of its own requests per agent id (`None`: the main
+    /// transcript), deduplicated within the session as `skein sessions` and `skein usage
+    /// session` count them (so a request copied into a resumed session costs in both
+    /// sessions; `rows` count it once).
+    pub cost: Vec<Vec<(Option<String>, f64)>>,
     pub stats: ScanStats,
 }
 
@@ -27,25 +29,40 @@ pub fn usage_rows(
     pricing: &PricingTable,
     mmap: bool,
 ) -> Result<UsageRows, Error> {
+    let price = |copy: &RequestCopy| {
+        copy.model
+            .as_deref()
+            .and_then(|m| pricing.lookup(m))
+            .map_or(0.0, |(price, fast)| price.cost(&copy.tokens, fast))
+    };
     let mut scanner = UsageScanner::new();
     let mut builder = UsageBuilder::new();
+    let mut cost = Vec::with_capacity(sessions.len());
     for s in sessions {
         let scan = scanner.scan_session(s, mmap)?;
+        let mut own = UsageBuilder::new();
+        own.add(s, scan.clone());
+        let mut by_agent: Vec<(Option<String>, f64)> = Vec::new();
+        for (_, copy) in own.into_requests().0 {
+            let agent = copy.agent_id.as_deref();
+            let c = price(&copy);
+            match by_agent.iter_mut().find(|(a, _)| a.as_deref() == agent) {
+                Some((_, sum)) => *sum += c,
+                None => by_agent.push((agent.map(str::to_owned), c)),
+            }
+        }
+        cost.push(by_agent);
         builder.add(s, scan);
     }
     let (requests, stats) = builder.into_requests();
     let mut out = UsageRows {
         stats,
+        cost,
         ..UsageRows::default()
     };
     for (i, copy) in requests {
-        let cost = copy
-            .model
-            .as_deref()
-            .and_then(|m| pricing.lookup(m))
-            .map_or(0.0, |(price, fast)| price.cost(&copy.tokens, fast));
+        let cost = price(&copy);
         let agent_id = copy.agent_id.as_deref().map(str::to_owned);
-        *out.cost.entry((i, agent_id.clone())).or_default() += cost;
         let t = copy.tokens;
         out.rows.push((
             i,
