@@ -1,5 +1,5 @@
 """Compares the Spark job's daily totals with `skein usage daily --format jsonl` (both UTC days):
-requests and the four token sums exactly, the cost to 1e-6 USD. Prints one line per day and
+requests and the four token sums exactly, the cost to 1e-6 USD (skein rounds to it). Prints one line per day and
 exits 1 on any difference.
 
 usage: compare.py SPARK_JSONL SKEIN_JSONL
@@ -27,7 +27,11 @@ def main():
             bad += 1
             print(f"{day:<10} only in {'skein' if a is None else 'Spark'}")
             continue
-        same = [a[c] == b[c] for c in TOKENS] + [abs(a["cost_usd"] - b["cost_usd"]) <= 1e-6]
+        # skein rounds each day's cost to 1e-6 USD; its `messages` are the day's requests.
+        same = [a[c] == b[c] for c in TOKENS] + [
+            a["requests"] == b["messages"],
+            abs(a["cost_usd"] - b["cost_usd"]) <= 1e-6,
+        ]
         ok = all(same)
         bad += not ok
         tokens = sum(a[c] for c in TOKENS)
