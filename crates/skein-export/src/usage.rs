@@ -56,8 +56,8 @@ pub fn usage_rows(
     }
     let (requests, stats) = builder.into_requests();
     let mut out = UsageRows {
-        stats,
         cost,
+        stats,
         ..UsageRows::default()
     };
     for (i, copy) in requests {

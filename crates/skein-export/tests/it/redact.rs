@@ -39,7 +39,7 @@ fn plant(root: &Path) -> Vec<skein_layout::SessionFiles> {
             "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1",
                 "content":format!("printed {s}")}]}}),
     ];
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
     std::fs::write(dir.join("s1.jsonl"), text).expect("write");
     skein_layout::discover(&[root.join("projects")]).sessions
 }

@@ -28,7 +28,7 @@ fn plant(dir: &Path) {
             "timestamp":"2026-05-01T10:00:02Z","message":{"role":"user",
                 "content":[{"type":"tool_result","tool_use_id":"toolu_1","content":s}]}}),
     ];
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
     std::fs::write(p.join("s1.jsonl"), text).expect("write");
 }
 
@@ -80,7 +80,7 @@ fn redact_keeps_planted_secrets_out_of_the_jsonl_dataset() {
     assert!(!contains(&red, GITHUB) && !contains(&red, AWS));
     assert!(contains(&red, "[REDACTED:github-token]"));
     // Same rows, only the secrets replaced.
-    let lines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count();
+    let lines = |b: &[u8]| b.split(|&c| c == b'\n').count();
     assert_eq!(lines(&plain), lines(&red));
 
     // Parquet through the same path: no secret in any byte either.
