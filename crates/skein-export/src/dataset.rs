@@ -58,8 +58,10 @@ impl Default for Layout {
     }
 }
 
-/// Rows buffered before they become one record batch.
+/// Rows buffered before they become one record batch, or fewer when their text reaches
+/// [`BATCH_TEXT_BYTES`] (so each open part file holds about a megabyte of rows at most).
 const BATCH_ROWS: usize = 8192;
+const BATCH_TEXT_BYTES: usize = 1 << 20;
 /// A row group in progress is flushed past this many bytes (long texts), whatever its rows.
 const ROW_GROUP_BYTES: usize = 64 << 20;
 /// The row groups in progress in all open part files together are kept under this many bytes
@@ -87,6 +89,8 @@ enum Sink {
 struct PartFile<R> {
     path: PathBuf,
     rows: Vec<R>,
+    /// [`Row::text_len`] of `rows`.
+    text: usize,
     sink: Sink,
     written: u64,
 }
@@ -304,6 +308,7 @@ fn push_row<R: Row>(
             PartFile {
                 path,
                 rows: Vec::new(),
+                text: 0,
                 sink,
                 written: 0,
             },
@@ -312,8 +317,9 @@ fn push_row<R: Row>(
     let Some(f) = t.files.get_mut(dir) else {
         return Ok(false);
     };
+    f.text += row.text_len();
     f.rows.push(row);
-    if f.rows.len() < BATCH_ROWS {
+    if f.rows.len() < BATCH_ROWS && f.text < BATCH_TEXT_BYTES {
         return Ok(false);
     }
     flush(f, &t.schema, root, layout.by_project)?;
@@ -348,6 +354,7 @@ fn flush<R: Row>(
     }
     f.written += f.rows.len() as u64;
     f.rows.clear();
+    f.text = 0;
     Ok(())
 }
 
