@@ -84,7 +84,7 @@ pub fn export(
     out: &mut Dataset,
 ) -> Result<ExportStats, Error> {
     let shard = options.shard.unwrap_or(Shard::ALL);
-    let usage = usage::usage_rows(sessions, pricing, options.mmap)?;
+    let mut usage = usage::usage_rows(sessions, pricing, options.mmap)?;
     let mut stats = ExportStats {
         sessions: sessions.len() as u64,
         usage: usage.stats,
@@ -94,19 +94,22 @@ pub fn export(
         .filter(|&i| shard.contains(&sessions[i].session_id))
         .collect();
     stats.exported = chosen.len() as u64;
-    // Usage rows first, grouped by session in input order (each group in deduplication
-    // order), then dropped: the row pass below needs only the costs.
-    let mut by_session: Vec<Vec<UsageRow>> = vec![Vec::new(); sessions.len()];
-    for (i, row) in usage.rows {
-        by_session[i].push(row);
-    }
+    // Usage rows first, by session in input order (each session's in deduplication order),
+    // made and written one at a time; the row pass below needs only the costs.
+    let mut exported = vec![false; sessions.len()];
     for &i in &chosen {
-        let project = sessions[i].project();
-        for row in std::mem::take(&mut by_session[i]) {
-            out.push(&project, row)?;
-        }
+        exported[i] = true;
     }
-    drop(by_session);
+    let mut project = (usize::MAX, String::new());
+    for (i, copy) in std::mem::take(&mut usage.requests) {
+        if !exported[i] {
+            continue;
+        }
+        if project.0 != i {
+            project = (i, sessions[i].project());
+        }
+        out.push(&project.1, usage::row(&sessions[i], &copy, pricing))?;
+    }
     let cost = &usage.cost;
     let rows_of = |parser: &mut Parser, i: usize| session_rows(sessions, i, options, cost, parser);
     pipeline::ordered(&chosen, options.threads, rows_of, |rows: SessionRows| {
