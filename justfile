@@ -41,6 +41,11 @@ compare-ccusage:
 compare-compression:
     benches/compare_compression.sh
 
+# PySpark (local[2]) daily totals over `skein export parquet` of PATH (default: the corpus)
+# against `skein usage daily`; installs pyspark in a venv under target/, needs Java 17
+spark-check path="":
+    benches/spark/run.sh {{path}}
+
 # Incremental Stop hook latency on a 100 MB session (process start to exit)
 hook-latency:
     cargo build --release -p skein

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# DuckDB reads `skein export parquet`'s dataset: Hive partitions, typed timestamps, and usage
-# totals equal to `skein usage`'s. Installs duckdb itself in a venv under the target dir; when
-# pip cannot (offline), says "skipped" and succeeds.
+# DuckDB reads `skein export parquet`'s dataset: Hive partitions, typed timestamps, usage totals
+# equal to `skein usage`'s (testdata/sample and the corpus), and on the corpus (SKEIN_CORPUS,
+# default ../shared/corpus; skipped with a note when absent) every `skein sessions` row
+# (messages, tool calls, cost) and every `skein tools --by name` row (calls, errors).
+# Installs duckdb itself in a venv under the target dir; when pip cannot (offline), says
+# "skipped" and succeeds. The comparison itself is .ci/duckdb_compare.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,40 +19,29 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import duckdb' 2> /de
   fi
 fi
 
+cargo build -q --bin skein
+skein="$target/debug/skein"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-cargo run -q --bin skein -- export parquet --to "$out/dataset" testdata/sample 2> /dev/null
-cargo run -q --bin skein -- usage --format jsonl --no-catalog testdata/sample > "$out/usage.jsonl" 2> /dev/null
+# A private HOME: no user config, no catalog or Claude directory of the machine's user.
+export HOME="$out/home"
+unset CLAUDE_CONFIG_DIR
+mkdir -p "$HOME"
 
-"$venv/bin/python" - "$out/dataset" "$out/usage.jsonl" <<'PY'
-import json, sys
-import duckdb
+echo "-- testdata/sample"
+"$skein" export parquet -q --to "$out/sample" testdata/sample
+"$skein" usage --format jsonl --no-catalog testdata/sample > "$out/sample-usage.jsonl" 2> /dev/null
+"$venv/bin/python" .ci/duckdb_compare.py "$out/sample" "$out/sample-usage.jsonl"
 
-dataset, usage_file = sys.argv[1], sys.argv[2]
-totals = [json.loads(l) for l in open(usage_file) if l.strip()][-1]
-assert totals.get("totals"), totals
-
-def table(name):
-    return f"read_parquet('{dataset}/{name}/**/*.parquet', hive_partitioning = true)"
-
-cols = "input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens"
-row = duckdb.execute(
-    f"select count(*), {', '.join(f'sum({c})' for c in cols.split(', '))}, sum(cost_usd) "
-    f"from {table('usage')}"
-).fetchone()
-n, tin, tout, tcc, tcr, cost = row
-want = (totals["input_tokens"], totals["output_tokens"],
-        totals["cache_creation_input_tokens"], totals["cache_read_input_tokens"])
-assert (tin, tout, tcc, tcr) == want, ((tin, tout, tcc, tcr), want)
-assert abs(cost - totals["cost_usd"]) < 1e-6, (cost, totals["cost_usd"])
-assert n == totals["scan"]["requests"], (n, totals["scan"]["requests"])
-
-kind = duckdb.execute(f"select typeof(timestamp) from {table('usage')} limit 1").fetchone()[0]
-assert kind.startswith("TIMESTAMP"), kind
-months = duckdb.execute(f"select distinct month from {table('messages')}").fetchall()
-assert months and all(len(m[0]) == 7 for m in months), months
-sessions = duckdb.execute(f"select count(*) from {table('sessions')} where agent_id is null").fetchone()[0]
-assert sessions >= 1, sessions
-print(f"DuckDB {duckdb.__version__}: {n} usage rows, ${cost:.6f}, tokens equal to skein usage; "
-      f"{sessions} main sessions; timestamps {kind}")
-PY
+corpus="${SKEIN_CORPUS:-../shared/corpus}"
+if [ ! -d "$corpus" ]; then
+  echo "skipped: DuckDB corpus comparison (no corpus at $corpus; set SKEIN_CORPUS)"
+  exit 0
+fi
+echo "-- corpus $corpus"
+"$skein" export parquet -q --to "$out/corpus" "$corpus"
+"$skein" usage --format jsonl --no-catalog -q "$corpus" > "$out/usage.jsonl"
+"$skein" sessions --format jsonl -q --catalog "$out/catalog.db" "$corpus" > "$out/sessions.jsonl"
+"$skein" tools --by name --format jsonl -q "$corpus" > "$out/tools.jsonl"
+"$venv/bin/python" .ci/duckdb_compare.py "$out/corpus" "$out/usage.jsonl" \
+  "$out/sessions.jsonl" "$out/tools.jsonl"

@@ -58,10 +58,16 @@ impl Default for Layout {
     }
 }
 
-/// Rows buffered before they become one record batch.
+/// Rows buffered before they become one record batch, or fewer when their text reaches
+/// [`BATCH_TEXT_BYTES`] (so each open part file holds about a megabyte of rows at most).
 const BATCH_ROWS: usize = 8192;
+const BATCH_TEXT_BYTES: usize = 1 << 20;
 /// A row group in progress is flushed past this many bytes (long texts), whatever its rows.
 const ROW_GROUP_BYTES: usize = 64 << 20;
+/// The row groups in progress in all open part files together are kept under this many bytes
+/// of memory (the largest is flushed early): a dataset with many partitions would otherwise
+/// hold up to a row group per part file, so memory would follow the input.
+const BUFFERED_BYTES: usize = 48 << 20;
 
 /// A temp file that becomes its target on commit.
 struct Pending(AtomicFile);
@@ -83,6 +89,8 @@ enum Sink {
 struct PartFile<R> {
     path: PathBuf,
     rows: Vec<R>,
+    /// [`Row::text_len`] of `rows`.
+    text: usize,
     sink: Sink,
     written: u64,
 }
@@ -134,7 +142,10 @@ macro_rules! push_impl {
             fn push(&mut self, project: &str, row: $row) -> Result<(), Error> {
                 let dir = self.partition_dir::<$row>(project, &row);
                 let (root, layout, props) = (&self.root, self.layout, &self.props);
-                push_row(&mut self.$field, root, layout, props, &dir, row)
+                if push_row(&mut self.$field, root, layout, props, &dir, row)? {
+                    self.keep_in_budget()?;
+                }
+                Ok(())
             }
         }
     };
@@ -190,6 +201,37 @@ impl Dataset {
         dir
     }
 
+    /// Flushes the largest row group in progress while all of them together hold more than
+    /// [`BUFFERED_BYTES`].
+    fn keep_in_budget(&mut self) -> Result<(), Error> {
+        loop {
+            let sizes = [
+                largest(&self.sessions),
+                largest(&self.messages),
+                largest(&self.tool_calls),
+                largest(&self.usage),
+            ];
+            let total: usize = sizes.iter().map(|s| s.0).sum();
+            if total <= BUFFERED_BYTES {
+                return Ok(());
+            }
+            let (mut best, mut at) = ((0, None), 0);
+            for (k, s) in sizes.iter().enumerate() {
+                if s.1.is_some() && s.2 > best.0 {
+                    (best, at) = ((s.2, s.1.clone()), k);
+                }
+            }
+            let Some(dir) = best.1 else { return Ok(()) };
+            let root = &self.root;
+            match at {
+                0 => flush_row_group(&mut self.sessions, root, &dir)?,
+                1 => flush_row_group(&mut self.messages, root, &dir)?,
+                2 => flush_row_group(&mut self.tool_calls, root, &dir)?,
+                _ => flush_row_group(&mut self.usage, root, &dir)?,
+            }
+        }
+    }
+
     /// Finishes every part file, renames them into place and writes `_schema.json`. Until
     /// then, nothing under the dataset changed; on error, the temp files are removed.
     pub fn commit(self) -> Result<Written, Error> {
@@ -211,6 +253,34 @@ impl Dataset {
     }
 }
 
+/// (memory of all row groups in progress, the part file with the largest, its memory).
+fn largest<R>(t: &TableFiles<R>) -> (usize, Option<String>, usize) {
+    let mut out = (0, None, 0);
+    for (dir, f) in &t.files {
+        if let Sink::Parquet(w) = &f.sink {
+            let m = w.memory_size();
+            out.0 += m;
+            if m > out.2 {
+                out.1 = Some(dir.clone());
+                out.2 = m;
+            }
+        }
+    }
+    out
+}
+
+/// Ends the row group in progress of the part file of `dir`.
+fn flush_row_group<R>(t: &mut TableFiles<R>, root: &Path, dir: &str) -> Result<(), Error> {
+    if let Some(f) = t.files.get_mut(dir)
+        && let Sink::Parquet(w) = &mut f.sink
+    {
+        w.flush()
+            .map_err(|e| Error::Parquet(format!("{}: {e}", root.join(&f.path).display())))?;
+    }
+    Ok(())
+}
+
+/// Adds `row` to its part file; true when that wrote a batch (so memory may have grown).
 fn push_row<R: Row>(
     t: &mut TableFiles<R>,
     root: &Path,
@@ -218,7 +288,7 @@ fn push_row<R: Row>(
     props: &WriterProperties,
     dir: &str,
     row: R,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     if !t.files.contains_key(dir) {
         let ext = layout.format.name();
         let path = PathBuf::from(dir).join(format!("{}.{ext}", layout.shard.part_name()));
@@ -238,19 +308,22 @@ fn push_row<R: Row>(
             PartFile {
                 path,
                 rows: Vec::new(),
+                text: 0,
                 sink,
                 written: 0,
             },
         );
     }
     let Some(f) = t.files.get_mut(dir) else {
-        return Ok(());
+        return Ok(false);
     };
+    f.text += row.text_len();
     f.rows.push(row);
-    if f.rows.len() >= BATCH_ROWS {
-        flush(f, &t.schema, root, layout.by_project)?;
+    if f.rows.len() < BATCH_ROWS && f.text < BATCH_TEXT_BYTES {
+        return Ok(false);
     }
-    Ok(())
+    flush(f, &t.schema, root, layout.by_project)?;
+    Ok(true)
 }
 
 fn flush<R: Row>(
@@ -281,6 +354,7 @@ fn flush<R: Row>(
     }
     f.written += f.rows.len() as u64;
     f.rows.clear();
+    f.text = 0;
     Ok(())
 }
 

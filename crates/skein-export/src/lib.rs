@@ -21,6 +21,7 @@ pub mod collect;
 pub mod dataset;
 pub mod error;
 pub mod partition;
+mod pipeline;
 pub mod rows;
 pub mod schema;
 pub mod usage;
@@ -41,12 +42,19 @@ use crate::collect::{FileRows, file_rows, load};
 
 /// What to export.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ExportOptions {
+pub struct ExportOptions<'a> {
     pub text: TextOptions,
     /// The sessions to export (subagents go with their session).
     pub shard: Option<Shard>,
     /// Memory-map plain files.
     pub mmap: bool,
+    /// Threads reading sessions (0: one per core).
+    pub threads: usize,
+    /// Redact every line before anything is taken from it (`--redact`): the rows are built
+    /// from the redacted lines, so no secret reaches a text column (`messages.text`,
+    /// `tool_calls.input_json`, titles, `cwd`, …). The usage scan reads only ids, models and
+    /// token counts, which redaction never changes.
+    pub redactor: Option<&'a skein_redact::Redactor>,
 }
 
 /// What an export read.
@@ -65,105 +73,148 @@ pub struct ExportStats {
 
 /// Exports `sessions` (in this order; the usage deduplication depends on it) into `out`.
 /// Call [`Dataset::commit`] afterwards to make the files appear.
+///
+/// Sessions are read on [`ExportOptions::threads`] threads and written in input order (the
+/// files are the same whatever the thread count); at most a few sessions per thread are held
+/// ahead of the writer, so memory follows the largest sessions, not the input.
 pub fn export(
     sessions: &[SessionFiles],
-    options: &ExportOptions,
+    options: &ExportOptions<'_>,
     pricing: &PricingTable,
     out: &mut Dataset,
 ) -> Result<ExportStats, Error> {
     let shard = options.shard.unwrap_or(Shard::ALL);
-    let usage = usage::usage_rows(sessions, pricing, options.mmap)?;
+    let mut usage = usage::usage_rows(sessions, pricing, options.mmap)?;
     let mut stats = ExportStats {
         sessions: sessions.len() as u64,
         usage: usage.stats,
         ..ExportStats::default()
     };
-    let mut by_session: Vec<Vec<UsageRow>> = vec![Vec::new(); sessions.len()];
-    for (i, row) in usage.rows {
-        by_session[i].push(row);
+    let chosen: Vec<usize> = (0..sessions.len())
+        .filter(|&i| shard.contains(&sessions[i].session_id))
+        .collect();
+    stats.exported = chosen.len() as u64;
+    // Usage rows first, by session in input order (each session's in deduplication order),
+    // made and written one at a time; the row pass below needs only the costs.
+    let mut exported = vec![false; sessions.len()];
+    for &i in &chosen {
+        exported[i] = true;
     }
-    let mut parser = Parser::new();
-    for (i, files) in sessions.iter().enumerate() {
-        if !shard.contains(&files.session_id) {
+    let mut project = (usize::MAX, String::new());
+    for (i, copy) in std::mem::take(&mut usage.requests) {
+        if !exported[i] {
             continue;
         }
-        stats.exported += 1;
-        let project = files.project();
-        for row in std::mem::take(&mut by_session[i]) {
-            out.push(&project, row)?;
+        if project.0 != i {
+            project = (i, sessions[i].project());
         }
-        let loaded = load(files, options.text, &mut parser, options.mmap)?;
-        let cost = |agent: Option<&str>| {
-            usage
-                .cost
-                .get(&(i, agent.map(str::to_owned)))
-                .copied()
-                .unwrap_or(0.0)
-        };
-        let emit = |rows: FileRows, out: &mut Dataset| -> Result<(), Error> {
-            out.push(&project, rows.session)?;
-            for m in rows.messages {
-                out.push(&project, m)?;
-            }
-            for t in rows.tool_calls {
-                out.push(&project, t)?;
-            }
-            Ok(())
-        };
-        let identities: Vec<_> = loaded
-            .agents
-            .iter()
-            .map(|run| {
-                skein_app::agent_identity(
-                    &run.file.agent_id,
-                    run.file.meta.as_ref(),
-                    None,
-                    Some(&loaded.links),
-                    Some(&files.session_id),
-                )
-            })
-            .collect();
-        let main_tools = loaded.main.as_ref().map(|(a, _)| &a.tools);
-        let names: Vec<Option<String>> = loaded
-            .agents
-            .iter()
-            .map(|run| {
-                let u = main_tools?.use_for(run.spawned_by.as_deref()?)?;
-                let name = u.input.as_ref()?.get("name")?.as_str()?;
-                Some(name.to_owned()).filter(|n| !n.is_empty())
-            })
-            .collect();
-        let base = SessionRow {
-            session_id: files.session_id.clone(),
-            project: project.clone(),
-            ..SessionRow::default()
-        };
-        if let Some((analysis, visitor)) = loaded.main {
-            stats.files += 1;
-            stats.bytes += analysis.stats.bytes;
-            let row = SessionRow {
-                cost_usd: cost(None),
-                ..base.clone()
-            };
-            emit(file_rows(row, &analysis, visitor, options.text), out)?;
-        }
-        for ((run, id), name) in loaded.agents.into_iter().zip(identities).zip(names) {
-            stats.files += 1;
-            stats.bytes += run.analysis.stats.bytes;
-            let row = SessionRow {
-                agent_id: Some(run.file.agent_id.clone()),
-                parent_session_id: Some(files.session_id.clone()),
-                spawning_tool_use_id: id.tool_use_id,
-                agent_type: Some(id.agent_type),
-                agent_name: name,
-                cost_usd: cost(Some(&run.file.agent_id)),
-                ..base.clone()
-            };
-            emit(
-                file_rows(row, &run.analysis, run.visitor, options.text),
-                out,
-            )?;
-        }
+        out.push(&project.1, usage::row(&sessions[i], &copy, pricing))?;
     }
+    let cost = &usage.cost;
+    let rows_of = |parser: &mut Parser, i: usize| session_rows(sessions, i, options, cost, parser);
+    pipeline::ordered(&chosen, options.threads, rows_of, |rows: SessionRows| {
+        stats.files += rows.files.len() as u64;
+        for f in rows.files {
+            stats.bytes += f.bytes;
+            out.push(&rows.project, f.session)?;
+            for m in f.messages {
+                out.push(&rows.project, m)?;
+            }
+            for t in f.tool_calls {
+                out.push(&rows.project, t)?;
+            }
+        }
+        Ok(())
+    })?;
     Ok(stats)
+}
+
+/// The rows of one session: its main transcript's and each subagent's.
+struct SessionRows {
+    project: String,
+    files: Vec<FileRows>,
+}
+
+/// Reads session `i` and builds its rows (no I/O but reading its files).
+fn session_rows(
+    sessions: &[SessionFiles],
+    i: usize,
+    options: &ExportOptions<'_>,
+    costs: &[Vec<(Option<String>, f64)>],
+    parser: &mut Parser,
+) -> Result<SessionRows, Error> {
+    let files = &sessions[i];
+    let project = files.project();
+    let loaded = load(files, options, parser)?;
+    let costs = &costs[i];
+    let cost = |agent: Option<&str>| {
+        costs
+            .iter()
+            .filter(|(a, _)| a.as_deref() == agent)
+            .map(|(_, c)| c)
+            .sum::<f64>()
+    };
+    let identities: Vec<_> = loaded
+        .agents
+        .iter()
+        .map(|run| {
+            skein_app::agent_identity(
+                &run.file.agent_id,
+                run.file.meta.as_ref(),
+                None,
+                Some(&loaded.links),
+                Some(&files.session_id),
+            )
+        })
+        .collect();
+    let main_tools = loaded.main.as_ref().map(|(a, _)| &a.tools);
+    let names: Vec<Option<String>> = loaded
+        .agents
+        .iter()
+        .map(|run| {
+            let u = main_tools?.use_for(run.spawned_by.as_deref()?)?;
+            let name = u.input.as_ref()?.get("name")?.as_str()?;
+            Some(name.to_owned()).filter(|n| !n.is_empty())
+        })
+        .collect();
+    let base = SessionRow {
+        session_id: files.session_id.clone(),
+        project: project.clone(),
+        ..SessionRow::default()
+    };
+    let mut out = Vec::with_capacity(1 + loaded.agents.len());
+    if let Some((analysis, visitor)) = loaded.main {
+        // Requests of agents without a transcript of their own (known only from the progress
+        // records of the main transcript) count in the main transcript's row, so that a
+        // session's rows add up to its cost.
+        let orphans: f64 = costs
+            .iter()
+            .filter(|(a, _)| {
+                a.as_deref()
+                    .is_some_and(|a| !loaded.agents.iter().any(|r| r.file.agent_id == a))
+            })
+            .map(|(_, c)| c)
+            .sum();
+        let row = SessionRow {
+            cost_usd: cost(None) + orphans,
+            ..base.clone()
+        };
+        out.push(file_rows(row, &analysis, visitor, options.text));
+    }
+    for ((run, id), name) in loaded.agents.into_iter().zip(identities).zip(names) {
+        let row = SessionRow {
+            agent_id: Some(run.file.agent_id.clone()),
+            parent_session_id: Some(files.session_id.clone()),
+            spawning_tool_use_id: id.tool_use_id,
+            agent_type: Some(id.agent_type),
+            agent_name: name,
+            cost_usd: cost(Some(&run.file.agent_id)),
+            ..base.clone()
+        };
+        out.push(file_rows(row, &run.analysis, run.visitor, options.text));
+    }
+    Ok(SessionRows {
+        project,
+        files: out,
+    })
 }

@@ -246,6 +246,10 @@ pub trait Row: Serialize {
     const TABLE: Table;
     /// The instant whose UTC month partitions the row.
     fn partition_ms(&self) -> Option<i64>;
+    /// Bytes of its long strings (text, tool input), for batches bounded in memory.
+    fn text_len(&self) -> usize {
+        0
+    }
     fn append(&self, b: &mut Builders);
 }
 
@@ -295,6 +299,9 @@ impl Row for MessageRow {
     fn partition_ms(&self) -> Option<i64> {
         self.timestamp
     }
+    fn text_len(&self) -> usize {
+        self.text.as_ref().map_or(0, String::len)
+    }
     fn append(&self, b: &mut Builders) {
         b.str(Some(&self.session_id))
             .str(self.agent_id.as_deref())
@@ -316,6 +323,9 @@ impl Row for ToolCallRow {
     const TABLE: Table = Table::ToolCalls;
     fn partition_ms(&self) -> Option<i64> {
         self.timestamp
+    }
+    fn text_len(&self) -> usize {
+        self.input_json.as_ref().map_or(0, String::len)
     }
     fn append(&self, b: &mut Builders) {
         b.str(Some(&self.session_id))

@@ -1,10 +1,9 @@
 //! The `usage/` table: the requests `skein usage` counts (its scanner and its deduplication
 //! across the whole input, `skein_reports::usage`), each priced with its price table.
 
-use rustc_hash::FxHashMap;
 use skein_layout::SessionFiles;
 use skein_reports::pricing::PricingTable;
-use skein_reports::usage::{ScanStats, UsageBuilder, UsageScanner};
+use skein_reports::usage::{RequestCopy, ScanStats, UsageBuilder, UsageScanner};
 
 use crate::error::Error;
 use crate::rows::UsageRow;
@@ -12,10 +11,14 @@ use crate::rows::UsageRow;
 /// The deduplicated requests of a whole input.
 #[derive(Debug, Default)]
 pub struct UsageRows {
-    /// (index of the session in the input, row), in the deduplication's order.
-    pub rows: Vec<(usize, UsageRow)>,
-    /// Cost per (session index, agent id).
-    pub cost: FxHashMap<(usize, Option<String>), f64>,
+    /// (index of the session in the input, request), by session, each session's in the
+    /// deduplication's order; [`row`] makes each a row.
+    pub requests: Vec<(usize, RequestCopy)>,
+    /// Per session (by index), the cost of its own requests per agent id (`None`: the main
+    /// transcript), deduplicated within the session as `skein sessions` and `skein usage
+    /// session` count them (so a request copied into a resumed session costs in both
+    /// sessions; `rows` count it once).
+    pub cost: Vec<Vec<(Option<String>, f64)>>,
     pub stats: ScanStats,
 }
 
@@ -29,40 +32,57 @@ pub fn usage_rows(
 ) -> Result<UsageRows, Error> {
     let mut scanner = UsageScanner::new();
     let mut builder = UsageBuilder::new();
+    let mut cost = Vec::with_capacity(sessions.len());
     for s in sessions {
         let scan = scanner.scan_session(s, mmap)?;
+        let mut own = UsageBuilder::new();
+        own.add(s, scan.clone());
+        let mut by_agent: Vec<(Option<String>, f64)> = Vec::new();
+        for (_, copy) in own.into_requests().0 {
+            let agent = copy.agent_id.as_deref();
+            let c = price(pricing, &copy);
+            match by_agent.iter_mut().find(|(a, _)| a.as_deref() == agent) {
+                Some((_, sum)) => *sum += c,
+                None => by_agent.push((agent.map(str::to_owned), c)),
+            }
+        }
+        cost.push(by_agent);
         builder.add(s, scan);
     }
-    let (requests, stats) = builder.into_requests();
-    let mut out = UsageRows {
+    let (mut requests, stats) = builder.into_requests();
+    // Grouped by session (stable: each session's in deduplication order), so that the rows
+    // can be written one by one in input order without a second copy of them.
+    requests.sort_by_key(|&(i, _)| i);
+    let out = UsageRows {
+        requests,
+        cost,
         stats,
-        ..UsageRows::default()
     };
-    for (i, copy) in requests {
-        let cost = copy
-            .model
-            .as_deref()
-            .and_then(|m| pricing.lookup(m))
-            .map_or(0.0, |(price, fast)| price.cost(&copy.tokens, fast));
-        let agent_id = copy.agent_id.as_deref().map(str::to_owned);
-        *out.cost.entry((i, agent_id.clone())).or_default() += cost;
-        let t = copy.tokens;
-        out.rows.push((
-            i,
-            UsageRow {
-                session_id: sessions[i].session_id.clone(),
-                agent_id,
-                message_id: copy.message_id.as_deref().map(str::to_owned),
-                request_id: copy.request_id.as_deref().map(str::to_owned),
-                model: copy.model.as_deref().map(str::to_owned),
-                timestamp: copy.timestamp_ms,
-                input_tokens: crate::rows::int(t.input),
-                output_tokens: crate::rows::int(t.output),
-                cache_creation_input_tokens: crate::rows::int(t.cache_creation),
-                cache_read_input_tokens: crate::rows::int(t.cache_read),
-                cost_usd: cost,
-            },
-        ));
-    }
     Ok(out)
+}
+
+/// The price of `copy` in `pricing` (0 when its model is not priced).
+fn price(pricing: &PricingTable, copy: &RequestCopy) -> f64 {
+    copy.model
+        .as_deref()
+        .and_then(|m| pricing.lookup(m))
+        .map_or(0.0, |(price, fast)| price.cost(&copy.tokens, fast))
+}
+
+/// The `usage/` row of `copy`, a request of `session`.
+pub fn row(session: &SessionFiles, copy: &RequestCopy, pricing: &PricingTable) -> UsageRow {
+    let t = copy.tokens;
+    UsageRow {
+        session_id: session.session_id.clone(),
+        agent_id: copy.agent_id.as_deref().map(str::to_owned),
+        message_id: copy.message_id.as_deref().map(str::to_owned),
+        request_id: copy.request_id.as_deref().map(str::to_owned),
+        model: copy.model.as_deref().map(str::to_owned),
+        timestamp: copy.timestamp_ms,
+        input_tokens: crate::rows::int(t.input),
+        output_tokens: crate::rows::int(t.output),
+        cache_creation_input_tokens: crate::rows::int(t.cache_creation),
+        cache_read_input_tokens: crate::rows::int(t.cache_read),
+        cost_usd: price(pricing, copy),
+    }
 }

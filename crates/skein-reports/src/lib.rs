@@ -15,4 +15,6 @@ pub mod tools;
 pub mod tree;
 pub mod usage;
 
-pub use session::{AgentRun, LoadedSession, load_session, load_session_with};
+pub use session::{
+    AgentRun, LineMap, LoadedSession, load_session, load_session_mapped, load_session_with,
+};

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use skein_analysis::SpawnLinks;
 use skein_analysis::{Analysis, AnalysisOptions, RecordVisitor, ToolInput, analyze_visit};
-use skein_core::{Parser, ReadLines, SliceLines};
+use skein_core::{MapLines, Parser, ReadLines, SliceLines};
 use skein_layout::{AgentFile, SessionFiles};
 use skein_store::{Input, InputMode};
 
@@ -39,6 +39,10 @@ pub struct LoadError {
     pub source: std::io::Error,
 }
 
+/// A rewrite of each line's text before the analysis sees it (`map(text, out)` appends the
+/// new text and returns whether it changed; see [`skein_core::MapLines`]), e.g. redaction.
+pub type LineMap<'a> = &'a (dyn Fn(&[u8], &mut Vec<u8>) -> bool + Sync);
+
 /// Reads one file with `visitor`.
 pub fn read_file<I, V>(
     path: &Path,
@@ -46,6 +50,22 @@ pub fn read_file<I, V>(
     parser: &mut Parser,
     visitor: &mut V,
     mmap: bool,
+) -> Result<Analysis, LoadError>
+where
+    I: DeserializeOwned + Default + ToolInput,
+    V: RecordVisitor<I>,
+{
+    read_file_mapped::<I, V>(path, options, parser, visitor, mmap, None)
+}
+
+/// [`read_file`], each line rewritten by `map` first (when given).
+pub fn read_file_mapped<I, V>(
+    path: &Path,
+    options: &AnalysisOptions,
+    parser: &mut Parser,
+    visitor: &mut V,
+    mmap: bool,
+    map: Option<LineMap<'_>>,
 ) -> Result<Analysis, LoadError>
 where
     I: DeserializeOwned + Default + ToolInput,
@@ -61,16 +81,24 @@ where
         InputMode::Read
     };
     let name = path.display().to_string();
-    match skein_layout::open(path, mode).map_err(|e| err(e.source))? {
-        Input::Mapped(map) => {
-            analyze_visit::<_, I, V>(&name, SliceLines::new(&map), options, parser, visitor)
-                .map_err(err)
+    let input = skein_layout::open(path, mode).map_err(|e| err(e.source))?;
+    match (input, map) {
+        (Input::Mapped(data), None) => {
+            analyze_visit::<_, I, V>(&name, SliceLines::new(&data), options, parser, visitor)
         }
-        Input::Stream(r) => {
+        (Input::Mapped(data), Some(f)) => {
+            let lines = MapLines::new(SliceLines::new(&data), f);
+            analyze_visit::<_, I, V>(&name, lines, options, parser, visitor)
+        }
+        (Input::Stream(r), None) => {
             analyze_visit::<_, I, V>(&name, ReadLines::new(r), options, parser, visitor)
-                .map_err(err)
+        }
+        (Input::Stream(r), Some(f)) => {
+            let lines = MapLines::new(ReadLines::new(r), f);
+            analyze_visit::<_, I, V>(&name, lines, options, parser, visitor)
         }
     }
+    .map_err(err)
 }
 
 /// Reads every file of `files`: the main transcript with a [`SpawnLinks`] next to a fresh
@@ -97,7 +125,25 @@ pub fn load_session_with<I, V>(
     options: &AnalysisOptions,
     parser: &mut Parser,
     mmap: bool,
+    new_visitor: impl FnMut() -> V,
+) -> Result<LoadedSession<V>, LoadError>
+where
+    I: DeserializeOwned + Default + ToolInput,
+    V: RecordVisitor<I>,
+    SpawnLinks: RecordVisitor<I>,
+{
+    load_session_mapped::<I, V>(files, options, parser, mmap, new_visitor, None)
+}
+
+/// [`load_session_with`], every line of every file rewritten by `map` first (when given):
+/// the analyses, visitors and spawn links see only the rewritten lines.
+pub fn load_session_mapped<I, V>(
+    files: &SessionFiles,
+    options: &AnalysisOptions,
+    parser: &mut Parser,
+    mmap: bool,
     mut new_visitor: impl FnMut() -> V,
+    map: Option<LineMap<'_>>,
 ) -> Result<LoadedSession<V>, LoadError>
 where
     I: DeserializeOwned + Default + ToolInput,
@@ -108,7 +154,7 @@ where
     let main = match &files.main {
         Some(path) => {
             let mut pair = (SpawnLinks::new(), new_visitor());
-            let a = read_file::<I, _>(path, options, parser, &mut pair, mmap)?;
+            let a = read_file_mapped::<I, _>(path, options, parser, &mut pair, mmap, map)?;
             links = pair.0;
             Some((a, pair.1))
         }
@@ -117,7 +163,7 @@ where
     let mut agents = Vec::with_capacity(files.agents.len());
     for file in &files.agents {
         let mut v = new_visitor();
-        let analysis = read_file::<I, _>(&file.path, options, parser, &mut v, mmap)?;
+        let analysis = read_file_mapped::<I, _>(&file.path, options, parser, &mut v, mmap, map)?;
         let meta_id = file.meta.as_ref().and_then(|m| m.tool_use_id.as_deref());
         let spawned_by = links.spawner_of(&file.agent_id, meta_id);
         agents.push(AgentRun {

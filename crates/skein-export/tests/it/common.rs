@@ -22,7 +22,7 @@ pub(crate) fn export(
     sessions: &[SessionFiles],
     dir: &Path,
     layout: Layout,
-    options: &ExportOptions,
+    options: &ExportOptions<'_>,
 ) -> (ExportStats, Written) {
     let mut ds = Dataset::create(dir, layout).expect("create");
     let stats = skein_export::export(sessions, options, &PricingTable::embedded(), &mut ds)

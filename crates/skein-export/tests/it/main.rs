@@ -8,5 +8,6 @@
 )]
 
 mod common;
+mod redact;
 mod shards;
 mod tables;

@@ -103,6 +103,12 @@ impl QueryArgs {
     }
 }
 
+/// The config's redaction rules (`[redaction]`), whether or not `redact` is on: what a
+/// command's own `--redact` applies, so that it redacts as the hook and the catalog do.
+pub(crate) fn redaction_rules(env: &Env) -> Result<skein_redact::RedactOptions> {
+    Ok(super::config::load(env)?.redaction)
+}
+
 impl CatalogArgs {
     /// The catalog file.
     pub(crate) fn path(&self, env: &Env) -> Result<PathBuf> {

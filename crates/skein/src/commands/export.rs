@@ -8,7 +8,9 @@ use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use skein_export::{Dataset, ExportOptions, Format, Layout, Shard, TextOptions};
 use skein_layout::Env;
+use skein_redact::Redactor;
 
+use super::passes::LevelArg;
 use crate::output::error_line;
 use crate::report::{ReportArgs, exit_status};
 
@@ -16,6 +18,7 @@ use crate::report::{ReportArgs, exit_status};
 #[command(
     after_help = "Examples:\n  skein export parquet --to /data/skein ~/.claude/projects\n  \
                         skein export parquet --to s3-mount/skein --shard 2/8 archive/\n  \
+                        skein export jsonl --to share/skein --redact ~/.claude/projects\n  \
                         duckdb -c \"select sum(cost_usd) from '/data/skein/usage/**/*.parquet'\""
 )]
 pub(crate) struct Args {
@@ -71,9 +74,50 @@ pub(crate) struct ExportArgs {
     /// Memory-map plain files (archived files only).
     #[arg(long)]
     pub(crate) mmap: bool,
+    /// Threads reading sessions (default: all cores); the files do not depend on it.
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    pub(crate) threads: usize,
+    #[command(flatten)]
+    pub(crate) redaction: RedactFlags,
     /// No summary line and no warnings.
     #[arg(long, short = 'q')]
     pub(crate) quiet: bool,
+}
+
+/// `--redact` and the rules of `skein redact` (on top of the config's `[redaction]`).
+#[derive(Debug, Default, ClapArgs)]
+pub(crate) struct RedactFlags {
+    /// Replace secrets by `[REDACTED:<rule>]` in every line before anything is taken from it
+    /// (text, tool inputs and outputs, titles, paths), with the config's `[redaction]` rules.
+    #[arg(long)]
+    pub(crate) redact: bool,
+    /// Redaction level: `strict` (default) adds the generic rules (`PASSWORD=…`, …) to the
+    /// provider tokens and structured secrets of `standard`.
+    #[arg(long, value_enum, value_name = "LEVEL", requires = "redact")]
+    pub(crate) redact_level: Option<LevelArg>,
+    /// Switch off a redaction rule by id (repeatable).
+    #[arg(long, value_name = "RULE", requires = "redact")]
+    pub(crate) redact_disable: Vec<String>,
+    /// Keep findings whose text matches this regex (repeatable).
+    #[arg(long, value_name = "REGEX", requires = "redact")]
+    pub(crate) redact_allow: Vec<String>,
+}
+
+impl RedactFlags {
+    /// The redactor `--redact` asks for: the config's rules with the flags on top, as
+    /// `skein redact` builds its own.
+    fn redactor(&self, env: &Env) -> Result<Option<Redactor>> {
+        if !self.redact {
+            return Ok(None);
+        }
+        let mut o = super::catalog::redaction_rules(env)?;
+        if let Some(l) = self.redact_level {
+            o.level = l.level();
+        }
+        o.disable.extend(self.redact_disable.iter().cloned());
+        o.allowlist.extend(self.redact_allow.iter().cloned());
+        Ok(Some(Redactor::new(&o).context("redaction rules")?))
+    }
 }
 
 /// Partition keys beyond the month.
@@ -92,6 +136,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         ExportFormat::Jsonl(a) => (Format::Jsonl, a),
     };
     let pricing = super::usage::load_pricing(a.pricing.as_deref())?;
+    let redactor = a.redaction.redactor(env)?;
     let report = ReportArgs {
         paths: a.paths.clone(),
         project: a.project.clone(),
@@ -115,6 +160,8 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         },
         shard: Some(shard),
         mmap: a.mmap,
+        threads: a.threads,
+        redactor: redactor.as_ref(),
     };
     let mut dataset = Dataset::create(&a.to, layout)
         .with_context(|| format!("cannot export to {}", a.to.display()))?;
@@ -127,12 +174,13 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         let [s, m, t, u] = written.rows;
         error_line(&format!(
             "exported {} of {} sessions (shard {shard}, {} bytes of transcript) to {}: {s} \
-             sessions, {m} messages, {t} tool calls, {u} requests in {} files",
+             sessions, {m} messages, {t} tool calls, {u} requests in {} files{}",
             stats.exported,
             stats.sessions,
             stats.bytes,
             a.to.display(),
-            written.files.len()
+            written.files.len(),
+            if redactor.is_some() { ", redacted" } else { "" }
         ));
     }
     Ok(exit_status(found_ok))

@@ -105,10 +105,21 @@ enum ToolUseResultArg {
     Drop,
 }
 
+/// A redaction level on the command line (`skein redact --level`, `skein export
+/// --redact-level`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum LevelArg {
+pub(crate) enum LevelArg {
     Standard,
     Strict,
+}
+
+impl LevelArg {
+    pub(crate) fn level(self) -> RedactLevel {
+        match self {
+            Self::Standard => RedactLevel::Standard,
+            Self::Strict => RedactLevel::Strict,
+        }
+    }
 }
 
 /// The rules of `prune`.
@@ -306,10 +317,7 @@ fn build_pass(config: &PassesConfig, flags: &Flags<'_>) -> Result<Pass> {
         Flags::Redact(r) => {
             let mut o: RedactOptions = config.redact.clone();
             if let Some(l) = r.level {
-                o.level = match l {
-                    LevelArg::Standard => RedactLevel::Standard,
-                    LevelArg::Strict => RedactLevel::Strict,
-                };
+                o.level = l.level();
             }
             o.disable.extend(r.disable.iter().cloned());
             o.allowlist.extend(r.allow.iter().cloned());

@@ -15,6 +15,7 @@ mod cli;
 mod common;
 mod config;
 mod conventions;
+mod export;
 mod history;
 mod history_corpus;
 mod hook;
