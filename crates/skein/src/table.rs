@@ -207,18 +207,8 @@ fn is_large_cost(cell: &str) -> bool {
         .is_ok_and(|v| v >= COST_HIGHLIGHT_USD)
 }
 
-/// `1234567` → `1,234,567`.
-pub(crate) fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// `1234567` → `1,234,567` (the one formatter, shared with `skein show`).
+pub(crate) use skein_reports::show::text::thousands;
 
 /// A model id as a table shows it: `claude-opus-4-5-20251101` → `opus-4-5`.
 pub(crate) fn short_model(model: &str) -> String {
