@@ -193,7 +193,9 @@ pub(crate) fn origin(source: &Source) -> Origin {
 
 /// Reads up to `size` bytes ending at a line end (more when the first line is longer: up to
 /// its end); leftover bytes of the last read stay in `carry`. Returns the chunk, empty at the
-/// end of the input (a torn last line stays in `carry`).
+/// end of the input. A last line without a line end stays in `carry` (torn: Claude Code is
+/// still writing it) unless it is a whole JSON object: then it is the file's last record,
+/// written without a final newline, and the scanners count it, so the catalog does too.
 fn next_chunk(
     r: &mut impl Read,
     carry: &mut Vec<u8>,
@@ -208,12 +210,18 @@ fn next_chunk(
     }
     if let Some(i) = memchr::memrchr(b'\n', &buf) {
         *carry = buf.split_off(i + 1);
+        if *eof && is_whole_record(carry) {
+            buf.append(carry);
+        }
         return Ok(buf);
     }
     // No line end in the first `size` bytes: read on to the end of this line, in growing
     // steps (linear in the line's length).
     loop {
         if *eof {
+            if is_whole_record(&buf) {
+                return Ok(buf);
+            }
             *carry = buf;
             return Ok(Vec::new());
         }
@@ -226,6 +234,37 @@ fn next_chunk(
             return Ok(buf);
         }
     }
+}
+
+/// A line without its line end that is a whole JSON object (not a torn one).
+fn is_whole_record(line: &[u8]) -> bool {
+    let t = line.trim_ascii();
+    t.starts_with(b"{")
+        && t.ends_with(b"}")
+        && serde_json::from_slice::<serde::de::IgnoredAny>(t).is_ok()
+}
+
+/// Bytes to skip at `offset` before new lines begin. The catalog may have indexed a last
+/// record written without a line end (see [`next_chunk`]); bytes appended since then start
+/// with that line end, which ends the old line rather than making a new one. `None` when
+/// the old line went on instead: it was not whole after all, and the file is read again.
+fn line_end_after(file: &File, offset: u64) -> io::Result<Option<u64>> {
+    use std::os::unix::fs::FileExt;
+    if offset == 0 {
+        return Ok(Some(0));
+    }
+    let mut before = [0u8; 1];
+    file.read_exact_at(&mut before, offset - 1)?;
+    if before[0] == b'\n' {
+        return Ok(Some(0));
+    }
+    let mut next = [0u8; 2];
+    let n = file.read_at(&mut next, offset)?;
+    Ok(match &next[..n] {
+        [b'\n', ..] => Some(1),
+        [b'\r', b'\n'] => Some(2),
+        _ => None,
+    })
 }
 
 impl Indexer {
@@ -257,6 +296,7 @@ impl Indexer {
         let mut plan = work.plan;
         let stored = work.stored.clone().unwrap_or_default();
         let mut file = None;
+        let mut skip = 0;
         let reader: Box<dyn Read> = if let Some(a) = &source.archived {
             let (zst_from, _) = match plan {
                 Plan::Append => (stored.zst_offset, stored.offset),
@@ -281,8 +321,14 @@ impl Indexer {
             if plan == Plan::Append && !track::same_prefix(&mut f, &stored) {
                 plan = Plan::Reindex;
             }
+            if plan == Plan::Append {
+                match line_end_after(&f, stored.offset).map_err(io_err)? {
+                    Some(n) => skip = n,
+                    None => plan = Plan::Reindex,
+                }
+            }
             let from = if plan == Plan::Append {
-                stored.offset
+                stored.offset + skip
             } else {
                 0
             };
@@ -295,7 +341,7 @@ impl Indexer {
         let (mut at, mut lines) = if reindex {
             (0, 0)
         } else {
-            (stored.offset, stored.lines)
+            (stored.offset + skip, stored.lines)
         };
         let mut r = reader;
         let mut carry = Vec::new();

@@ -26,7 +26,8 @@ pub(crate) struct Stat {
 pub(crate) struct Stored {
     pub(crate) id: i64,
     pub(crate) stat: Stat,
-    /// Content bytes indexed (decompressed bytes for an archive file); always just past a `\n`.
+    /// Content bytes indexed (decompressed bytes for an archive file); just past a `\n`, or
+    /// at the end of a last record written without one (see `index::next_chunk`).
     pub(crate) offset: u64,
     /// Compressed bytes indexed (archive files: a frame boundary).
     pub(crate) zst_offset: u64,

@@ -158,3 +158,60 @@ fn refresh_roots_skips_the_listing_when_no_directory_changed() {
         assert!(!r.fast);
     }
 }
+
+/// A file's last record written without a final newline is a whole record: indexed (as the
+/// scanners count it), and the newline that later ends it does not make a line of its own.
+#[test]
+fn a_whole_last_record_without_a_newline_is_indexed() {
+    let f = Fixture::new();
+    let mut c = f.open();
+    f.refresh(&mut c);
+    let main = f.main_file(A, "-home-me-widgets");
+    let before = c.stats().expect("stats");
+    append(&main, &user_line("y1", "the zorbling surfaced"));
+    let r = f.refresh(&mut c);
+    assert_eq!((r.appended, r.reindexed), (1, 0));
+    assert_eq!(hits(&c, "zorbling").len(), 1, "the last record is indexed");
+    // Claude Code goes on: the line end, then a new record.
+    append(
+        &main,
+        &format!("\n{}\n", user_line("y2", "a quibblefrog waved")),
+    );
+    let r = f.refresh(&mut c);
+    assert_eq!((r.appended, r.reindexed), (1, 0));
+    let found = c
+        .search(&skein_catalog::SearchQuery {
+            query: "quibblefrog".into(),
+            limit: 10,
+            ..skein_catalog::SearchQuery::default()
+        })
+        .expect("search");
+    assert_eq!(found.len(), 1);
+    assert!(
+        found[0].snippet.contains("quibblefrog"),
+        "{}",
+        found[0].snippet
+    );
+    assert_eq!(found[0].uuid.as_deref(), Some("y2"));
+    assert_eq!(hits(&c, "zorbling").len(), 1, "indexed once");
+    assert_eq!(c.stats().expect("stats").docs, before.docs + 2);
+    // A record glued to the last one (no line end between them): the file is read again.
+    append(&main, &user_line("y3", "a glued snorkelbat"));
+    let r = f.refresh(&mut c);
+    assert_eq!(r.appended + r.reindexed, 1);
+    let sessions_before = c.stats().expect("stats").docs;
+    append(&main, &user_line("y4", "another glued glimmerwump"));
+    let r = f.refresh(&mut c);
+    assert_eq!(
+        (r.reindexed, r.appended),
+        (1, 0),
+        "the old last line went on"
+    );
+    assert_eq!(
+        hits(&c, "quibblefrog").len(),
+        1,
+        "no duplicates after reading again"
+    );
+    assert!(c.stats().expect("stats").docs <= sessions_before + 1);
+    assert_eq!(c.integrity_check().expect("check"), Ok(()));
+}
