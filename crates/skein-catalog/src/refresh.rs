@@ -79,7 +79,7 @@ pub struct RefreshReport {
 }
 
 const STORED_COLUMNS: &str =
-    "id, path, dev, ino, size, mtime_ns, offset, zst_offset, lines, head_hash, tail_hash";
+    "id, path, dev, ino, size, mtime_ns, offset, zst_offset, lines, head_hash, tail_hash, archived";
 
 /// What the catalog recorded about every source.
 pub(crate) fn load_stored(conn: &Connection) -> rusqlite::Result<FxHashMap<String, Stored>> {
@@ -122,6 +122,7 @@ fn stored_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Stored)> {
             lines: u(8)?,
             head_hash: u(9)?,
             tail_hash: u(10)?,
+            archived: r.get::<_, i64>(11)? != 0,
         },
     ))
 }

@@ -149,10 +149,6 @@ fn quick_check(
         return Ok(None);
     }
     let stored = refresh::load_stored(conn)?;
-    let archived: HashSet<String> = conn
-        .prepare_cached("SELECT path FROM sources WHERE archived = 1")?
-        .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<_>>()?;
     let mut changed = Vec::new();
     let mut unchanged = 0;
     let mut paths = HashSet::new();
@@ -173,7 +169,7 @@ fn quick_check(
             return Ok(None);
         };
         paths.insert(path.clone());
-        if archived.contains(path) || track::is_plain_zst(p) {
+        if old.archived || track::is_plain_zst(p) {
             if now.ino != old.stat.ino
                 || now.size != old.stat.size
                 || now.mtime_ns != old.stat.mtime_ns

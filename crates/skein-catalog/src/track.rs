@@ -34,6 +34,8 @@ pub(crate) struct Stored {
     pub(crate) lines: u64,
     pub(crate) head_hash: u64,
     pub(crate) tail_hash: u64,
+    /// An archive file (read from its committed frames), not a live transcript.
+    pub(crate) archived: bool,
 }
 
 /// What to do with a source.

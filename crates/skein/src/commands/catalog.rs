@@ -135,8 +135,23 @@ impl CatalogArgs {
 
     /// Opens the catalog, saying on stderr when an unusable one was rebuilt.
     pub(crate) fn open(&self, env: &Env, quiet: bool) -> Result<Catalog> {
+        self.open_with(env, quiet, self.options(env)?)
+    }
+
+    /// [`CatalogArgs::open`] for `skein index`, whose whole job is to write: it waits up to a
+    /// minute for another writer (a cold index of a large tree holds the write lock for seconds
+    /// at a time) where the reports wait 5 s and then scan the transcripts instead.
+    pub(crate) fn open_to_write(&self, env: &Env, quiet: bool) -> Result<Catalog> {
+        let options = CatalogOptions {
+            busy_timeout: std::time::Duration::from_secs(60),
+            ..self.options(env)?
+        };
+        self.open_with(env, quiet, options)
+    }
+
+    fn open_with(&self, env: &Env, quiet: bool, options: CatalogOptions) -> Result<Catalog> {
         let path = self.path(env)?;
-        let c = Catalog::open(&path, self.options(env)?)
+        let c = Catalog::open(&path, options)
             .with_context(|| format!("cannot open the catalog {}", path.display()))?;
         if let Opened::Rebuilt(reason) = c.opened()
             && !quiet

@@ -29,7 +29,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     let catalog = if args.rebuild {
         Catalog::recreate(&r.catalog.path(env)?, r.catalog.options(env)?)?
     } else {
-        r.catalog.open(env, r.quiet)?
+        r.catalog.open_to_write(env, r.quiet)?
     };
     let started = std::time::Instant::now();
     let (catalog, _, roots) = r.refreshed(env, catalog, &args.paths)?;
