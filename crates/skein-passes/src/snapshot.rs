@@ -105,11 +105,11 @@ pub struct SnapshotReport {
     pub spawns: Vec<String>,
     /// Agent ids named inside the snapshot (`toolUseResult.agentId`, `agentId: …`).
     pub agent_ids: Vec<String>,
-    /// 1-based line of the first line written (a metadata record of the start's message, or
-    /// a `tool_use` record added back, can come before the start); 0 when nothing was. Not in
-    /// the JSON report: for a caller that cuts the same transcript again later (the hook).
+    /// Byte offset in the input of the first line written (a metadata record of the start's
+    /// message, or a `tool_use` record added back, can come before the start). Not in the JSON
+    /// report: for a caller that cuts the same transcript again later (the hook).
     #[serde(skip)]
-    pub first_line: u64,
+    pub first_byte: u64,
 }
 
 /// Tool calls that spawn subagents, and agent ids named, in a whole transcript (for nested
@@ -350,11 +350,11 @@ pub fn snapshot_transcript(
         invalid_lines,
         spawns: links.tool_use_ids,
         agent_ids: links.agent_ids,
-        first_line: plan
+        first_byte: plan
             .removed
             .iter()
             .position(|r| !r)
-            .map_or(0, |i| i as u64 + 1),
+            .map_or(0, |i| t.entries()[i].start),
     })
 }
 

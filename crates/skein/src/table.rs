@@ -210,6 +210,18 @@ fn is_large_cost(cell: &str) -> bool {
 /// `1234567` → `1,234,567` (the one formatter, shared with `skein show`).
 pub(crate) use skein_reports::show::text::thousands;
 
+/// `12.3 MB`, `456 KB`, `789 B` (decimal units, as `ls -h --si` and disk vendors count).
+pub(crate) fn human_bytes(n: u64) -> String {
+    #[allow(clippy::cast_precision_loss, reason = "a rounded figure for display")]
+    let f = n as f64;
+    match n {
+        0..1_000 => format!("{n} B"),
+        1_000..1_000_000 => format!("{:.1} KB", f / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", f / 1e6),
+        _ => format!("{:.2} GB", f / 1e9),
+    }
+}
+
 /// A model id as a table shows it: `claude-opus-4-5-20251101` → `opus-4-5`.
 pub(crate) fn short_model(model: &str) -> String {
     let m = model.strip_prefix("claude-").unwrap_or(model);
@@ -325,6 +337,10 @@ mod tests {
         assert_eq!(short_model("claude-sonnet-4-5"), "sonnet-4-5");
         assert_eq!(short_model("<synthetic>"), "<synthetic>");
         assert_eq!(fit("abcdefghij", 5), "ab…ij");
+        assert_eq!(human_bytes(999), "999 B");
+        assert_eq!(human_bytes(1_500), "1.5 KB");
+        assert_eq!(human_bytes(45_600_000), "45.6 MB");
+        assert_eq!(human_bytes(2_500_000_000), "2.50 GB");
         assert_eq!(fit("abc", 5), "abc");
     }
 }

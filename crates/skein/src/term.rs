@@ -47,6 +47,9 @@ pub(crate) struct Term {
     pub(crate) color_out: bool,
     /// Colour diagnostics on stderr.
     pub(crate) color_err: bool,
+    /// Colour for output that is shown even though it is not written to a terminal (the
+    /// status line Claude Code displays): the same rules, as if on a terminal.
+    pub(crate) color_shown: bool,
     /// The width tables must fit: the terminal's, else `COLUMNS`; `None` when stdout is not a
     /// terminal and `COLUMNS` is unset (a table piped to a file is not cut).
     pub(crate) width: Option<usize>,
@@ -67,6 +70,7 @@ pub(crate) fn init(choice: ColorChoice, compact: bool, vars: &TermVars) {
     let _ = TERM.set(Term {
         color_out: use_color(choice, vars, stdout_tty),
         color_err: use_color(choice, vars, stderr_tty),
+        color_shown: use_color(choice, vars, true),
         width: table_width(measured, stdout_tty, vars),
         compact,
     });

@@ -99,7 +99,7 @@ pub(super) fn run(passes: &mut Passes, input: &PassInput<'_>) -> Result<PassRepo
     let carried = Carried {
         request: request.id.clone(),
         start_uuid: report.start.uuid.clone(),
-        start_offset: base + line_offset(&bytes, report.first_line.max(1)),
+        start_offset: base + report.first_byte,
     };
     let out = if input.config.redact {
         let redactor = passes.redactor(opts.redact.as_ref().unwrap_or(&input.config.redaction))?;
@@ -192,17 +192,6 @@ fn closed_after(bytes: &[u8], start: u64) -> bool {
         }
     }
     links.iter().all(|l| seen.contains(l))
-}
-
-/// Byte offset of 1-based line `line` in `bytes`.
-fn line_offset(bytes: &[u8], line: u64) -> u64 {
-    let skip = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
-    if skip == 0 {
-        return 0;
-    }
-    memchr::memchr_iter(b'\n', bytes)
-        .nth(skip - 1)
-        .map_or(bytes.len(), |i| i + 1) as u64
 }
 
 /// Where the request's bytes start, and whether the `max` cap cut them.
@@ -384,8 +373,6 @@ mod tests {
         assert_eq!(read(5, 15), ("bbbb\ncccc\n".into(), 5));
         assert_eq!(read(6, 15), ("cccc\n".into(), 10));
         assert_eq!(read(6, 10), (String::new(), 10));
-        assert_eq!(line_offset(b"aaaa\nbbbb\ncccc\n", 1), 0);
-        assert_eq!(line_offset(b"aaaa\nbbbb\ncccc\n", 3), 10);
     }
 
     /// The claim behind [`resume_from`], on real sessions: a first Stop at 40%, 60% or 80%
@@ -410,8 +397,7 @@ mod tests {
                 let Ok(Some((_, first))) = cut(prefix, &RequestRecord::default()) else {
                     continue;
                 };
-                let from =
-                    usize::try_from(line_offset(prefix, first.first_line.max(1))).expect("usize");
+                let from = usize::try_from(first.first_byte).expect("usize");
                 let sub = &bytes[from..];
                 match cut(sub, &RequestRecord::default()) {
                     Ok(Some(again)) if closed_after(sub, again.1.start.line) => {
@@ -435,9 +421,9 @@ mod tests {
                         "{} at {pct}%, known: {:?} {:?} vs {:?} {:?} ({} {})",
                         path.display(),
                         again.1.start,
-                        again.1.first_line,
+                        again.1.first_byte,
                         whole.1.start,
-                        whole.1.first_line,
+                        whole.1.first_byte,
                         again.0.len(),
                         whole.0.len()
                     );

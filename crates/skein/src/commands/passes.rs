@@ -7,8 +7,6 @@
 mod subagents;
 mod summary;
 
-pub(crate) use summary::human_bytes;
-
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -443,29 +441,23 @@ impl Reports {
         self.summaries.extend(other.summaries);
     }
 
-    /// To `--report FILE` as JSONL; else on stderr, as summaries on a terminal (or with
-    /// `--format summary`) and JSONL otherwise.
+    /// To `--report FILE`, else to stderr: one summary line per report when asked (or, with no
+    /// `--format`, when that is a terminal), else JSONL.
     fn write(&self, io: &IoArgs) -> Result<()> {
-        if let Some(p) = &io.report
-            && io.format != Some(ReportFormat::Summary)
-        {
-            return crate::output::write_output(p, &self.lines);
-        }
-        let human = ReportFormat::human(io.format, std::io::stderr().is_terminal());
-        let bytes = if human {
-            let mut text = self.summaries.join("\n");
-            text.push('\n');
-            text.into_bytes()
+        let on_terminal = io.report.is_none() && std::io::stderr().is_terminal();
+        let summaries;
+        let bytes = if ReportFormat::human(io.format, on_terminal) {
+            summaries = self.summaries.join("\n") + "\n";
+            summaries.as_bytes()
         } else {
-            self.lines.clone()
+            &self.lines
         };
         if let Some(p) = &io.report {
-            return crate::output::write_output(p, &bytes);
+            return crate::output::write_output(p, bytes);
         }
         let mut err = std::io::stderr().lock();
-        err.write_all(&bytes)?;
-        err.flush()?;
-        Ok(())
+        err.write_all(bytes)?;
+        Ok(err.flush()?)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -139,7 +139,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if format == Format::Table {
-        out.write_all(render(&hits, std::io::stdout().is_terminal()).as_bytes())?;
+        out.write_all(render(&hits, crate::term::get().color_out).as_bytes())?;
     } else {
         let mut w = RowWriter::new(format, &mut out);
         for h in &hits {

@@ -97,10 +97,10 @@ fn read_input() -> Result<StatusInput> {
     Ok(StatusInput::parse(&bytes)?)
 }
 
-/// Colour unless `NO_COLOR` is set (to anything but the empty string) or the config says no.
+/// Colour unless `--color never`, `NO_COLOR` (to anything but the empty string), `TERM=dumb`
+/// or the config says no (the line is shown by Claude Code, not written to a terminal).
 fn color_wanted(configured: Option<bool>) -> bool {
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    !no_color && configured.unwrap_or(true)
+    crate::term::get().color_shown && configured.unwrap_or(true)
 }
 
 fn full_line(

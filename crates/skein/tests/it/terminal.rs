@@ -126,6 +126,12 @@ fn colour_on_a_terminal_unless_told_otherwise() {
     // JSON is never coloured.
     let out = piped(&["usage", "--color", "always", SAMPLE], &[]);
     assert!(!has_colour(&stdout(&out)));
+    // Search highlights follow the same rules (the progress bar's line erasing is no colour).
+    let sgr = |s: &str| s.contains("\x1b[1m") || s.contains("\x1b[1;33m");
+    let run = on_terminal(&["search", "the", SAMPLE], 120, &[]);
+    assert!(sgr(&run.text), "{:?}", run.text);
+    let run = on_terminal(&["search", "the", SAMPLE], 120, &[("NO_COLOR", "1")]);
+    assert!(!sgr(&run.text), "{:?}", run.text);
     // Diagnostics: the prefix is coloured on a terminal.
     let run = on_terminal(&["stats", "no-such-dir"], 80, &[]);
     assert!(

@@ -179,8 +179,8 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
             archive.root().display(),
             parts.join(", "),
             crate::table::thousands(totals.lines),
-            super::super::passes::human_bytes(totals.raw),
-            super::super::passes::human_bytes(totals.compressed)
+            crate::table::human_bytes(totals.raw),
+            crate::table::human_bytes(totals.compressed)
         ));
     }
     let failed = totals.counts.get("error").copied().unwrap_or(0) > 0;

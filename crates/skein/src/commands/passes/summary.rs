@@ -4,19 +4,7 @@ use std::path::Path;
 
 use skein_passes::PassReport;
 
-use crate::table::thousands;
-
-/// `12.3 MB`, `456 KB`, `789 B` (decimal units, as `ls -h --si` and disk vendors count).
-pub(crate) fn human_bytes(n: u64) -> String {
-    #[allow(clippy::cast_precision_loss, reason = "a rounded figure for display")]
-    let f = n as f64;
-    match n {
-        0..1_000 => format!("{n} B"),
-        1_000..1_000_000 => format!("{:.1} KB", f / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.1} MB", f / 1e6),
-        _ => format!("{:.2} GB", f / 1e9),
-    }
-}
+use crate::table::{human_bytes, thousands};
 
 /// `45.6 MB → 12.8 MB (72% smaller)`.
 fn shrink(from: u64, to: u64) -> String {
@@ -89,10 +77,6 @@ mod tests {
 
     #[test]
     fn sizes_and_changes() {
-        assert_eq!(human_bytes(999), "999 B");
-        assert_eq!(human_bytes(1_500), "1.5 KB");
-        assert_eq!(human_bytes(45_600_000), "45.6 MB");
-        assert_eq!(human_bytes(2_500_000_000), "2.50 GB");
         assert_eq!(shrink(100, 28), "100 B → 28 B (72% smaller)");
         assert_eq!(shrink(100, 100), "100 B → 100 B (same size)");
         assert_eq!(shrink(100, 150), "100 B → 150 B (50% larger)");
