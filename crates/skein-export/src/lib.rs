@@ -84,7 +84,7 @@ pub fn export(
     out: &mut Dataset,
 ) -> Result<ExportStats, Error> {
     let shard = options.shard.unwrap_or(Shard::ALL);
-    let mut usage = usage::usage_rows(sessions, pricing, options.mmap)?;
+    let usage = usage::usage_rows(sessions, pricing, options.mmap)?;
     let mut stats = ExportStats {
         sessions: sessions.len() as u64,
         usage: usage.stats,
@@ -101,7 +101,7 @@ pub fn export(
         exported[i] = true;
     }
     let mut project = (usize::MAX, String::new());
-    for (i, copy) in std::mem::take(&mut usage.requests) {
+    for (i, copy) in usage.requests.iter() {
         if !exported[i] {
             continue;
         }

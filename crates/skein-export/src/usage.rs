@@ -3,17 +3,19 @@
 
 use skein_layout::SessionFiles;
 use skein_reports::pricing::PricingTable;
-use skein_reports::usage::{RequestCopy, ScanStats, UsageBuilder, UsageScanner};
+use skein_reports::usage::{KeptRequests, RequestRef, ScanStats, UsageBuilder, UsageScanner};
 
 use crate::error::Error;
 use crate::rows::UsageRow;
 
 /// The deduplicated requests of a whole input.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct UsageRows {
     /// (index of the session in the input, request), by session, each session's in the
-    /// deduplication's order; [`row`] makes each a row.
-    pub requests: Vec<(usize, RequestCopy)>,
+    /// deduplication's order ([`KeptRequests::iter`]); [`row`] makes each a row. Held
+    /// compactly (about 150 bytes a request), so the export's memory does not follow the
+    /// input's size the way whole copies would.
+    pub requests: KeptRequests,
     /// Per session (by index), the cost of its own requests per agent id (`None`: the main
     /// transcript), deduplicated within the session as `skein sessions` and `skein usage
     /// session` count them (so a request copied into a resumed session costs in both
@@ -38,8 +40,8 @@ pub fn usage_rows(
         let mut own = UsageBuilder::new();
         own.add(s, scan.clone());
         let mut by_agent: Vec<(Option<String>, f64)> = Vec::new();
-        for (_, copy) in own.into_requests().0 {
-            let agent = copy.agent_id.as_deref();
+        for (_, copy) in own.into_kept().0.iter() {
+            let agent = copy.agent_id;
             let c = price(pricing, &copy);
             match by_agent.iter_mut().find(|(a, _)| a.as_deref() == agent) {
                 Some((_, sum)) => *sum += c,
@@ -49,10 +51,7 @@ pub fn usage_rows(
         cost.push(by_agent);
         builder.add(s, scan);
     }
-    let (mut requests, stats) = builder.into_requests();
-    // Grouped by session (stable: each session's in deduplication order), so that the rows
-    // can be written one by one in input order without a second copy of them.
-    requests.sort_by_key(|&(i, _)| i);
+    let (requests, stats) = builder.into_kept();
     let out = UsageRows {
         requests,
         cost,
@@ -62,22 +61,21 @@ pub fn usage_rows(
 }
 
 /// The price of `copy` in `pricing` (0 when its model is not priced).
-fn price(pricing: &PricingTable, copy: &RequestCopy) -> f64 {
+fn price(pricing: &PricingTable, copy: &RequestRef<'_>) -> f64 {
     copy.model
-        .as_deref()
         .and_then(|m| pricing.lookup(m))
         .map_or(0.0, |(price, fast)| price.cost(&copy.tokens, fast))
 }
 
 /// The `usage/` row of `copy`, a request of `session`.
-pub fn row(session: &SessionFiles, copy: &RequestCopy, pricing: &PricingTable) -> UsageRow {
+pub fn row(session: &SessionFiles, copy: &RequestRef<'_>, pricing: &PricingTable) -> UsageRow {
     let t = copy.tokens;
     UsageRow {
         session_id: session.session_id.clone(),
-        agent_id: copy.agent_id.as_deref().map(str::to_owned),
-        message_id: copy.message_id.as_deref().map(str::to_owned),
-        request_id: copy.request_id.as_deref().map(str::to_owned),
-        model: copy.model.as_deref().map(str::to_owned),
+        agent_id: copy.agent_id.map(str::to_owned),
+        message_id: copy.message_id.map(str::to_owned),
+        request_id: copy.request_id.map(str::to_owned),
+        model: copy.model.map(str::to_owned),
         timestamp: copy.timestamp_ms,
         input_tokens: crate::rows::int(t.input),
         output_tokens: crate::rows::int(t.output),

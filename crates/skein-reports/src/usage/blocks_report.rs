@@ -123,12 +123,13 @@ pub struct PricedRequests {
 impl UsageBuilder {
     /// The deduplicated requests, priced, in time order (for blocks and status lines).
     pub fn priced(mut self, pricing: &PricingTable) -> (PricedRequests, super::ScanStats) {
-        let requests = self.requests();
+        self.settle();
         let mut pricer = Pricer::new(pricing);
-        let mut out: Vec<PricedRequest> = requests
-            .into_iter()
+        let mut out: Vec<PricedRequest> = self
+            .store()
+            .kept()
             .map(|(session, copy)| {
-                let model: Box<str> = copy.model.unwrap_or_else(|| NO_MODEL.into());
+                let model: Box<str> = copy.model.unwrap_or(NO_MODEL).into();
                 PricedRequest {
                     session,
                     timestamp_ms: copy.timestamp_ms,

@@ -7,7 +7,8 @@ use serde::Serialize;
 use skein_layout::SessionFiles;
 
 use super::rows::{Acc, RowKey, SourceTokens, TotalsRow, UsageReport, UsageRow};
-use super::scan::{RequestCopy, SessionScan};
+use super::scan::SessionScan;
+use super::store::{Added, CopyStore, RequestRef};
 use crate::pricing::{ModelPrice, PricingTable};
 use skein_core::time::{DateRange, Zone, format_ms};
 
@@ -66,25 +67,6 @@ const AGENT_MAIN: &str = crate::agents::MAIN;
 /// Model name used when `message.model` is missing.
 pub const NO_MODEL: &str = "<unknown>";
 
-struct Slot {
-    session: u32,
-    copy: RequestCopy,
-}
-
-const NONE: u32 = u32::MAX;
-
-/// Is `a` preferred over `b` (both copies of one request)?
-fn better(a: &RequestCopy, b: &RequestCopy) -> bool {
-    if a.sidechain != b.sidechain {
-        return !a.sidechain;
-    }
-    let (ta, tb) = (a.tokens.total(), b.tokens.total());
-    if ta != tb {
-        return ta > tb;
-    }
-    !a.foreign_session && b.foreign_session
-}
-
 /// Prices requests by model, remembering each model's lookup and the models without a price.
 pub(super) struct Pricer<'p> {
     table: &'p PricingTable,
@@ -123,14 +105,46 @@ impl<'p> Pricer<'p> {
     }
 }
 
+/// The requests a deduplication kept, by session ([`UsageBuilder::into_kept`]).
+pub struct KeptRequests {
+    store: CopyStore,
+    /// Positions in the store's kept order, by session.
+    order: Vec<u32>,
+}
+
+impl std::fmt::Debug for KeptRequests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptRequests")
+            .field("len", &self.order.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl KeptRequests {
+    /// (index of the session in the order sessions were added, request), by session.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, RequestRef<'_>)> {
+        self.order.iter().map(|&at| {
+            let (session, copy) = self.store.at(at);
+            (session as usize, copy)
+        })
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// None kept.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+}
+
 /// Collects session scans (in session order) and builds the report.
 #[derive(Default)]
 pub struct UsageBuilder {
     sessions: Vec<(String, String)>,
-    slots: Vec<Slot>,
-    index: FxHashMap<Box<str>, u32>,
-    loose: Vec<(u32, RequestCopy)>,
-    key: String,
+    store: CopyStore,
     pub(super) stats: ScanStats,
 }
 
@@ -138,7 +152,7 @@ impl std::fmt::Debug for UsageBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UsageBuilder")
             .field("sessions", &self.sessions.len())
-            .field("slots", &self.slots.len())
+            .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
 }
@@ -219,26 +233,9 @@ impl UsageBuilder {
         self.stats.no_timestamp += scan.no_timestamp;
         self.stats.copies += scan.copies.len() as u64;
         for copy in scan.copies {
-            let Some(mid) = copy.message_id.as_deref() else {
-                self.loose.push((s, copy));
-                continue;
-            };
-            self.key.clear();
-            self.key.push_str(mid);
-            self.key.push('\0');
-            self.key.push_str(copy.request_id.as_deref().unwrap_or(""));
-            if let Some(&i) = self.index.get(self.key.as_str()) {
+            if self.store.add(s, copy) == Added::Duplicate {
                 self.stats.duplicate_copies += 1;
-                let slot = &mut self.slots[i as usize];
-                if better(&copy, &slot.copy) {
-                    slot.copy = copy;
-                    slot.session = s;
-                }
-                continue;
             }
-            let i = self.slots.len() as u32;
-            self.index.insert(self.key.as_str().into(), i);
-            self.slots.push(Slot { session: s, copy });
         }
     }
 
@@ -247,96 +244,54 @@ impl UsageBuilder {
         std::mem::take(&mut self.sessions)
     }
 
-    /// Applies the sidechain-replay rule and returns the requests kept, as (session, copy).
-    pub(super) fn requests(&mut self) -> Vec<(u32, RequestCopy)> {
-        // Chain the slots of each message id: `heads` holds the latest slot of each id and
-        // `next` links each slot to the previous one with the same id.
-        let mut heads: FxHashMap<&str, u32> = FxHashMap::default();
-        let mut next = vec![NONE; self.slots.len()];
-        for (i, slot) in self.slots.iter().enumerate() {
-            let mid = slot.copy.message_id.as_deref().unwrap_or("");
-            if let Some(head) = heads.insert(mid, i as u32) {
-                next[i] = head;
-            }
-        }
-        let mut dropped = vec![false; self.slots.len()];
-        for (i, slot) in self.slots.iter().enumerate() {
-            let mid = slot.copy.message_id.as_deref().unwrap_or("");
-            if next[i] == NONE || heads.get(mid) != Some(&(i as u32)) {
-                continue;
-            }
-            let mut members = Vec::new();
-            let mut cur = i as u32;
-            while cur != NONE {
-                members.push(cur as usize);
-                cur = next[cur as usize];
-            }
-            members.reverse();
-            let copy = |m: usize| &self.slots[m].copy;
-            if members.iter().any(|&m| !copy(m).sidechain) {
-                for &m in &members {
-                    dropped[m] = copy(m).sidechain;
-                }
-            } else {
-                let mut best = members[0];
-                for &m in &members[1..] {
-                    if better(copy(m), copy(best)) {
-                        best = m;
-                    }
-                }
-                for &m in &members {
-                    dropped[m] = m != best;
-                }
-            }
-        }
-        drop(heads);
-        let slots = std::mem::take(&mut self.slots);
-        self.index = FxHashMap::default();
-        let mut out = Vec::with_capacity(slots.len() + self.loose.len());
-        for (slot, dropped) in slots.into_iter().zip(dropped) {
-            if dropped {
-                self.stats.sidechain_replays += 1;
-            } else {
-                out.push((slot.session, slot.copy));
-            }
-        }
-        out.append(&mut self.loose);
-        self.stats.requests = out.len() as u64;
-        out
+    /// The copies added.
+    pub(super) fn store(&self) -> &CopyStore {
+        &self.store
     }
 
-    /// The requests kept by the deduplication (see the module documentation), each with the
-    /// index of its session in the order sessions were added, and what the scan counted: the
-    /// rows behind the report, for callers that export them one by one.
-    pub fn into_requests(mut self) -> (Vec<(usize, RequestCopy)>, ScanStats) {
-        let requests = self.requests();
-        let kept = requests.into_iter().map(|(s, c)| (s as usize, c)).collect();
+    /// Applies the sidechain-replay rule; the requests kept are then `self.store.kept()`.
+    pub(super) fn settle(&mut self) {
+        self.stats.sidechain_replays += self.store.apply_replay_rule();
+        self.stats.requests = self.store.kept_count();
+    }
+
+    /// The requests kept by the deduplication (see the module documentation) grouped by
+    /// session (in the order sessions were added; each session's in deduplication order),
+    /// and what the scan counted: the rows behind the report, for callers that export them
+    /// one by one.
+    pub fn into_kept(mut self) -> (KeptRequests, ScanStats) {
+        self.settle();
+        let mut order: Vec<(u32, u32)> = self.store.kept_positions().collect();
+        order.sort_by_key(|&(session, _)| session);
+        let order = order.into_iter().map(|(_, at)| at).collect();
+        let kept = KeptRequests {
+            store: self.store,
+            order,
+        };
         (kept, self.stats)
     }
 
     /// Builds the report.
     pub fn finish(mut self, options: &UsageOptions, pricing: &PricingTable) -> UsageReport {
-        let requests = self.requests();
+        self.settle();
         let mut pricer = Pricer::new(pricing);
         let mut rows: BTreeMap<RowKey, Acc> = BTreeMap::new();
         let mut totals = Acc::default();
         let mut sources = SourceTokens::default();
-        for (session, copy) in &requests {
+        for (session, copy) in self.store.kept() {
             if !options.range.contains_ms(copy.timestamp_ms, &options.zone) {
                 continue;
             }
             let day = options.zone.day_of(copy.timestamp_ms);
-            let model = copy.model.as_deref().unwrap_or(NO_MODEL);
+            let model = copy.model.unwrap_or(NO_MODEL);
             let cost = pricer.cost(model, &copy.tokens);
             let key = match options.kind {
                 UsageKind::Daily => RowKey::Text(day.key()),
                 UsageKind::Weekly => RowKey::Text(day.week_key()),
                 UsageKind::Monthly => RowKey::Text(day.month_key()),
-                UsageKind::Session => RowKey::Session(*session),
+                UsageKind::Session => RowKey::Session(session),
                 UsageKind::Model => RowKey::Text(model.to_owned()),
-                UsageKind::Agent => {
-                    RowKey::Text(copy.agent_id.as_deref().unwrap_or(AGENT_MAIN).to_owned())
-                }
+                UsageKind::Agent => RowKey::Text(copy.agent_id.unwrap_or(AGENT_MAIN).to_owned()),
             };
             rows.entry(key)
                 .or_default()
@@ -406,6 +361,8 @@ impl UsageBuilder {
 mod tests {
     use super::*;
     use crate::usage::{Source, Tokens};
+
+    use crate::usage::RequestCopy;
 
     fn copy(mid: Option<&str>, rid: &str, side: bool, output: u64) -> RequestCopy {
         RequestCopy {

@@ -32,7 +32,8 @@
 //! Each request kept is attributed to the session, day and model of its kept copy; its cost
 //!
 //! Files: `scan` (one session's files → per-file
-//! copies), `build` (copies of all sessions → deduplicated requests → rows), `rows` (the
+//! copies), `store` (the kept copies, compactly: ~150 bytes a request),
+//! `build` (copies of all sessions → deduplicated requests → rows), `rows` (the
 //! serialized rows and their accumulator), `blocks` (billing blocks of priced requests) and
 //! `blocks_report` (`skein usage blocks`).
 
@@ -41,14 +42,16 @@ mod blocks_report;
 mod build;
 mod rows;
 mod scan;
+mod store;
 
 pub use blocks_report::{
     BlockOptions, BlockRow, BlocksReport, LimitFigures, LimitStatus, PricedRequests, TokenLimit,
     blocks_report,
 };
-pub use build::{NO_MODEL, ScanStats, UsageBuilder, UsageKind, UsageOptions};
+pub use build::{KeptRequests, NO_MODEL, ScanStats, UsageBuilder, UsageKind, UsageOptions};
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
 pub use scan::{RequestCopy, SKIPPED_KEPT, SessionScan, SkippedLine, Source, UsageScanner};
+pub use store::RequestRef;
 
 /// Token counts of one request or a sum of requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -17,8 +17,8 @@ use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
 use skein_reports::tree::LinkVisitor;
 use skein_reports::usage::{
-    Figures, SkippedLine, TotalsRow, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow,
-    UsageScanner,
+    Figures, SessionScan, SkippedLine, TotalsRow, UsageBuilder, UsageKind, UsageOptions,
+    UsageReport, UsageRow, UsageScanner,
 };
 
 use super::catalog::CatalogArgs;
@@ -182,7 +182,12 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         .filter(|(_, c)| c.is_none())
         .map(|(s, _)| s.clone())
         .collect();
-    let mut scanned = Vec::with_capacity(missing.len());
+    // Every session goes to the builder in discovery order, from the catalog or from its scan
+    // as each arrives (a session whose scan failed was reported and is left out), so no scan
+    // is held longer than it takes to add it.
+    let mut skipped = Vec::new();
+    let mut next = 0;
+    let empty = BTreeMap::new();
     let jobs_ok = report.for_each_session(
         &missing,
         |s, parser| {
@@ -203,28 +208,23 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
             };
             Ok((scan, agents))
         },
-        |s, found| {
-            scanned.push((s.clone(), found));
+        |s, (scan, agents)| {
+            while let Some(c) = sessions.get(next) {
+                next += 1;
+                if c == s {
+                    break;
+                }
+                if let Some(scan) = from_catalog[next - 1].take() {
+                    add_scan(&mut builder, &mut skipped, kind, c, scan, &empty);
+                }
+            }
+            add_scan(&mut builder, &mut skipped, kind, s, scan, &agents);
             Ok(())
         },
     )?;
-    // Every session in discovery order, from the catalog or from its scan (a session whose
-    // scan failed was reported and is left out, as before).
-    let mut scanned = scanned.into_iter().peekable();
-    let mut skipped = Vec::new();
-    for (s, c) in sessions.iter().zip(from_catalog.iter_mut()) {
-        let (mut scan, agents) = match c.take() {
-            Some(scan) => (scan, BTreeMap::new()),
-            None => match scanned.next_if(|(f, _)| f == s) {
-                Some((_, found)) => found,
-                None => continue,
-            },
-        };
-        skipped.append(&mut scan.skipped);
-        if kind == UsageKind::Agent {
-            builder.add_with_agents(s, scan, &agents);
-        } else {
-            builder.add(s, scan);
+    for (c, scan) in sessions[next..].iter().zip(&mut from_catalog[next..]) {
+        if let Some(scan) = scan.take() {
+            add_scan(&mut builder, &mut skipped, kind, c, scan, &empty);
         }
     }
     if in_blocks.is_some() {
@@ -240,6 +240,24 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     }
     write(format, kind, &result, args.breakdown)?;
     Ok(exit_status(found_ok && jobs_ok))
+}
+
+/// Adds the scan of session `s` to the report (its copies attributed to agent names for
+/// `--by agent`), keeping its skipped lines for the warning.
+fn add_scan(
+    builder: &mut UsageBuilder,
+    skipped: &mut Vec<SkippedLine>,
+    kind: UsageKind,
+    s: &SessionFiles,
+    mut scan: SessionScan,
+    agents: &BTreeMap<String, String>,
+) {
+    skipped.append(&mut scan.skipped);
+    if kind == UsageKind::Agent {
+        builder.add_with_agents(s, scan, agents);
+    } else {
+        builder.add(s, scan);
+    }
 }
 
 /// How many skipped lines a warning names without `--verbose`.
