@@ -69,6 +69,17 @@ const ROW_GROUP_BYTES: usize = 64 << 20;
 /// hold up to a row group per part file, so memory would follow the input.
 const BUFFERED_BYTES: usize = 48 << 20;
 
+/// The rows waiting in all part files together are kept under about this many bytes (see
+/// [`row_bytes`]): past it the fullest buffers become record batches, down to half of it, so
+/// memory does not follow the number of partitions (`--partition-by project` opens a part
+/// file per project and month, each of which would otherwise hold up to [`BATCH_ROWS`] rows).
+const ROWS_BUDGET: usize = 16 << 20;
+
+/// What a buffered row costs: its struct, its long strings and about 128 bytes of ids.
+fn row_bytes<R: Row>(row: &R) -> usize {
+    std::mem::size_of::<R>() + row.text_len() + 128
+}
+
 /// A temp file that becomes its target on commit.
 struct Pending(AtomicFile);
 
@@ -91,6 +102,8 @@ struct PartFile<R> {
     rows: Vec<R>,
     /// [`Row::text_len`] of `rows`.
     text: usize,
+    /// [`row_bytes`] of `rows`.
+    bytes: usize,
     sink: Sink,
     written: u64,
 }
@@ -119,6 +132,8 @@ pub struct Dataset {
     messages: TableFiles<MessageRow>,
     tool_calls: TableFiles<ToolCallRow>,
     usage: TableFiles<UsageRow>,
+    /// [`row_bytes`] of the rows waiting in all part files.
+    buffered: usize,
 }
 
 impl std::fmt::Debug for Dataset {
@@ -142,7 +157,13 @@ macro_rules! push_impl {
             fn push(&mut self, project: &str, row: $row) -> Result<(), Error> {
                 let dir = self.partition_dir::<$row>(project, &row);
                 let (root, layout, props) = (&self.root, self.layout, &self.props);
-                if push_row(&mut self.$field, root, layout, props, &dir, row)? {
+                self.buffered += row_bytes(&row);
+                let freed = push_row(&mut self.$field, root, layout, props, &dir, row)?;
+                self.buffered -= freed;
+                if self.buffered > ROWS_BUDGET {
+                    self.flush_fullest()?;
+                }
+                if freed > 0 {
                     self.keep_in_budget()?;
                 }
                 Ok(())
@@ -189,6 +210,7 @@ impl Dataset {
             messages: new_files(Table::Messages, layout.by_project),
             tool_calls: new_files(Table::ToolCalls, layout.by_project),
             usage: new_files(Table::Usage, layout.by_project),
+            buffered: 0,
         })
     }
 
@@ -199,6 +221,29 @@ impl Dataset {
             dir.push_str(&escape_value(project));
         }
         dir
+    }
+
+    /// Makes batches of the fullest row buffers until they hold half of [`ROWS_BUDGET`].
+    fn flush_fullest(&mut self) -> Result<(), Error> {
+        let mut fullest: Vec<(usize, usize, String)> = Vec::new();
+        fullest.extend(buffers(0, &self.sessions));
+        fullest.extend(buffers(1, &self.messages));
+        fullest.extend(buffers(2, &self.tool_calls));
+        fullest.extend(buffers(3, &self.usage));
+        fullest.sort_by_key(|b| std::cmp::Reverse(b.0));
+        let (root, by_project) = (&self.root, self.layout.by_project);
+        for (_, table, dir) in fullest {
+            if self.buffered <= ROWS_BUDGET / 2 {
+                break;
+            }
+            self.buffered -= match table {
+                0 => flush_dir(&mut self.sessions, root, by_project, &dir)?,
+                1 => flush_dir(&mut self.messages, root, by_project, &dir)?,
+                2 => flush_dir(&mut self.tool_calls, root, by_project, &dir)?,
+                _ => flush_dir(&mut self.usage, root, by_project, &dir)?,
+            };
+        }
+        self.keep_in_budget()
     }
 
     /// Flushes the largest row group in progress while all of them together hold more than
@@ -253,6 +298,27 @@ impl Dataset {
     }
 }
 
+/// (bytes buffered, `table`, part directory) of each part file of `t` with rows waiting.
+fn buffers<R>(table: usize, t: &TableFiles<R>) -> impl Iterator<Item = (usize, usize, String)> {
+    t.files
+        .iter()
+        .filter(|(_, f)| f.bytes > 0)
+        .map(move |(dir, f)| (f.bytes, table, dir.clone()))
+}
+
+/// Makes a batch of the rows waiting in the part file of `dir`; returns their [`row_bytes`].
+fn flush_dir<R: Row>(
+    t: &mut TableFiles<R>,
+    root: &Path,
+    by_project: bool,
+    dir: &str,
+) -> Result<usize, Error> {
+    match t.files.get_mut(dir) {
+        Some(f) => flush(f, &t.schema, root, by_project),
+        None => Ok(0),
+    }
+}
+
 /// (memory of all row groups in progress, the part file with the largest, its memory).
 fn largest<R>(t: &TableFiles<R>) -> (usize, Option<String>, usize) {
     let mut out = (0, None, 0);
@@ -280,7 +346,8 @@ fn flush_row_group<R>(t: &mut TableFiles<R>, root: &Path, dir: &str) -> Result<(
     Ok(())
 }
 
-/// Adds `row` to its part file; true when that wrote a batch (so memory may have grown).
+/// Adds `row` to its part file; returns the [`row_bytes`] of the rows it made a batch of (0
+/// when none: the row is waiting).
 fn push_row<R: Row>(
     t: &mut TableFiles<R>,
     root: &Path,
@@ -288,7 +355,7 @@ fn push_row<R: Row>(
     props: &WriterProperties,
     dir: &str,
     row: R,
-) -> Result<bool, Error> {
+) -> Result<usize, Error> {
     if !t.files.contains_key(dir) {
         let ext = layout.format.name();
         let path = PathBuf::from(dir).join(format!("{}.{ext}", layout.shard.part_name()));
@@ -309,31 +376,33 @@ fn push_row<R: Row>(
                 path,
                 rows: Vec::new(),
                 text: 0,
+                bytes: 0,
                 sink,
                 written: 0,
             },
         );
     }
     let Some(f) = t.files.get_mut(dir) else {
-        return Ok(false);
+        return Ok(0);
     };
     f.text += row.text_len();
+    f.bytes += row_bytes(&row);
     f.rows.push(row);
     if f.rows.len() < BATCH_ROWS && f.text < BATCH_TEXT_BYTES {
-        return Ok(false);
+        return Ok(0);
     }
-    flush(f, &t.schema, root, layout.by_project)?;
-    Ok(true)
+    flush(f, &t.schema, root, layout.by_project)
 }
 
+/// Writes the rows waiting in `f` (a record batch for Parquet); returns their [`row_bytes`].
 fn flush<R: Row>(
     f: &mut PartFile<R>,
     schema: &SchemaRef,
     root: &Path,
     by_project: bool,
-) -> Result<(), Error> {
+) -> Result<usize, Error> {
     if f.rows.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     let abs = root.join(&f.path);
     let pq = |e: &dyn std::fmt::Display| Error::Parquet(format!("{}: {e}", abs.display()));
@@ -353,9 +422,10 @@ fn flush<R: Row>(
         }
     }
     f.written += f.rows.len() as u64;
-    f.rows.clear();
+    // Not `clear`: a part file that waits long for its next rows should not hold the memory.
+    f.rows = Vec::new();
     f.text = 0;
-    Ok(())
+    Ok(std::mem::take(&mut f.bytes))
 }
 
 fn close_all<R: Row>(
@@ -380,4 +450,57 @@ fn close_all<R: Row>(
         out.push((f.path, file));
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows waiting in the part files, counted from the files themselves.
+    fn waiting(d: &Dataset) -> usize {
+        let sum = |bytes: &mut dyn Iterator<Item = usize>| bytes.sum::<usize>();
+        sum(&mut d.sessions.files.values().map(|f| f.bytes))
+            + sum(&mut d.messages.files.values().map(|f| f.bytes))
+            + sum(&mut d.tool_calls.files.values().map(|f| f.bytes))
+            + sum(&mut d.usage.files.values().map(|f| f.bytes))
+    }
+
+    #[test]
+    fn rows_waiting_stay_within_the_budget_however_many_partitions() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let layout = Layout {
+            by_project: true,
+            ..Layout::default()
+        };
+        let mut d = Dataset::create(dir.path(), layout).expect("dataset");
+        // 400 part files with 50 rows of 2 KB each: no file reaches a batch on its own
+        // (BATCH_ROWS, BATCH_TEXT_BYTES), together 48 MB, three times the budget.
+        let text = "x".repeat(2000);
+        let (projects, rows) = (400, 20_000);
+        let mut most = 0;
+        for i in 0..rows {
+            let row = MessageRow {
+                session_id: format!("s{i}"),
+                uuid: format!("u{i}"),
+                timestamp: Some(1_760_000_000_000),
+                text: Some(text.clone()),
+                ..MessageRow::default()
+            };
+            d.push(&format!("p{}", i % projects), row).expect("push");
+            assert_eq!(
+                d.buffered,
+                waiting(&d),
+                "the running count is the files' sum"
+            );
+            most = most.max(d.buffered);
+        }
+        assert!(
+            most <= ROWS_BUDGET,
+            "{most} bytes waited, budget {ROWS_BUDGET}"
+        );
+        assert!(most > ROWS_BUDGET / 2, "the budget was reached: {most}");
+        let written = d.commit().expect("commit");
+        assert_eq!(written.rows[1], rows as u64);
+        assert_eq!(written.files.len(), projects);
+    }
 }
