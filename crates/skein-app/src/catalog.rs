@@ -7,11 +7,6 @@ use std::path::{Path, PathBuf};
 use skein_catalog::{Catalog, Progress, RefreshOptions, RootsReport};
 use skein_layout::Env;
 
-/// The default archive directory: `<state>/archive`.
-pub fn default_archive(env: &Env) -> Option<PathBuf> {
-    env.state_root().map(|d| d.join("archive"))
-}
-
 /// What a catalog-backed command covers.
 #[derive(Debug, Default, Clone)]
 pub struct Scope {
@@ -36,7 +31,7 @@ impl Scope {
             .collect();
         let archive = archive
             .map(Path::to_path_buf)
-            .or_else(|| default_archive(env));
+            .or_else(|| env.default_archive());
         roots.extend(archive.filter(|a| skein_archive::is_archive_root(a)));
         Self::of_roots(roots, false)
     }

@@ -152,7 +152,11 @@ fn check_config(
                 format!("config parsed ({} file(s) read)", read.len()),
             ));
             if let (Some(now), Some(root)) = (input.now_ms, &input.state_root) {
-                let dir = config.log.dir.clone().unwrap_or_else(|| root.join("logs"));
+                let dir = config
+                    .log
+                    .dir
+                    .clone()
+                    .unwrap_or_else(|| skein_layout::env::log_dir(root));
                 recent_errors(&dir, now, out);
             }
         }

@@ -68,7 +68,7 @@ impl HookContext {
             .log
             .dir
             .clone()
-            .unwrap_or_else(|| self.state_root.join("logs"))
+            .unwrap_or_else(|| skein_layout::env::log_dir(&self.state_root))
     }
 
     /// `config.archive_dir` or `<state>/archive`.
@@ -76,7 +76,7 @@ impl HookContext {
         config
             .archive_dir
             .clone()
-            .unwrap_or_else(|| self.state_root.join("archive"))
+            .unwrap_or_else(|| skein_layout::env::archive_dir(&self.state_root))
     }
 }
 

@@ -3,7 +3,7 @@
 //! can give every path.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The variables that locate Claude Code's and skein's files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -107,6 +107,16 @@ impl Env {
         self.claude_dir().map(|d| d.join("settings.json"))
     }
 
+    /// The default archive: [`archive_dir`] of [`Env::state_root`].
+    pub fn default_archive(&self) -> Option<PathBuf> {
+        self.state_root().map(|s| archive_dir(&s))
+    }
+
+    /// The default hook log directory: [`log_dir`] of [`Env::state_root`].
+    pub fn default_log_dir(&self) -> Option<PathBuf> {
+        self.state_root().map(|s| log_dir(&s))
+    }
+
     /// skein's state directory: `$XDG_STATE_HOME/skein`, else `~/.local/state/skein`.
     pub fn state_root(&self) -> Option<PathBuf> {
         self.xdg_state_home
@@ -123,6 +133,17 @@ impl Env {
             .or_else(|| self.home.as_ref().map(|h| h.join(".config")))
             .map(|d| d.join("skein").join("config.toml"))
     }
+}
+
+/// The archive under skein's state directory `state_root` (where the hook archives and the
+/// archive's maintenance commands and the catalog look when no directory is given).
+pub fn archive_dir(state_root: &Path) -> PathBuf {
+    state_root.join("archive")
+}
+
+/// The hook's log directory under skein's state directory `state_root`.
+pub fn log_dir(state_root: &Path) -> PathBuf {
+    state_root.join("logs")
 }
 
 #[cfg(test)]

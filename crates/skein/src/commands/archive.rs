@@ -85,7 +85,7 @@ struct IngestArgs {
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// The archive directory (created with mode 0700 if missing). Default: the config's
-    /// `[archive] dir`.
+    /// `[archive] dir`, else `$XDG_STATE_HOME/skein/archive` (where the hook archives).
     #[arg(long, value_name = "DIR")]
     to: Option<PathBuf>,
     /// Replace secrets by `[REDACTED:<rule>]` on the way in (the source is not changed), with
@@ -140,8 +140,9 @@ struct IngestArgs {
 
 #[derive(Debug, Args)]
 struct VerifyArgs {
-    /// The archive directory.
-    dir: PathBuf,
+    /// The archive directory (default: `[archive] dir` in the config, else
+    /// `$XDG_STATE_HOME/skein/archive`, where the hook archives).
+    dir: Option<PathBuf>,
     /// No summary on stderr.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -149,8 +150,9 @@ struct VerifyArgs {
 
 #[derive(Debug, Args)]
 struct RestoreArgs {
-    /// The archive directory.
-    dir: PathBuf,
+    /// The archive directory (default: `[archive] dir` in the config, else
+    /// `$XDG_STATE_HOME/skein/archive`, where the hook archives).
+    dir: Option<PathBuf>,
     /// The Claude projects directory to write into (e.g. `~/.claude/projects`).
     #[arg(long, value_name = "PROJECTS_DIR")]
     to: PathBuf,
@@ -174,8 +176,9 @@ struct RestoreArgs {
 
 #[derive(Debug, Args)]
 struct CompactArgs {
-    /// The archive directory.
-    dir: PathBuf,
+    /// The archive directory (default: `[archive] dir` in the config, else
+    /// `$XDG_STATE_HOME/skein/archive`, where the hook archives).
+    dir: Option<PathBuf>,
     /// zstd level.
     #[arg(
         long,
@@ -197,8 +200,9 @@ struct CompactArgs {
 
 #[derive(Debug, Args)]
 struct TrainDictArgs {
-    /// The archive directory.
-    dir: PathBuf,
+    /// The archive directory (default: `[archive] dir` in the config, else
+    /// `$XDG_STATE_HOME/skein/archive`, where the hook archives).
+    dir: Option<PathBuf>,
     /// Install only if held-out samples shrink by at least this fraction.
     #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
     min_gain: f64,
@@ -206,8 +210,9 @@ struct TrainDictArgs {
 
 #[derive(Debug, Args)]
 struct PruneArgs {
-    /// The archive directory.
-    dir: PathBuf,
+    /// The archive directory (default: `[archive] dir` in the config, else
+    /// `$XDG_STATE_HOME/skein/archive`, where the hook archives).
+    dir: Option<PathBuf>,
     /// Superseded versions whose last activity is older than this may go.
     #[arg(long, value_name = "N", required = true)]
     keep_days: u64,
@@ -218,8 +223,9 @@ struct PruneArgs {
 
 #[derive(Debug, Args)]
 struct RepairArgs {
-    /// The archive directory.
-    dir: PathBuf,
+    /// The archive directory (default: `[archive] dir` in the config, else
+    /// `$XDG_STATE_HOME/skein/archive`, where the hook archives).
+    dir: Option<PathBuf>,
     /// Also regenerate `archive-index.json` from the checkpoints.
     #[arg(long)]
     rebuild_index: bool,
@@ -227,13 +233,27 @@ struct RepairArgs {
 
 /// `skein archive …`.
 pub(crate) fn run(args: &ArchiveArgs, env: &skein_layout::Env) -> Result<ExitCode> {
+    // The maintenance commands work on the archive the hook and `skein archive` write to
+    // when no directory is given.
+    let dir = |given: &Option<PathBuf>| -> Result<PathBuf> {
+        if let Some(d) = given {
+            return Ok(d.clone());
+        }
+        let configured = super::config::load(env)?.archive_dir.clone();
+        configured.or_else(|| env.default_archive()).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no archive directory: give DIR, or set [archive] dir in the config \
+                 (no state directory: neither XDG_STATE_HOME nor HOME is set)"
+            )
+        })
+    };
     match &args.action {
         None => run::run(&args.ingest, env),
-        Some(Action::Verify(a)) => admin::verify(a),
-        Some(Action::Restore(a)) => admin::restore(a),
-        Some(Action::Compact(a)) => admin::compact(a),
-        Some(Action::TrainDict(a)) => admin::train_dict(a),
-        Some(Action::Prune(a)) => admin::prune(a),
-        Some(Action::Repair(a)) => admin::repair(a),
+        Some(Action::Verify(a)) => admin::verify(a, &dir(&a.dir)?),
+        Some(Action::Restore(a)) => admin::restore(a, &dir(&a.dir)?),
+        Some(Action::Compact(a)) => admin::compact(a, &dir(&a.dir)?),
+        Some(Action::TrainDict(a)) => admin::train_dict(a, &dir(&a.dir)?),
+        Some(Action::Prune(a)) => admin::prune(a, &dir(&a.dir)?),
+        Some(Action::Repair(a)) => admin::repair(a, &dir(&a.dir)?),
     }
 }

@@ -211,12 +211,11 @@ fn show(out: &mut dyn Write, path: &Path, env: &Env, format: Format) -> Result<(
     };
     let config = load(env)?;
     let lines = text.as_deref().map(key_lines).unwrap_or_default();
-    let state = env.state_root();
     let defaults = Defaults {
-        archive_dir: state.as_ref().map(|s| s.join("archive")),
+        archive_dir: env.default_archive(),
         archive_level: skein_archive::CodecOptions::default().level,
         catalog_path: skein_catalog::default_path(env),
-        log_dir: state.as_ref().map(|s| s.join("logs")),
+        log_dir: env.default_log_dir(),
     };
     let file = text.is_some().then_some((path, &lines));
     let mut rows = entries(&config, file, &defaults);

@@ -70,8 +70,10 @@ impl Env {
             .current_dir(self.tmp.path())
             .env("HOME", self.tmp.path())
             .env("CLAUDE_CONFIG_DIR", self.path("claude"))
-            // The config is `$HOME/.config/skein/config.toml`, never the user's.
+            // The config is `$HOME/.config/skein/config.toml`, never the user's, and the
+            // state (the default archive) is under the temp dir too.
             .env_remove("XDG_CONFIG_HOME")
+            .env("XDG_STATE_HOME", self.path("state"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -394,6 +396,39 @@ fn verify_passes_then_detects_corruption() {
         env.path("nowhere").to_str().expect("utf8"),
     ]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Without DIR, the maintenance commands use the archive the hook writes to:
+/// `[archive] dir` in the config, else `$XDG_STATE_HOME/skein/archive`.
+#[test]
+fn maintenance_commands_default_to_the_configured_archive() {
+    let env = Env::new();
+    let default = env.path("state/skein/archive");
+    let out = env.skein(&["archive", "--to", default.to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.skein(&["archive", "verify"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Damage it: the command without DIR finds the damage in that archive.
+    let file = default.join(MAIN_FILE);
+    let mut bytes = std::fs::read(&file).expect("read");
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    std::fs::write(&file, &bytes).expect("write");
+    let out = env.skein(&["archive", "verify"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // The config's archive wins over the default.
+    let elsewhere = env.path("elsewhere");
+    let config = env.path(".config/skein/config.toml");
+    std::fs::create_dir_all(config.parent().expect("parent")).expect("mkdir");
+    let toml = format!("[archive]\ndir = {:?}\n", elsewhere.to_str().expect("utf8"));
+    std::fs::write(&config, toml).expect("config");
+    let out = env.skein(&["archive", "verify"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("no archive at {}", elsewhere.display())),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// A torn frame (bytes past the last commit, as a kill -9 leaves them) is a warning for

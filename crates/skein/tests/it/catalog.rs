@@ -209,11 +209,10 @@ fn synthetic_tree(root: &Path, files: usize, lines: usize) {
 
 fn index_cmd(root: &Path, db: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skein"));
-    cmd.args(["index", "-q", "--catalog"])
+    crate::common::hermetic(&mut cmd, root)
+        .args(["index", "-q", "--catalog"])
         .arg(db)
         .arg(root)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env("HOME", root)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     cmd

@@ -326,11 +326,19 @@ fn archive_dir_and_level_come_from_the_config() {
     let f = flagged.display().to_string();
     ok(&home.run(&["archive", "-q", "--to", &f, "--zstd-level", "-7", &p]));
     assert_eq!(archived_bytes(&flagged), fast_bytes);
-    // Without a dir anywhere, `--to` is asked for.
+    // Without a dir anywhere, the archive is the hook's default one under the state dir.
     home.write("[archive]\nlevel = 3\n");
-    let out = home.run(&["archive", "-q", &p]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--to"), "{}", stderr(&out));
+    let state = home.dir.path().join("state");
+    let out = skein_env(
+        &["archive", "-q", &p],
+        &root(),
+        &[
+            ("XDG_CONFIG_HOME", &home.dir.path().join("xdg")),
+            ("XDG_STATE_HOME", &state),
+        ],
+    );
+    ok(&out);
+    assert!(archived_bytes(&state.join("skein/archive")) > 0);
 }
 
 #[test]

@@ -50,9 +50,7 @@ fn assert_subset(case: &Path, want: &Value, got: &Value, at: &str) {
 fn binary_matches_every_fixture() {
     let cases = fixtures();
     let home = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(env!("CARGO_BIN_EXE_skein"))
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env("HOME", home.path())
+    let out = crate::common::hermetic(&mut Command::new(env!("CARGO_BIN_EXE_skein")), home.path())
         .arg("stats")
         .arg("--format")
         .arg("jsonl")

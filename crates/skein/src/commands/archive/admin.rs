@@ -68,16 +68,16 @@ fn code(debug: &str) -> String {
     out
 }
 
-pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
-    if !args.dir.is_dir() {
-        bail!("no archive at {}", args.dir.display());
+pub(super) fn verify(args: &VerifyArgs, dir: &Path) -> Result<ExitCode> {
+    if !dir.is_dir() {
+        bail!("no archive at {}", dir.display());
     }
-    let report = skein_archive::verify(&args.dir)
-        .with_context(|| format!("verifying {}", args.dir.display()))?;
+    let report =
+        skein_archive::verify(dir).with_context(|| format!("verifying {}", dir.display()))?;
     if report.checkpoints == 0 && report.issues.is_empty() {
         bail!(
             "{}: nothing archived there (an empty archive or an empty directory)",
-            args.dir.display()
+            dir.display()
         );
     }
     let rows: Vec<_> = report
@@ -90,7 +90,7 @@ pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
                     Severity::Warning => "warning",
                 },
                 "code": code(&format!("{:?}", i.problem)),
-                "path": rel(&args.dir, &i.path),
+                "path": rel(dir, &i.path),
                 "problem": i.problem.to_string(),
             })
         })
@@ -101,7 +101,7 @@ pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
         args.quiet,
         &format!(
             "{}: {} checkpoint(s), {} file(s), {} line(s), {} → {} bytes; {} error(s), {} warning(s)",
-            args.dir.display(),
+            dir.display(),
             report.checkpoints,
             report.files,
             report.lines,
@@ -118,10 +118,10 @@ pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
     })
 }
 
-pub(super) fn restore(args: &RestoreArgs) -> Result<ExitCode> {
-    let archive = open(&args.dir)?;
-    let mut archived = archived_sessions(archive.root())
-        .with_context(|| format!("listing {}", args.dir.display()))?;
+pub(super) fn restore(args: &RestoreArgs, dir: &Path) -> Result<ExitCode> {
+    let archive = open(dir)?;
+    let mut archived =
+        archived_sessions(archive.root()).with_context(|| format!("listing {}", dir.display()))?;
     let opts = RestoreOptions {
         projects: &args.to,
         project: args.project.as_deref(),
@@ -179,8 +179,8 @@ pub(super) fn restore(args: &RestoreArgs) -> Result<ExitCode> {
     })
 }
 
-pub(super) fn compact(args: &CompactArgs) -> Result<ExitCode> {
-    let archive = open(&args.dir)?;
+pub(super) fn compact(args: &CompactArgs, dir: &Path) -> Result<ExitCode> {
+    let archive = open(dir)?;
     let r = archive
         .compact(&CompactOptions {
             level: args.zstd_level,
@@ -189,7 +189,7 @@ pub(super) fn compact(args: &CompactArgs) -> Result<ExitCode> {
             cold_after_days: args.cold_after_days,
             now_unix: now_unix(),
         })
-        .with_context(|| format!("compacting {}", args.dir.display()))?;
+        .with_context(|| format!("compacting {}", dir.display()))?;
     print_lines(&[json!({
         "compacted": r.compacted,
         "skipped": r.skipped,
@@ -199,14 +199,14 @@ pub(super) fn compact(args: &CompactArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) fn train_dict(args: &TrainDictArgs) -> Result<ExitCode> {
-    let archive = open(&args.dir)?;
+pub(super) fn train_dict(args: &TrainDictArgs, dir: &Path) -> Result<ExitCode> {
+    let archive = open(dir)?;
     let r = archive
         .train_dictionary(&TrainOptions {
             min_gain: args.min_gain,
             ..TrainOptions::default()
         })
-        .with_context(|| format!("training a dictionary in {}", args.dir.display()))?;
+        .with_context(|| format!("training a dictionary in {}", dir.display()))?;
     print_lines(&[json!({
         "samples": r.samples,
         "gain": r.gain,
@@ -216,15 +216,15 @@ pub(super) fn train_dict(args: &TrainDictArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) fn prune(args: &PruneArgs) -> Result<ExitCode> {
-    let archive = open(&args.dir)?;
+pub(super) fn prune(args: &PruneArgs, dir: &Path) -> Result<ExitCode> {
+    let archive = open(dir)?;
     let r = archive
         .apply_retention(&RetentionOptions {
             keep_days: args.keep_days,
             now_unix: now_unix(),
             dry_run: args.dry_run,
         })
-        .with_context(|| format!("retention in {}", args.dir.display()))?;
+        .with_context(|| format!("retention in {}", dir.display()))?;
     let action = if args.dry_run {
         "would-delete"
     } else {
@@ -259,15 +259,15 @@ pub(super) fn prune(args: &PruneArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) fn repair(args: &RepairArgs) -> Result<ExitCode> {
-    let archive = open(&args.dir)?;
+pub(super) fn repair(args: &RepairArgs, dir: &Path) -> Result<ExitCode> {
+    let archive = open(dir)?;
     let r = archive
         .recover_all()
-        .with_context(|| format!("repairing {}", args.dir.display()))?;
+        .with_context(|| format!("repairing {}", dir.display()))?;
     let indexed = if args.rebuild_index {
         let n = archive
             .rebuild_index()
-            .with_context(|| format!("rebuilding the index of {}", args.dir.display()))?;
+            .with_context(|| format!("rebuilding the index of {}", dir.display()))?;
         Some(n)
     } else {
         None

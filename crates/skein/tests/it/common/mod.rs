@@ -21,12 +21,25 @@ pub(crate) fn testdata(rel: &str) -> PathBuf {
     root().join("testdata").join(rel)
 }
 
-/// Runs `skein ARGS` in `cwd` with a fresh temporary `HOME`, no `CLAUDE_CONFIG_DIR` and no
-/// `XDG_CONFIG_HOME` (so no test can reach the user's `~/.claude` or skein config) and
+/// Runs `skein ARGS` in `cwd` with a fresh temporary `HOME`, no `CLAUDE_CONFIG_DIR`,
+/// `XDG_CONFIG_HOME` or `XDG_STATE_HOME` (so no test can reach the user's `~/.claude` or
+/// skein config and state; see [`hermetic`]) and
 /// `TZ=UTC` (so days do not depend on the machine's zone; a test may set another `TZ` through
 /// [`skein_env`]).
 pub(crate) fn skein(args: &[&str], cwd: &Path) -> Output {
     skein_env(args, cwd, &[])
+}
+
+/// Makes `cmd` hermetic: `HOME` is `home`, and nothing of the user's environment that skein
+/// reads (the Claude dir, skein's config and state, colour and width) reaches it.
+pub(crate) fn hermetic<'c>(cmd: &'c mut Command, home: &Path) -> &'c mut Command {
+    cmd.env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("COLUMNS")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env("HOME", home)
 }
 
 /// A `skein ARGS` command in `cwd` with a private `HOME` (kept alive by the returned guard), to
@@ -34,14 +47,9 @@ pub(crate) fn skein(args: &[&str], cwd: &Path) -> Output {
 pub(crate) fn skein_command(args: &[&str], cwd: &Path) -> (Command, tempfile::TempDir) {
     let home = tempfile::tempdir().expect("tempdir");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skein"));
-    cmd.args(args)
+    hermetic(&mut cmd, home.path())
+        .args(args)
         .current_dir(cwd)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE")
-        .env_remove("COLUMNS")
-        .env_remove("XDG_CONFIG_HOME")
-        .env("HOME", home.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     (cmd, home)
@@ -51,16 +59,10 @@ pub(crate) fn skein_command(args: &[&str], cwd: &Path) -> (Command, tempfile::Te
 pub(crate) fn skein_env(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Output {
     let home = tempfile::tempdir().expect("tempdir");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skein"));
-    cmd.args(args)
+    hermetic(&mut cmd, home.path())
+        .args(args)
         .current_dir(cwd)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE")
-        .env_remove("COLUMNS")
-        // The user's config (`$XDG_CONFIG_HOME/skein/config.toml`) must not reach a test.
-        .env_remove("XDG_CONFIG_HOME")
-        .env("TZ", "UTC")
-        .env("HOME", home.path());
+        .env("TZ", "UTC");
     for (k, v) in env {
         cmd.env(k, v);
     }
