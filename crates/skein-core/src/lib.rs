@@ -17,6 +17,7 @@ pub mod intern;
 pub mod lenient;
 pub mod lines;
 pub mod map_lines;
+pub mod ordered;
 pub mod parse;
 pub mod reader;
 pub mod record;

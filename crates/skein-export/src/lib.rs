@@ -21,7 +21,6 @@ pub mod collect;
 pub mod dataset;
 pub mod error;
 pub mod partition;
-mod pipeline;
 pub mod rows;
 pub mod schema;
 pub mod usage;
@@ -112,20 +111,27 @@ pub fn export(
     }
     let cost = &usage.cost;
     let rows_of = |parser: &mut Parser, i: usize| session_rows(sessions, i, options, cost, parser);
-    pipeline::ordered(&chosen, options.threads, rows_of, |rows: SessionRows| {
-        stats.files += rows.files.len() as u64;
-        for f in rows.files {
-            stats.bytes += f.bytes;
-            out.push(&rows.project, f.session)?;
-            for m in f.messages {
-                out.push(&rows.project, m)?;
+    let rows_of = |parser: &mut Parser, &i: &usize| rows_of(parser, i);
+    skein_core::ordered::ordered(
+        &chosen,
+        options.threads,
+        Parser::new,
+        rows_of,
+        |rows: SessionRows| {
+            stats.files += rows.files.len() as u64;
+            for f in rows.files {
+                stats.bytes += f.bytes;
+                out.push(&rows.project, f.session)?;
+                for m in f.messages {
+                    out.push(&rows.project, m)?;
+                }
+                for t in f.tool_calls {
+                    out.push(&rows.project, t)?;
+                }
             }
-            for t in f.tool_calls {
-                out.push(&rows.project, t)?;
-            }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     Ok(stats)
 }
 

@@ -1,40 +1,38 @@
-//! Sessions read on several threads and handed to one writer in input order: the dataset's
-//! files then do not depend on the thread count or on timing, and the writer (Arrow batches,
-//! zstd pages) runs while the next sessions are parsed.
+//! Items worked on several threads and handed to one writer in input order: what is written
+//! then does not depend on the thread count or on timing, and the writer runs while the next
+//! items are worked on (the export's sessions, the reports' sessions and files).
 //!
-//! Readers take the next session from a shared counter but wait while they are more than a
-//! window of sessions ahead of the writer, so a slow session holds back the readers instead of
-//! letting finished sessions pile up in memory.
+//! Workers take the next item from a shared counter but wait while they are more than a
+//! window of items ahead of the writer, so a slow item holds back the workers instead of
+//! letting finished results pile up in memory.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 
-use skein_core::Parser;
-
-use crate::error::Error;
-
-/// Sessions each reader may be ahead of the writer.
+/// Items each worker may be ahead of the writer.
 const AHEAD_PER_THREAD: usize = 2;
 
-/// Calls `work(parser, item)` for every item on `threads` threads (0: one per core) and
-/// `write` with each result in the order of `items`. Stops at the first error (of `work` or
-/// `write`, whichever comes first in item order).
-pub(crate) fn ordered<T: Send>(
-    items: &[usize],
+/// Calls `work(state, item)` for every item on `threads` threads (0: one per core; each
+/// thread's `state` made by `init`, e.g. a parser) and `write` with each result in the order
+/// of `items`. Stops at the first error (of `work` or `write`, whichever comes first in item
+/// order); a caller that wants to go on past a failed item returns its error inside `T`.
+pub fn ordered<I: Sync, S, T: Send, E: Send>(
+    items: &[I],
     threads: usize,
-    work: impl Fn(&mut Parser, usize) -> Result<T, Error> + Sync,
-    mut write: impl FnMut(T) -> Result<(), Error>,
-) -> Result<(), Error> {
+    init: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, &I) -> Result<T, E> + Sync,
+    mut write: impl FnMut(T) -> Result<(), E>,
+) -> Result<(), E> {
     let threads = match threads {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         n => n,
     }
     .min(items.len());
     if threads <= 1 {
-        let mut parser = Parser::new();
-        for &i in items {
-            write(work(&mut parser, i)?)?;
+        let mut state = init();
+        for i in items {
+            write(work(&mut state, i)?)?;
         }
         return Ok(());
     }
@@ -44,16 +42,17 @@ pub(crate) fn ordered<T: Send>(
     let written = Mutex::new(0usize);
     let moved = Condvar::new();
     let stop = AtomicBool::new(false);
-    let (tx, rx) = mpsc::sync_channel::<(usize, Result<T, Error>)>(window);
+    let (tx, rx) = mpsc::sync_channel::<(usize, Result<T, E>)>(window);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let tx = tx.clone();
-            let (next, written, moved, stop, work) = (&next, &written, &moved, &stop, &work);
+            let (next, written, moved, stop) = (&next, &written, &moved, &stop);
+            let (init, work) = (&init, &work);
             scope.spawn(move || {
-                let mut parser = Parser::new();
+                let mut state = init();
                 loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&item) = items.get(k) else { break };
+                    let Some(item) = items.get(k) else { break };
                     {
                         let mut w = written.lock().unwrap_or_else(PoisonError::into_inner);
                         while k >= *w + window && !stop.load(Ordering::Relaxed) {
@@ -63,7 +62,7 @@ pub(crate) fn ordered<T: Send>(
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    let r = work(&mut parser, item);
+                    let r = work(&mut state, item);
                     if tx.send((k, r)).is_err() {
                         break;
                     }
@@ -102,17 +101,18 @@ pub(crate) fn ordered<T: Send>(
 mod tests {
     use super::*;
 
-    fn run(n: usize, threads: usize, fail_at: Option<usize>) -> (Vec<usize>, Result<(), Error>) {
+    fn run(n: usize, threads: usize, fail_at: Option<usize>) -> (Vec<usize>, Result<(), String>) {
         let items: Vec<usize> = (0..n).collect();
         let mut seen = Vec::new();
         let r = ordered(
             &items,
             threads,
-            |_, i| {
+            || (),
+            |(), &i| {
                 // Later items finish first, so the writer must reorder.
                 std::thread::sleep(std::time::Duration::from_micros(((n - i) % 7) as u64 * 50));
                 if Some(i) == fail_at {
-                    Err(Error::Parquet(format!("item {i}")))
+                    Err(format!("item {i}"))
                 } else {
                     Ok(i * 10)
                 }
@@ -142,7 +142,7 @@ mod tests {
     fn stops_at_the_first_error_in_item_order() {
         for threads in [1, 4] {
             let (seen, r) = run(100, threads, Some(37));
-            assert!(matches!(r, Err(Error::Parquet(m)) if m == "item 37"));
+            assert_eq!(r, Err("item 37".to_owned()));
             assert_eq!(
                 seen,
                 (0..37).map(|i| i * 10).collect::<Vec<_>>(),
