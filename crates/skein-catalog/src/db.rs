@@ -9,10 +9,23 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension as _};
 use crate::error::{Error, Result};
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migrations: entry `i` brings a catalog from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
+const MIGRATIONS: [&str; 3] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_REPORT_CACHE];
+
+/// Per-session results of the reports that read whole sessions (`report_cache.rs`), each with
+/// the fingerprint of the session's files it was computed from.
+const SCHEMA_REPORT_CACHE: &str = r"
+CREATE TABLE report_cache (
+    report TEXT NOT NULL,
+    project TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    fingerprint INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (report, project, session_id)
+) WITHOUT ROWID;
+";
 
 /// Settings of the catalog as a whole: `redacted` is `1` while everything in it was redacted
 /// before indexing (a catalog of version 1 was not).

@@ -11,6 +11,8 @@
 //! * Queries: [`sessions`](mod@sessions), [`search`](mod@search) (with [`query`] syntax and
 //!   snippets read back from the sources), usage copies for `skein usage` ([`usage`]), and
 //!   usage by time for the status line ([`window`]).
+//! * [`report_cache`]: per-session results of `tools --by name` and `skills`, kept with a
+//!   fingerprint of the session's files.
 //!
 //! The library reads no environment and no clock and prints nothing; the caller gives the
 //! database path, the sources (from `skein-layout`) and the options.
@@ -28,6 +30,7 @@ pub mod extract;
 mod index;
 pub mod query;
 pub mod refresh;
+pub mod report_cache;
 mod roots;
 pub mod search;
 pub mod sessions;
@@ -248,6 +251,20 @@ impl Catalog {
         scanner: &mut UsageScanner,
     ) -> Result<Vec<Option<SessionScan>>> {
         usage::session_scans(&self.conn, &self.path, sessions, scanner)
+    }
+
+    /// The per-session results remembered for `report` (see [`report_cache`]).
+    pub fn cached_results(&self, report: &str) -> Result<report_cache::CachedResults> {
+        report_cache::load(&self.conn, report).map_err(|e| Error::sql(&self.path, e))
+    }
+
+    /// Remembers per-session results of `report`.
+    pub fn store_results(
+        &self,
+        report: &str,
+        results: &[report_cache::SessionResult],
+    ) -> Result<()> {
+        report_cache::store(&self.conn, report, results).map_err(|e| Error::sql(&self.path, e))
     }
 
     /// Counts and sizes.

@@ -23,7 +23,7 @@ use skein_core::time::{DateRange, Zone, parse_ms};
 pub const UNKNOWN_SKILL: &str = "<unknown>";
 
 /// How an invocation was made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SkillSource {
     /// A `Skill` tool call.
@@ -173,7 +173,7 @@ impl<I: ToolInput> RecordVisitor<I> for SkillVisitor {
 }
 
 /// One skill invocation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SkillCall {
     pub skill: String,
     pub source: SkillSource,

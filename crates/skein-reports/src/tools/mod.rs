@@ -31,7 +31,7 @@ pub const MAX_SUMMARY_CHARS: usize = 120;
 pub const NO_NAME: &str = "<none>";
 
 /// One tool call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ToolCall {
     pub session_id: String,
     /// The project directory's name (e.g. `-home-me-widgets`).

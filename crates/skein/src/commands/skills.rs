@@ -10,6 +10,7 @@ use skein_core::time::{Zone, parse_ms};
 use skein_reports::load_session;
 use skein_reports::skills::{SkillRow, SkillTotals, SkillVisitor, in_range, skill_calls};
 
+use super::catalog::{CatalogArgs, Remembered};
 use crate::output::percent;
 use crate::report::{ReportArgs, exit_status, write_rows};
 
@@ -21,6 +22,11 @@ pub(crate) struct Args {
     /// commands the user typed (`<command-name>`; built-ins such as `/clear` included).
     #[arg(long)]
     pub(crate) slash_commands: bool,
+    #[command(flatten)]
+    pub(crate) catalog: CatalogArgs,
+    /// Read every session instead of taking the unchanged ones' invocations from the catalog.
+    #[arg(long)]
+    pub(crate) no_catalog: bool,
 }
 
 fn cells(r: &SkillRow, zone: &Zone) -> Vec<String> {
@@ -49,12 +55,23 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let (sessions, found_ok) = args.report.sessions(env)?;
     let options = AnalysisOptions::default();
     let mut totals = SkillTotals::in_zone(zone.clone());
+    // Each session's invocations from the catalog when its files are unchanged since they
+    // were remembered (with and without slash commands apart).
+    let name = if args.slash_commands {
+        "skills+slash"
+    } else {
+        "skills"
+    };
+    let quiet = args.report.quiet;
+    let (catalog, memo) = Remembered::open(&args.catalog, env, name, !args.no_catalog, quiet);
     let jobs_ok = args.report.for_each_row(
         &sessions,
         |s, parser| {
-            let loaded =
-                load_session::<IgnoredAny, SkillVisitor>(s, &options, parser, args.report.mmap)?;
-            let mut calls = skill_calls(&loaded, args.slash_commands);
+            let mut calls = memo.get_or(s, || {
+                let mmap = args.report.mmap;
+                let loaded = load_session::<IgnoredAny, SkillVisitor>(s, &options, parser, mmap)?;
+                Ok(skill_calls(&loaded, args.slash_commands))
+            })?;
             calls.retain(|c| in_range(&dates, &zone, c));
             Ok(calls)
         },
@@ -63,6 +80,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
             Ok(())
         },
     )?;
+    memo.save(catalog.as_ref(), quiet);
     write_rows(
         format,
         &totals.finish(),

@@ -16,6 +16,7 @@ use skein_reports::tools::{
 use skein_reports::tree::LinkVisitor;
 use skein_reports::{LoadedSession, load_session};
 
+use super::catalog::{CatalogArgs, Remembered};
 use crate::output::{Align, or_dash, percent, short_id};
 use crate::report::{ReportArgs, exit_status, write_rows};
 
@@ -41,6 +42,12 @@ pub(crate) struct Args {
     /// Only calls of this tool (exact name; repeatable).
     #[arg(long = "tool", value_name = "NAME")]
     pub(crate) tools: Vec<String>,
+    #[command(flatten)]
+    pub(crate) catalog: CatalogArgs,
+    /// Read every session instead of taking the unchanged ones' calls from the catalog
+    /// (`--by name` only: the other forms print inputs, which the catalog does not keep).
+    #[arg(long)]
+    pub(crate) no_catalog: bool,
 }
 
 /// What `--by` groups on.
@@ -195,14 +202,23 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         ok
     } else if args.by == Some(By::Name) {
         let mut totals = ToolTotalsBuilder::new();
+        // Each session's calls (without inputs) from the catalog when its files are
+        // unchanged since they were remembered.
+        let (catalog, memo) =
+            Remembered::open(&args.catalog, env, "tools", !args.no_catalog, report.quiet);
         let job = |s: &SessionFiles, parser: &mut Parser| {
-            let loaded = load_session::<IgnoredAny, NoVisitor>(s, &options, parser, mmap)?;
-            Ok(filtered_calls(&loaded, &filter))
+            let mut calls = memo.get_or(s, || {
+                let loaded = load_session::<IgnoredAny, NoVisitor>(s, &options, parser, mmap)?;
+                Ok(tool_calls(&loaded))
+            })?;
+            calls.retain(|c| filter.keeps(c));
+            Ok(calls)
         };
         let ok = report.for_each_row(&sessions, job, |c| {
             totals.add(&c);
             Ok(())
         })?;
+        memo.save(catalog.as_ref(), report.quiet);
         write_rows(
             report.format(),
             &totals.finish(),

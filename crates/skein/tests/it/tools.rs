@@ -386,3 +386,57 @@ fn corpus_rows_agree_with_stats() {
         assert_eq!(last["line"], l["last_line"]);
     }
 }
+
+/// `tools --by name` and `skills` take an unchanged session's calls from the catalog: the
+/// same rows as reading it; a session changed in place without a change of size, time or
+/// inode is (by design) answered from what was remembered, and an append is read again.
+#[test]
+fn by_name_and_skills_remember_unchanged_sessions_in_the_catalog() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let tree = tmp.path().join("projects");
+    common::copy_dir(&fixture_dir().join("projects"), &tree);
+    common::copy_dir(&report_dir("skills").join("projects"), &tree);
+    let db = tmp.path().join("catalog.db");
+    let (t, d) = (tree.display().to_string(), db.display().to_string());
+    let run = |args: &[&str]| ok(&skein(args, tmp.path())).stdout.clone();
+    for report in [
+        &["tools", "--by", "name"][..],
+        &["skills"],
+        &["skills", "--slash-commands"],
+    ] {
+        let mut with = report.to_vec();
+        with.extend(["--catalog", &d, &t]);
+        let mut without = report.to_vec();
+        without.extend(["--no-catalog", &t]);
+        let scanned = run(&without);
+        assert!(scanned.len() > 2, "{report:?}: rows expected");
+        assert_eq!(run(&with), scanned, "{report:?}: first run (remembers)");
+        assert_eq!(run(&with), scanned, "{report:?}: second run (remembered)");
+    }
+    let by_name = ["tools", "--by", "name", "--catalog", &d, &t];
+    let before = run(&by_name);
+    // Rename every Bash call in place: same size, same inode, the time put back.
+    let file = tree.join("-home-t-beta/bbbbbbbb-0000-4000-8000-000000000002.jsonl");
+    let mtime = std::fs::metadata(&file)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let text = std::fs::read_to_string(&file).expect("read");
+    let renamed = text.replace("\"name\":\"Bash\"", "\"name\":\"Bosh\"");
+    assert_ne!(renamed, text);
+    std::fs::write(&file, &renamed).expect("write");
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_modified(mtime))
+        .expect("set mtime");
+    assert_eq!(run(&by_name), before, "answered from what was remembered");
+    let scanned = run(&["tools", "--by", "name", "--no-catalog", &t]);
+    assert_ne!(scanned, before, "the scan sees Bosh");
+    // An append changes the fingerprint: read again, the scan's rows.
+    let mut f = std::fs::File::options()
+        .append(true)
+        .open(&file)
+        .expect("open");
+    std::io::Write::write_all(&mut f, b"\n").expect("append");
+    assert_eq!(run(&by_name), scanned);
+}

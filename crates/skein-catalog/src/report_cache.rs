@@ -1,0 +1,106 @@
+//! Per-session results of the reports that read whole sessions (`skein tools --by name`,
+//! `skein skills`), remembered with a fingerprint of the session's files: a report takes the
+//! result of every session whose files are unchanged from here and reads only the others.
+//! The result is what the report's own code computed from the transcripts, so an answer from
+//! here is the scan's answer by construction.
+//!
+//! Bodies are the caller's bytes (JSON), stored zstd-compressed. What the reports keep holds
+//! ids, names, sizes and times, never a tool input or any other text of a transcript (so a
+//! redacted catalog holds nothing a redaction would have removed).
+
+use std::collections::HashMap;
+use std::hash::Hasher as _;
+use std::path::Path;
+
+use rusqlite::{Connection, params};
+use skein_layout::SessionFiles;
+use twox_hash::XxHash3_64;
+
+use crate::db::write_transaction;
+
+/// (project, session id) → (fingerprint, body).
+pub type CachedResults = HashMap<(String, String), (u64, Vec<u8>)>;
+
+/// One session's result to remember.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionResult {
+    pub project: String,
+    pub session_id: String,
+    /// [`session_fingerprint`] of the files it was computed from.
+    pub fingerprint: u64,
+    pub body: Vec<u8>,
+}
+
+/// A fingerprint of `files` as they are now: their paths, sidecar metadata, sizes,
+/// modification times and inode numbers. `None` when a file cannot be stat'ed (the report
+/// then reads the session, and reports the problem itself).
+pub fn session_fingerprint(files: &SessionFiles, report_version: &str) -> Option<u64> {
+    let mut h = XxHash3_64::with_seed(0);
+    h.write(report_version.as_bytes());
+    h.write(serde_json::to_string(files).ok()?.as_bytes());
+    for path in files.files() {
+        stat_into(&mut h, path)?;
+    }
+    Some(h.finish())
+}
+
+fn stat_into(h: &mut XxHash3_64, path: &Path) -> Option<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::metadata(path).ok()?;
+    for v in [m.len(), m.ino(), m.dev()] {
+        h.write_u64(v);
+    }
+    h.write_i64(m.mtime());
+    h.write_i64(m.mtime_nsec());
+    Some(())
+}
+
+/// Every result remembered for `report`.
+pub(crate) fn load(conn: &Connection, report: &str) -> rusqlite::Result<CachedResults> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT project, session_id, fingerprint, body FROM report_cache WHERE report = ?1",
+    )?;
+    let rows = stmt.query_map([report], |r| {
+        let fp: i64 = r.get(2)?;
+        let body: Vec<u8> = r.get(3)?;
+        Ok(((r.get(0)?, r.get(1)?), (fp.cast_unsigned(), body)))
+    })?;
+    let mut out = HashMap::new();
+    for row in rows {
+        let (key, (fp, packed)) = row?;
+        // A body that does not decompress is treated as absent (the session is read again).
+        if let Ok(body) = zstd::bulk::decompress(&packed, MAX_BODY) {
+            out.insert(key, (fp, body));
+        }
+    }
+    Ok(out)
+}
+
+/// Bodies larger than this are not remembered (a session with millions of tool calls is
+/// read each time rather than held in memory twice).
+const MAX_BODY: usize = 256 << 20;
+
+/// Remembers `results` for `report`, replacing what was there for those sessions, in one
+/// transaction.
+pub(crate) fn store(
+    conn: &Connection,
+    report: &str,
+    results: &[SessionResult],
+) -> rusqlite::Result<()> {
+    write_transaction(conn, || {
+        let mut stmt = conn.prepare_cached(
+            "INSERT OR REPLACE INTO report_cache (report, project, session_id, fingerprint, body) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for r in results {
+            if r.body.len() > MAX_BODY {
+                continue;
+            }
+            let packed = zstd::bulk::compress(&r.body, 1)
+                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+            let fp = r.fingerprint.cast_signed();
+            stmt.execute(params![report, r.project, r.session_id, fp, packed])?;
+        }
+        Ok(())
+    })
+}
