@@ -74,7 +74,9 @@ impl SimdScratch {
         buf.extend_from_slice(text);
         // The padding's content does not matter; simd-json reads past the end in SIMD words.
         buf.resize(len + simd_json::INPUT_PADDING, b' ');
-        let mut t: simd_json::Tape<'s> = tape.take().map_or_else(simd_json::Tape::null, |t| t.reset());
+        let mut t: simd_json::Tape<'s> = tape
+            .take()
+            .map_or_else(simd_json::Tape::null, |t| t.reset());
         let input: &'s mut [u8] = buf.as_mut_slice();
         if let Err(e) = simd_json::fill_tape_padded(input, len, buffers, &mut t) {
             *tape = Some(t.reset());
@@ -234,7 +236,10 @@ mod tests {
     fn one_scratch_parses_line_after_line_like_serde_json() {
         // Lines growing and shrinking (the tape and the padded copy are reused), escapes,
         // invalid lines in between, and a document ending exactly where the padding starts.
-        let long = format!(r#"{{"a":"{}","b":[1,2.5,{{"c":null}}]}}"#, "x\\n\\\"y".repeat(5000));
+        let long = format!(
+            r#"{{"a":"{}","b":[1,2.5,{{"c":null}}]}}"#,
+            "x\\n\\\"y".repeat(5000)
+        );
         let lines: Vec<Vec<u8>> = vec![
             br#"{"type":"user","n":1}"#.to_vec(),
             long.clone().into_bytes(),
@@ -257,8 +262,14 @@ mod tests {
         struct Borrowed<'a> {
             k: &'a str,
         }
-        for (line, k) in [(br#"{"k":"one"}"#.as_slice(), "one"), (br#"{"k":"tw\u006f"}"#, "two")] {
-            assert_eq!(scratch.from_slice::<Borrowed<'_>>(line).expect("parse").k, k);
+        for (line, k) in [
+            (br#"{"k":"one"}"#.as_slice(), "one"),
+            (br#"{"k":"tw\u006f"}"#, "two"),
+        ] {
+            assert_eq!(
+                scratch.from_slice::<Borrowed<'_>>(line).expect("parse").k,
+                k
+            );
         }
     }
 
