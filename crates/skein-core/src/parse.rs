@@ -76,7 +76,7 @@ impl SimdScratch {
         buf.resize(len + simd_json::INPUT_PADDING, b' ');
         let mut t: simd_json::Tape<'s> = tape
             .take()
-            .map_or_else(simd_json::Tape::null, |t| t.reset());
+            .map_or_else(simd_json::Tape::null, simd_json::Tape::reset);
         let input: &'s mut [u8] = buf.as_mut_slice();
         if let Err(e) = simd_json::fill_tape_padded(input, len, buffers, &mut t) {
             *tape = Some(t.reset());
@@ -234,6 +234,10 @@ mod tests {
 
     #[test]
     fn one_scratch_parses_line_after_line_like_serde_json() {
+        #[derive(Deserialize)]
+        struct Borrowed<'a> {
+            k: &'a str,
+        }
         // Lines growing and shrinking (the tape and the padded copy are reused), escapes,
         // invalid lines in between, and a document ending exactly where the padding starts.
         let long = format!(
@@ -257,10 +261,6 @@ mod tests {
             let want = serde_json::from_slice::<serde_json::Value>(line).ok();
             let got = scratch.from_slice::<serde_json::Value>(line).ok();
             assert_eq!(got, want, "{}", String::from_utf8_lossy(line));
-        }
-        #[derive(Deserialize)]
-        struct Borrowed<'a> {
-            k: &'a str,
         }
         for (line, k) in [
             (br#"{"k":"one"}"#.as_slice(), "one"),
