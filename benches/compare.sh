@@ -21,6 +21,8 @@
 #                                                                     jq -c '{type,uuid,parentUuid}'  >= 25x faster
 #   usage                      skein usage daily --no-catalog TREE    ccusage daily --offline (cold)  >= 5x faster
 #
+# ROWS="stats usage" runs only the named groups (archive, stats, jq, usage; default all).
+#
 # Needs bash, GNU coreutils, bc; tar and zstd for the archive rows, jq and ccusage (CCUSAGE=path,
 # default /work/bench/ccusage/node_modules/.bin/ccusage) for theirs.
 set -euo pipefail
@@ -43,6 +45,8 @@ else
   skein="$here/target/release/skein"
 fi
 have() { command -v "$1" > /dev/null; }
+# want GROUP: whether ROWS (space-separated; empty = all) names this group of rows.
+want() { [[ -z ${ROWS:-} || " $ROWS " == *" $1 "* ]]; }
 
 find "$tree" -name '*.jsonl' -print0 | sort -z > "$work/files.list"
 bytes=$(xargs -0 cat < "$work/files.list" | wc -c)
@@ -50,7 +54,11 @@ files=$(tr -cd '\0' < "$work/files.list" | wc -c)
 # One big session: whole transcripts of the tree concatenated up to 462 MB (complete lines).
 big="$work/big/projects/-bench/0badc0de-0000-4000-8000-000000000462.jsonl"
 mkdir -p "$(dirname "$big")"
-{ xargs -0 cat < "$work/files.list" 2> /dev/null || true; } | head -c 462000000 | sed '$d' > "$big"
+if want archive; then
+  { xargs -0 cat < "$work/files.list" 2> /dev/null || true; } | head -c 462000000 | sed '$d' > "$big"
+else
+  : > "$big"
+fi
 big_bytes=$(stat -c %s "$big")
 echo "tree: $files files, $bytes bytes ($tree); one file: $big_bytes bytes; cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -76,7 +84,7 @@ row() {
 xargs -0 cat < "$work/files.list" > /dev/null # warm the page cache
 cat "$big" > /dev/null
 
-if have tar && have zstd; then
+if want archive && have tar && have zstd; then
   tarzstd=$(secs sh -c "tar -cf - -C '$tree' . | zstd -q -3 -T0 > /dev/null")
   # A new archive directory per run, all removed at the end: ext4 skips inodes deleted in the
   # last ~30 s when it allocates new ones, so deleting the previous run's 10,000 files just
@@ -90,13 +98,17 @@ if have tar && have zstd; then
   row "  --redact" "$(secs arch --redact "$big")" "zstd -3 -T0" "$zstd1" ""
   fresh() { :; }
 fi
-stats=$(secs "$skein" stats -q "$tree")
-row "stats" "$stats" "cat" "$(secs sh -c "xargs -0 cat < '$work/files.list'")" "<= 1.5x"
-if have jq; then
+if want stats || want jq; then
+  stats=$(secs "$skein" stats -q "$tree")
+fi
+if want stats; then
+  row "stats" "$stats" "cat" "$(secs sh -c "xargs -0 cat < '$work/files.list'")" "<= 1.5x"
+fi
+if want jq && have jq; then
   row "jq-style (stats)" "$stats" "jq -c '{type,uuid,parentUuid}'" \
     "$(secs sh -c "xargs -0 cat < '$work/files.list' | jq -c '{type,uuid,parentUuid}'")" "<= 0.04x (25x faster)"
 fi
-if [[ -x $ccusage ]]; then
+if want usage && [[ -x $ccusage ]]; then
   mkdir -p "$work/cfg"
   ln -s "$tree" "$work/cfg/projects"
   row "usage daily" "$(secs "$skein" usage daily -q --format jsonl --no-catalog "$tree")" \

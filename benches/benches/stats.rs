@@ -1,6 +1,7 @@
-//! Read + graph + pairing + usage (the work of `skein stats`), throughput in bytes: on a
-//! synthetic 64 MiB transcript (streamed in 2 MiB blocks and from a slice) and on the shared
-//! corpus when present. Also the task list over the same bytes (`TaskTracker::lines`, what the
+//! Read + graph + pairing + usage (the work of `skein stats`: tools counted by id,
+//! `tool_counts_only`), throughput in bytes: on a synthetic 64 MiB transcript (streamed in 2 MiB
+//! blocks and from a slice) and on the shared corpus when present, where
+//! `corpus_all_files_full_tools` keeps every tool use and result as the reports do. Also the task list over the same bytes (`TaskTracker::lines`, what the
 //! hook's goal reminder feeds new lines to).
 #![allow(
     clippy::disallowed_methods,
@@ -17,7 +18,11 @@ use skein_core::{Parser, ReadLines, SliceLines};
 
 fn stats(c: &mut Criterion) {
     let data = synthetic_transcript(64 << 20, 42);
-    let options = AnalysisOptions::default();
+    let options = AnalysisOptions {
+        tool_counts_only: true,
+        ..AnalysisOptions::default()
+    };
+    let full = AnalysisOptions::default();
     let mut parser = Parser::new();
     let mut group = c.benchmark_group("stats");
     group.sample_size(10);
@@ -44,6 +49,17 @@ fn stats(c: &mut Criterion) {
                 let mut paired = 0;
                 for f in &files {
                     let a = analyze_with("bench", SliceLines::new(f), &options, &mut parser)
+                        .expect("in memory");
+                    paired += a.stats.tools.paired;
+                }
+                black_box(paired)
+            });
+        });
+        group.bench_function("corpus_all_files_full_tools", |b| {
+            b.iter(|| {
+                let mut paired = 0;
+                for f in &files {
+                    let a = analyze_with("bench", SliceLines::new(f), &full, &mut parser)
                         .expect("in memory");
                     paired += a.stats.tools.paired;
                 }

@@ -20,6 +20,10 @@ pub struct AnalysisOptions {
     pub reader: ReaderOptions,
     /// Keep per-node message and tool ids (needed for the parallel-tool repair).
     pub node_tools: bool,
+    /// Count tool uses and results by id only ([`ToolPairing::count_use`]): the statistics
+    /// are the same, [`Analysis::tools`] lists no uses or results, and the pass makes no
+    /// per-tool copies of ids, names, timestamps and uuids (what `skein stats` needs).
+    pub tool_counts_only: bool,
 }
 
 /// Everything known about one transcript after a pass.
@@ -264,6 +268,10 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
                         let slot = t.slot(n);
                         t.uses[slot].push(i);
                     }
+                    if options.tool_counts_only {
+                        tools.count_use(id);
+                        continue;
+                    }
                     if tools.has_use(id) {
                         continue;
                     }
@@ -285,6 +293,10 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
                         let i = t.intern(id);
                         let slot = t.slot(n);
                         t.results[slot].push(i);
+                    }
+                    if options.tool_counts_only {
+                        tools.count_result(id, block.is_error.0);
+                        continue;
                     }
                     tools.add_result(ToolResult {
                         tool_use_id: id.to_owned(),

@@ -71,13 +71,18 @@ pub struct ToolStats {
     pub errors: u64,
 }
 
-/// Uses and results collected from a transcript.
+/// Uses and results collected from a transcript: in full ([`ToolPairing::add_use`],
+/// [`ToolPairing::add_result`]) or only their ids ([`ToolPairing::count_use`],
+/// [`ToolPairing::count_result`]), which is all [`ToolPairing::stats`] needs.
 #[derive(Debug, Default)]
 pub struct ToolPairing {
     uses: Vec<ToolUse>,
     use_index: FxHashMap<Box<str>, usize>,
     results: Vec<ToolResult>,
+    /// Result id -> index into `errors` (and into `results` when results are kept).
     result_index: FxHashMap<Box<str>, usize>,
+    /// Whether any result of the id was an error, by result index.
+    errors: Vec<bool>,
 }
 
 /// A use with its result, or either alone.
@@ -111,6 +116,25 @@ impl ToolPairing {
         }
     }
 
+    /// Records only that a `tool_use` with this id exists (for [`ToolPairing::stats`]; don't mix
+    /// with [`ToolPairing::add_use`] in one pairing).
+    pub fn count_use(&mut self, id: &str) {
+        if !self.use_index.contains_key(id) {
+            self.use_index.insert(id.into(), self.use_index.len());
+        }
+    }
+
+    /// Records only a `tool_result`'s id and error flag (see [`ToolPairing::count_use`]).
+    pub fn count_result(&mut self, tool_use_id: &str, is_error: bool) {
+        if let Some(&i) = self.result_index.get(tool_use_id) {
+            self.errors[i] |= is_error;
+        } else {
+            self.result_index
+                .insert(tool_use_id.into(), self.errors.len());
+            self.errors.push(is_error);
+        }
+    }
+
     /// True if a use with this id was already recorded.
     pub fn has_use(&self, id: &str) -> bool {
         self.use_index.contains_key(id)
@@ -120,9 +144,11 @@ impl ToolPairing {
     pub fn add_result(&mut self, result: ToolResult) {
         if let Some(&i) = self.result_index.get(result.tool_use_id.as_str()) {
             self.results[i].is_error |= result.is_error;
+            self.errors[i] |= result.is_error;
         } else {
             self.result_index
                 .insert(result.tool_use_id.as_str().into(), self.results.len());
+            self.errors.push(result.is_error);
             self.results.push(result);
         }
     }
@@ -169,20 +195,21 @@ impl ToolPairing {
         out
     }
 
-    /// Counts.
+    /// Counts (from the ids, so the same whether uses and results were kept or counted).
     pub fn stats(&self) -> ToolStats {
         let paired = self
-            .uses
-            .iter()
-            .filter(|u| self.result_index.contains_key(u.id.as_str()))
+            .use_index
+            .keys()
+            .filter(|id| self.result_index.contains_key(&**id))
             .count() as u64;
+        let (uses, results) = (self.use_index.len() as u64, self.result_index.len() as u64);
         ToolStats {
-            uses: self.uses.len() as u64,
-            results: self.results.len() as u64,
+            uses,
+            results,
             paired,
-            unpaired_uses: self.uses.len() as u64 - paired,
-            orphan_results: self.results.len() as u64 - paired,
-            errors: self.results.iter().filter(|r| r.is_error).count() as u64,
+            unpaired_uses: uses - paired,
+            orphan_results: results - paired,
+            errors: self.errors.iter().filter(|&&e| e).count() as u64,
         }
     }
 
@@ -200,6 +227,56 @@ impl ToolPairing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counting_gives_the_same_stats_as_keeping() {
+        let uses = ["a", "b", "a", "c"];
+        let results = [
+            ("b", false),
+            ("b", true),
+            ("x", false),
+            ("c", false),
+            ("x", true),
+        ];
+        let mut kept = ToolPairing::new();
+        let mut counted = ToolPairing::new();
+        for (line, id) in uses.iter().enumerate() {
+            kept.add_use(ToolUse {
+                id: (*id).into(),
+                name: None,
+                input: None,
+                timestamp: None,
+                line: line as u64,
+                uuid: None,
+                sidechain: false,
+            });
+            counted.count_use(id);
+        }
+        for (line, (id, is_error)) in results.iter().enumerate() {
+            kept.add_result(ToolResult {
+                tool_use_id: (*id).into(),
+                is_error: *is_error,
+                bytes: 0,
+                media_bytes: 0,
+                images: 0,
+                timestamp: None,
+                line: line as u64,
+                uuid: None,
+            });
+            counted.count_result(id, *is_error);
+        }
+        let want = ToolStats {
+            uses: 3,
+            results: 3,
+            paired: 2,
+            unpaired_uses: 1,
+            orphan_results: 1,
+            errors: 2,
+        };
+        assert_eq!(kept.stats(), want);
+        assert_eq!(counted.stats(), want);
+        assert!(counted.uses().is_empty() && counted.results().is_empty());
+    }
 
     #[test]
     fn durations_honour_offsets() {

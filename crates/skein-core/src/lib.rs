@@ -28,5 +28,5 @@ pub use envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
 pub use intern::Interner;
 pub use lines::{Line, LineSource, ReadLines, SliceLines};
 pub use map_lines::MapLines;
-pub use parse::{ParseError, Parsed, Parser};
+pub use parse::{ParseError, Parsed, Parser, SimdScratch};
 pub use reader::{Event, InvalidLine, Reader, ReaderOptions, TornTail};

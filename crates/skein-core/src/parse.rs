@@ -38,11 +38,61 @@ pub struct Parsed<'s, I = IgnoredAny> {
 /// invalid UTF-8) takes the usual path below.
 pub const BIG_LINE: usize = 1 << 20;
 
+/// simd-json's reusable state for parsing one line at a time: the padded copy of the line it
+/// unescapes strings into, its buffers, and the tape. `simd_json::serde::from_slice_with_buffers`
+/// copies every line a second time (into an aligned, padded buffer) and allocates a new tape per
+/// line; here the one copy is padded as simd-json needs ([`simd_json::fill_tape_padded`]) and the
+/// tape's allocation is kept across lines. Every simd-json line parse in skein goes through this.
+#[derive(Default)]
+pub struct SimdScratch {
+    buf: Vec<u8>,
+    buffers: simd_json::Buffers,
+    /// Empty between parses (it only borrows from `buf` during one).
+    tape: Option<simd_json::Tape<'static>>,
+}
+
+impl std::fmt::Debug for SimdScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimdScratch").finish_non_exhaustive()
+    }
+}
+
+impl SimdScratch {
+    /// Empty buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses `text` (one JSON document) into `T`, which may borrow strings from this scratch
+    /// until the next call. The same result as `simd_json::serde::from_slice` on a copy of
+    /// `text`.
+    pub fn from_slice<'s, T: Deserialize<'s>>(&'s mut self, text: &[u8]) -> simd_json::Result<T> {
+        let Self { buf, buffers, tape } = self;
+        let len = text.len();
+        buf.clear();
+        buf.reserve(len + simd_json::INPUT_PADDING);
+        buf.extend_from_slice(text);
+        // The padding's content does not matter; simd-json reads past the end in SIMD words.
+        buf.resize(len + simd_json::INPUT_PADDING, b' ');
+        let mut t: simd_json::Tape<'s> = tape
+            .take()
+            .map_or_else(simd_json::Tape::null, simd_json::Tape::reset);
+        let input: &'s mut [u8] = buf.as_mut_slice();
+        if let Err(e) = simd_json::fill_tape_padded(input, len, buffers, &mut t) {
+            *tape = Some(t.reset());
+            return Err(e);
+        }
+        let mut de = simd_json::Deserializer::from_tape(t);
+        let value = T::deserialize(&mut de);
+        *tape = Some(de.into_tape().reset());
+        value
+    }
+}
+
 /// Reusable parse state (one per thread).
 #[derive(Default)]
 pub struct Parser {
-    buf: Vec<u8>,
-    buffers: simd_json::Buffers,
+    simd: SimdScratch,
     fallback: serde_json::Value,
 }
 
@@ -103,23 +153,16 @@ impl Parser {
                 repaired: false,
             });
         }
-        let Self {
-            buf,
-            buffers,
-            fallback,
-        } = self;
-        buf.clear();
-        buf.extend_from_slice(text);
-        let first_error =
-            match simd_json::serde::from_slice_with_buffers::<Envelope<'_, I>>(buf, buffers) {
-                Ok(envelope) => {
-                    return Ok(Parsed {
-                        envelope,
-                        repaired: false,
-                    });
-                }
-                Err(e) => e,
-            };
+        let Self { simd, fallback } = self;
+        let first_error = match simd.from_slice::<Envelope<'_, I>>(text) {
+            Ok(envelope) => {
+                return Ok(Parsed {
+                    envelope,
+                    repaired: false,
+                });
+            }
+            Err(e) => e,
+        };
         let repaired = repair_line(text);
         let was_repaired = matches!(repaired, std::borrow::Cow::Owned(_));
         // serde_json accepts what simd-json may not (duplicate keys, deep nesting) and checks
@@ -187,6 +230,47 @@ mod tests {
             kind(&mut p, br#"{"a":1} x"#),
             Err(ParseError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn one_scratch_parses_line_after_line_like_serde_json() {
+        #[derive(Deserialize)]
+        struct Borrowed<'a> {
+            k: &'a str,
+        }
+        // Lines growing and shrinking (the tape and the padded copy are reused), escapes,
+        // invalid lines in between, and a document ending exactly where the padding starts.
+        let long = format!(
+            r#"{{"a":"{}","b":[1,2.5,{{"c":null}}]}}"#,
+            "x\\n\\\"y".repeat(5000)
+        );
+        let lines: Vec<Vec<u8>> = vec![
+            br#"{"type":"user","n":1}"#.to_vec(),
+            long.clone().into_bytes(),
+            b"{}".to_vec(),
+            br#"{"a":1"#.to_vec(),
+            br#"{"s":"\u00e9\ud83d\ude00","t":true}"#.to_vec(),
+            b"[1,2,3]".to_vec(),
+            br#"{"a":1} {"b":2}"#.to_vec(),
+            long.into_bytes(),
+            b"123".to_vec(),
+            br#"{"k":"v"}"#.to_vec(),
+        ];
+        let mut scratch = SimdScratch::new();
+        for line in &lines {
+            let want = serde_json::from_slice::<serde_json::Value>(line).ok();
+            let got = scratch.from_slice::<serde_json::Value>(line).ok();
+            assert_eq!(got, want, "{}", String::from_utf8_lossy(line));
+        }
+        for (line, k) in [
+            (br#"{"k":"one"}"#.as_slice(), "one"),
+            (br#"{"k":"tw\u006f"}"#, "two"),
+        ] {
+            assert_eq!(
+                scratch.from_slice::<Borrowed<'_>>(line).expect("parse").k,
+                k
+            );
+        }
     }
 
     #[test]

@@ -35,8 +35,8 @@ pub use atomic::{
 };
 pub use identity::same_file;
 pub use input::{
-    Input, InputError, InputMode, ZstdOpener, expand_paths, is_transcript_name, is_zstd,
-    open_input, zstd_stream,
+    Input, InputError, InputMode, ZstdOpener, expand_paths, expand_paths_with, is_transcript_name,
+    is_zstd, open_input, zstd_stream,
 };
 pub use lock::{FileLock, LockError};
 pub use names::{NameError, safe_component, sanitize_file_name};

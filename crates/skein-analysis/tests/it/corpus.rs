@@ -89,6 +89,17 @@ fn corpus_parses_and_pairs_like_an_independent_reader() {
         .expect("read");
         let s = &a.stats;
         let shown = path.display().to_string();
+        // `skein stats` counts tools by id only, over a memory slice: the same statistics.
+        let counted = analyze(
+            &path.display().to_string(),
+            skein_core::SliceLines::new(&data),
+            &AnalysisOptions {
+                tool_counts_only: true,
+                ..AnalysisOptions::default()
+            },
+        )
+        .expect("read");
+        assert_eq!(&counted.stats, s, "{shown}: counted tools");
         let expected_invalid: Vec<u64> = KNOWN_INVALID
             .iter()
             .filter(|(suffix, _)| shown.ends_with(suffix))

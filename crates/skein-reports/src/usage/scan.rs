@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use skein_core::lenient::{Count, Flag, Obj, Str};
-use skein_core::{LineSource, ReadLines, SliceLines};
+use skein_core::{LineSource, ReadLines, SimdScratch, SliceLines};
 use skein_layout::SessionFiles;
 use skein_store::{Input, InputMode};
 
@@ -266,8 +266,7 @@ impl FileGroups<'_> {
 /// Reusable per-thread state for scanning transcripts (parse buffers, the read buffer).
 pub struct UsageScanner {
     finder: memmem::Finder<'static>,
-    line: Vec<u8>,
-    buffers: simd_json::Buffers,
+    simd: SimdScratch,
     read_buf: Vec<u8>,
 }
 
@@ -288,8 +287,7 @@ impl UsageScanner {
     pub fn new() -> Self {
         Self {
             finder: memmem::Finder::new(b"\"usage\"").into_owned(),
-            line: Vec::new(),
-            buffers: simd_json::Buffers::default(),
+            simd: SimdScratch::new(),
             read_buf: Vec::new(),
         }
     }
@@ -382,12 +380,7 @@ impl UsageScanner {
             key: String::new(),
             first: scan.copies.len(),
         };
-        let Self {
-            finder,
-            line,
-            buffers,
-            ..
-        } = self;
+        let Self { finder, simd, .. } = self;
         let kept = scan.skipped.len();
         while lines.advance()? {
             let l = lines.line();
@@ -397,10 +390,7 @@ impl UsageScanner {
             }
             scan.usage_lines += 1;
             let (invalid, no_ts) = (scan.invalid_lines, scan.no_timestamp);
-            line.clear();
-            line.extend_from_slice(text);
-            if let Ok(raw) = simd_json::serde::from_slice_with_buffers::<RawLine<'_>>(line, buffers)
-            {
+            if let Ok(raw) = simd.from_slice::<RawLine<'_>>(text) {
                 groups.add(raw, scan);
             } else {
                 // What simd-json refuses: repair (invalid UTF-8, lone surrogates) and let

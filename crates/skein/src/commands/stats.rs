@@ -12,7 +12,11 @@ use crate::output::{choose_format, error_line, or_dash, short_id, table, warning
 
 pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
     let format = choose_format(args.format);
-    let options = AnalysisOptions::default();
+    // Only the counts of tool pairing are printed: no per-tool copies.
+    let options = AnalysisOptions {
+        tool_counts_only: true,
+        ..AnalysisOptions::default()
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut failed = false;

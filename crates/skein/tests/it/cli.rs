@@ -42,6 +42,45 @@ fn piped_output_is_jsonl_in_argument_order() {
 }
 
 #[test]
+fn many_files_come_out_in_order_on_every_thread_count() {
+    // 600 files go to the workers in runs of several files: results, and the error of a
+    // missing file between them, still come out in argument order.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut args = vec!["stats".to_owned()];
+    for i in 0..600 {
+        let name = format!("f{i:03}.jsonl");
+        if i != 317 {
+            let uuids = (0..i % 7).map(|k| format!("{{\"type\":\"user\",\"uuid\":\"u{k}\"}}\n"));
+            write(
+                &dir.path().join(&name),
+                uuids.collect::<String>().as_bytes(),
+            );
+        }
+        args.push(name);
+    }
+    for threads in ["1", "2", "3"] {
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.extend(["-j", threads]);
+        let out = skein(&a, dir.path());
+        assert_eq!(out.status.code(), Some(2), "f317 is missing");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("f317.jsonl"));
+        let rows = jsonl(&out);
+        let want: Vec<(String, u64)> = (0..600)
+            .filter(|&i| i != 317)
+            .map(|i| (format!("f{i:03}.jsonl"), i % 7))
+            .collect();
+        let got: Vec<(String, u64)> = rows
+            .iter()
+            .map(|r| {
+                let path = r["path"].as_str().expect("path").to_owned();
+                (path, r["chain"]["nodes"].as_u64().expect("nodes"))
+            })
+            .collect();
+        assert_eq!(got, want, "-j {threads}");
+    }
+}
+
+#[test]
 fn directories_expand_sorted_with_zst_and_subagents() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("p");

@@ -440,3 +440,31 @@ fn by_name_and_skills_remember_unchanged_sessions_in_the_catalog() {
     std::io::Write::write_all(&mut f, b"\n").expect("append");
     assert_eq!(run(&by_name), scanned);
 }
+
+#[test]
+fn many_sessions_come_out_in_session_order_on_every_thread_count() {
+    // 300 sessions go to the workers in runs of several sessions (one run per session on
+    // three threads, runs of four on one): the rows still come in session order.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("projects/-p");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    for i in 0..300 {
+        let sid = format!("00000000-0000-4000-8000-{i:012}");
+        let line = format!(
+            r#"{{"type":"assistant","uuid":"a","sessionId":"{sid}","timestamp":"2026-01-01T00:00:00Z","message":{{"id":"m","content":[{{"type":"tool_use","id":"toolu_{i}","name":"Bash","input":{{}}}}]}}}}"#
+        );
+        std::fs::write(project.join(format!("{sid}.jsonl")), line + "\n").expect("write");
+    }
+    let want: Vec<String> = (0..300).map(|i| format!("toolu_{i}")).collect();
+    for threads in ["1", "3"] {
+        let out = skein(
+            &["tools", "--format", "jsonl", "-j", threads, "projects"],
+            dir.path(),
+        );
+        let got: Vec<String> = common::jsonl(ok(&out))
+            .iter()
+            .map(|r| r["id"].as_str().expect("id").to_owned())
+            .collect();
+        assert_eq!(got, want, "-j {threads}");
+    }
+}
