@@ -122,6 +122,16 @@ impl Archive {
         index::load(&self.root)
     }
 
+    /// Whether the index gives archive file `rel` to a key other than `key`: a name `key`
+    /// announced (or marked pending) but another key created and committed. Recovery leaves
+    /// such a file alone.
+    pub(crate) fn committed_by_other(&self, rel: &str, key: &Kind) -> Result<bool> {
+        Ok(index::load(&self.root)?
+            .entries
+            .get(rel)
+            .is_some_and(|e| e.kind != *key))
+    }
+
     pub(crate) fn checkpoint_path(&self, kind: &Kind) -> PathBuf {
         self.root.join(kind.key_path(CHECKPOINT_DIR, "json"))
     }
@@ -144,7 +154,8 @@ impl Archive {
         let mut changed = false;
         if let Some(rel) = ck.pending_new.take() {
             changed = true;
-            if !ck.files().any(|f| f.file == rel) {
+            let ours = ck.files().any(|f| f.file == rel);
+            if !ours && !self.committed_by_other(&rel, &ck.key)? {
                 // Created but never committed: nothing refers to it.
                 remove_file_durable(&resolve(&self.root, &rel)?)?;
                 remove_file_durable(&resolve(&self.root, &meta_rel_path(&rel))?)?;

@@ -49,11 +49,15 @@ use crate::layout::{
 /// Where batch journals live, below the archive root.
 pub const BATCH_DIR: &str = "batches";
 
-/// One line of a journal: a new archive file of `key` that is not committed yet.
+/// One line of a journal: a new archive file of `key` that is not committed yet, or, with
+/// `withdrawn`, a name `key` announced but found taken by another key when it created it (a
+/// recovery must then leave that file alone: it is the other key's).
 #[derive(Debug, Serialize, Deserialize)]
 struct JournalLine {
     key: Kind,
     file: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    withdrawn: bool,
 }
 
 /// A source staged in a batch: its lock, the checkpoint to commit and, for a new archive file,
@@ -139,11 +143,7 @@ impl Archive {
                 continue;
             };
             let bytes = crate::layout::read_optional(&path)?.unwrap_or_default();
-            for line in bytes.split(|&b| b == b'\n') {
-                // A torn last line was never followed by the file it announces.
-                let Ok(j) = serde_json::from_slice::<JournalLine>(line) else {
-                    continue;
-                };
+            for j in journal_lines(&bytes) {
                 self.settle_journaled(&j)?;
             }
             remove_file_durable(&path)?;
@@ -162,7 +162,9 @@ impl Archive {
         let committed = ck
             .as_ref()
             .is_some_and(|c| c.files().any(|f| f.file == j.file));
-        if !committed {
+        // A journal written before names were withdrawn may announce a name another key
+        // created and committed: that file is the other key's, never ours to remove.
+        if !committed && !self.committed_by_other(&j.file, &j.key)? {
             remove_file_durable(&resolve(&self.root, &j.file)?)?;
             remove_file_durable(&resolve(&self.root, &meta_rel_path(&j.file))?)?;
         }
@@ -193,6 +195,15 @@ impl Batch<'_> {
     /// Records a new archive file of `key` in the journal before it is created; the caller
     /// keeps the journal in its [`Staged`].
     pub(crate) fn announce(&self, key: &Kind, file: &str) -> Result<Arc<Journal>> {
+        self.journal_line(key, file, false)
+    }
+
+    /// Withdraws an announcement of `key` for `file` (the name was another key's).
+    pub(crate) fn withdraw(&self, key: &Kind, file: &str) -> Result<()> {
+        self.journal_line(key, file, true).map(drop)
+    }
+
+    fn journal_line(&self, key: &Kind, file: &str, withdrawn: bool) -> Result<Arc<Journal>> {
         let journal = {
             let mut guard = self
                 .journal
@@ -209,10 +220,13 @@ impl Batch<'_> {
         let mut line = serde_json::to_vec(&JournalLine {
             key: key.clone(),
             file: file.to_owned(),
+            withdrawn,
         })
         .unwrap_or_else(|e| unreachable!("serializing a journal line: {e}"));
         line.push(b'\n');
-        journal.announced.fetch_add(1, Ordering::SeqCst);
+        if !withdrawn {
+            journal.announced.fetch_add(1, Ordering::SeqCst);
+        }
         // One write: a kill leaves the line whole or torn, and a torn line announces a file
         // that was never created.
         journal
@@ -373,14 +387,30 @@ pub(crate) fn announced(root: &Path) -> Result<Announced> {
         let Some(bytes) = crate::layout::read_optional(&path)? else {
             continue;
         };
-        for line in bytes.split(|&b| b == b'\n') {
-            if let Ok(j) = serde_json::from_slice::<JournalLine>(line) {
-                out.checkpoints.insert(to_rel(
-                    &j.key.key_path(crate::layout::CHECKPOINT_DIR, "json"),
-                ));
-                out.files.insert(j.file);
-            }
+        for j in journal_lines(&bytes) {
+            out.checkpoints.insert(to_rel(
+                &j.key.key_path(crate::layout::CHECKPOINT_DIR, "json"),
+            ));
+            out.files.insert(j.file);
         }
     }
     Ok(out)
+}
+
+/// The announcements of a journal that stand: whole lines (a torn last line was never followed
+/// by the file it announces), less those withdrawn later in the journal.
+fn journal_lines(bytes: &[u8]) -> Vec<JournalLine> {
+    let lines: Vec<JournalLine> = bytes
+        .split(|&b| b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<JournalLine>(l).ok())
+        .collect();
+    let withdrawn: Vec<(Kind, String)> = lines
+        .iter()
+        .filter(|j| j.withdrawn)
+        .map(|j| (j.key.clone(), j.file.clone()))
+        .collect();
+    lines
+        .into_iter()
+        .filter(|j| !j.withdrawn && !withdrawn.iter().any(|(k, f)| *k == j.key && *f == j.file))
+        .collect()
 }

@@ -180,7 +180,9 @@ impl Archive {
         }
 
         // Where the frame goes.
-        let (rel, version, dict_ref, base_len) = if let (None, Some(cur)) = (&reason, &ck.current) {
+        let (mut rel, mut version, dict_ref, base_len) = if let (None, Some(cur)) =
+            (&reason, &ck.current)
+        {
             (cur.file.clone(), cur.version, cur.dict, cur.committed_len)
         } else {
             let (rel, version) = self.choose_new_path(&ck, &req.kind, req.first_timestamp, &md)?;
@@ -188,23 +190,43 @@ impl Archive {
             (rel, version, dict_ref, 0)
         };
         let dict_bytes = dict_ref.map(|r| dict::load(&self.root, r)).transpose()?;
-        let path = resolve(&self.root, &rel)?;
+        let mut path = resolve(&self.root, &rel)?;
         let mut journal = None;
         let out = if reason.is_none() {
             let mut f = OpenOptions::new().write(true).open(&path).ctx(&path)?;
             f.seek(SeekFrom::Start(base_len)).ctx(&path)?;
             f
         } else {
-            if let Some(b) = batch {
-                journal = Some(b.announce(&req.kind, &rel)?);
-            } else {
-                ck.pending_new = Some(rel.clone());
-                ck.save(&ck_path)?;
+            loop {
+                if let Some(b) = batch {
+                    journal = Some(b.announce(&req.kind, &rel)?);
+                } else {
+                    ck.pending_new = Some(rel.clone());
+                    ck.save(&ck_path)?;
+                }
+                if let Some(dir) = path.parent() {
+                    ensure_dir_with(dir, batch.is_none())?;
+                }
+                match create_new_file(&path) {
+                    Ok(f) => break f,
+                    // Another key (a subagent of another session with the same id and start
+                    // second) created this name between the check and the create. The name is
+                    // not ours: withdraw the claim, so that no recovery removes the other
+                    // key's file, and take the next free name.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        if let Some(b) = batch {
+                            b.withdraw(&req.kind, &rel)?;
+                        } else {
+                            ck.pending_new = None;
+                            ck.save(&ck_path)?;
+                        }
+                        (rel, version) =
+                            self.choose_new_path(&ck, &req.kind, req.first_timestamp, &md)?;
+                        path = resolve(&self.root, &rel)?;
+                    }
+                    Err(e) => return Err(e).ctx(&path),
+                }
             }
-            if let Some(dir) = path.parent() {
-                ensure_dir_with(dir, batch.is_none())?;
-            }
-            create_new_file(&path).ctx(&path)?
         };
 
         let stats = pump(

@@ -5,6 +5,7 @@
     reason = "tests, benches and tools read and write files"
 )]
 
+mod collide;
 mod common;
 mod crash;
 mod crash_bulk;
