@@ -199,10 +199,10 @@ fn join(
     h: Option<std::thread::ScopedJoinHandle<'_, Result<SessionMetas, Error>>>,
 ) -> Result<SessionMetas, Error> {
     match h {
-        Some(h) => h
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-        None => Err(Error::Pass("the session's metadata was read already".to_owned())),
+        Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        None => Err(Error::Pass(
+            "the session's metadata was read already".to_owned(),
+        )),
     }
 }
 
@@ -446,10 +446,13 @@ impl<'a> ArchiveJob<'a> {
         // compressed while another thread reads the session for the metadata (only the commit
         // needs it), so the wall time is the longer of the two, not their sum.
         let mut rows: Vec<Option<IngestRow>> = vec![None; planned.len()];
-        let overlap = planned.first().zip(sources.first()).and_then(|(p, src)| match src {
-            Ok((ck, size)) if p.agent.is_none() && *size >= OVERLAP_MIN => Some((p, ck, *size)),
-            _ => None,
-        });
+        let overlap = planned
+            .first()
+            .zip(sources.first())
+            .and_then(|(p, src)| match src {
+                Ok((ck, size)) if p.agent.is_none() && *size >= OVERLAP_MIN => Some((p, ck, *size)),
+                _ => None,
+            });
         let metas = match overlap {
             None => read_session(s, parser)?,
             Some((p, ck, size)) => std::thread::scope(|scope| {

@@ -63,7 +63,11 @@ pub(crate) fn read_file(path: &Path, parser: &mut Parser) -> Result<MetaCollecto
 
 /// The collectors of every file of a session.
 pub(crate) fn read_session(s: &SessionFiles, parser: &mut Parser) -> Result<SessionMetas, Error> {
-    let main = s.main.as_deref().map(|p| read_file(p, parser)).transpose()?;
+    let main = s
+        .main
+        .as_deref()
+        .map(|p| read_file(p, parser))
+        .transpose()?;
     let agents = s
         .agents
         .iter()

@@ -36,9 +36,8 @@ pub type Transform<'t> = dyn FnMut(&[u8], &mut Vec<u8>) + 't;
 /// most once, after the frame is written and before anything records metadata (the new file's
 /// `.meta.json`, the checkpoint). Its error fails the ingest as a failed write would: nothing
 /// is committed. `None` keeps what was stored before.
-pub type MetaLater<'m> =
-    dyn FnMut() -> std::result::Result<Option<SessionMeta>, Box<dyn std::error::Error + Send + Sync>>
-        + 'm;
+pub type MetaLater<'m> = dyn FnMut() -> std::result::Result<Option<SessionMeta>, Box<dyn std::error::Error + Send + Sync>>
+    + 'm;
 
 /// What to archive.
 #[derive(Debug, Clone)]

@@ -395,7 +395,12 @@ fn metadata_computed_during_the_frame_is_committed_and_its_failure_commits_nothi
     assert_eq!(r.appended_lines, 40);
     assert_eq!(current(&a, &kind).meta, meta("first"));
     let on_disk: serde_json::Value = serde_json::from_slice(
-        &fs::read(archive_path(&r).with_extension("").with_extension("meta.json")).expect("meta"),
+        &fs::read(
+            archive_path(&r)
+                .with_extension("")
+                .with_extension("meta.json"),
+        )
+        .expect("meta"),
     )
     .expect("json");
     assert_eq!(on_disk["meta"]["outcome"], "first");
