@@ -263,14 +263,11 @@ fn layout_meta_and_index() {
 #[test]
 fn a_big_main_transcript_gets_the_same_metadata() {
     // Lines without timestamp, ids, cwd or branch add nothing to the metadata.
-    let pad: String = (0..80)
-        .map(|i| {
-            format!(
-                "{{\"type\":\"progress\",\"data\":\"{i}{}\"}}\n",
-                "x".repeat(64 << 10)
-            )
-        })
-        .collect();
+    let x = "x".repeat(64 << 10);
+    let mut pad = String::new();
+    for i in 0..80 {
+        writeln!(pad, "{{\"type\":\"progress\",\"data\":\"{i}{x}\"}}").expect("write");
+    }
     for extra in [&[][..], &["--redact"][..]] {
         let small = Env::new();
         small.archive(extra);
