@@ -378,7 +378,12 @@ impl RecordVisitor<Value> for MetaCollector {
         if self.cwd.is_none() {
             self.cwd = clean(env.cwd.get());
         }
-        if let Some(b) = clean(env.git_branch.get()) {
+        // Most records repeat the branch: only a different one is cleaned (a cleaned value is
+        // its own cleaning, so skipping an equal one changes nothing).
+        if let Some(raw) = env.git_branch.get()
+            && self.git_branch.as_deref() != Some(raw)
+            && let Some(b) = clean(Some(raw))
+        {
             self.git_branch = Some(b);
         }
         if let Some(ts) = env.timestamp.get() {
