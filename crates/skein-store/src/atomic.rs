@@ -214,6 +214,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn writeback_is_started_on_files_and_refused_on_pipes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut f = File::create(dir.path().join("f")).expect("create");
+        f.write_all(&[7u8; 1 << 16]).expect("write");
+        start_writeback(&f).expect("a regular file");
+        #[cfg(target_os = "linux")]
+        {
+            // A pipe has no pages to write: the call really reaches the kernel (ESPIPE).
+            let (r, _w) = std::io::pipe().expect("pipe");
+            let r = File::from(std::os::fd::OwnedFd::from(r));
+            assert!(start_writeback(&r).is_err());
+        }
+    }
+
+    #[test]
     fn commit_new_never_replaces() {
         let dir = tempfile::tempdir().expect("tempdir");
         let taken = dir.path().join("notes.md");
