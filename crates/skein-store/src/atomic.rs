@@ -217,7 +217,7 @@ mod tests {
     fn writeback_is_started_on_files_and_refused_on_pipes() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut f = File::create(dir.path().join("f")).expect("create");
-        f.write_all(&[7u8; 1 << 16]).expect("write");
+        f.write_all(&vec![7u8; 1 << 16]).expect("write");
         start_writeback(&f).expect("a regular file");
         #[cfg(target_os = "linux")]
         {
