@@ -8,18 +8,18 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
-use skein_analysis::AnalysisOptions;
 use skein_archive::{
-    Archive, Batch, Checkpoint, IngestReport, IngestRequest, Kind, SessionMeta, VersionReason,
+    Archive, Batch, Checkpoint, IngestReport, IngestRequest, Kind, MetaLater, SessionMeta,
+    Transform, VersionReason,
 };
 use skein_core::Parser;
 use skein_layout::SessionFiles;
 use skein_layout::archive::{main_key, parent_session};
-use skein_reports::load_session;
 
 use crate::error::{Error, chain};
 use crate::identity::AgentIdentity;
-use crate::meta::{MetaCollector, SOURCE_BYTES, finish};
+use crate::meta::{SOURCE_BYTES, finish};
+use crate::meta_read::{SessionMetas, read_session};
 use crate::session_meta::{agent_identity, agent_meta, main_meta, redact_meta};
 use crate::transform::{LineAction, Transforms, prune_plan, redact_line};
 
@@ -189,6 +189,23 @@ fn unchanged(ck: Option<&Checkpoint>, md: Option<&std::fs::Metadata>) -> bool {
         && cur.meta.extra.get(SOURCE_BYTES).and_then(Value::as_u64) == Some(md.len())
 }
 
+/// A main transcript at least this big is compressed while its session is read for the
+/// metadata (the size at which the frame gets worker threads): below it, a thread costs
+/// more than it saves.
+const OVERLAP_MIN: u64 = skein_archive::MT_THRESHOLD;
+
+/// The metadata read by a scoped thread (`None`: already taken).
+fn join(
+    h: Option<std::thread::ScopedJoinHandle<'_, Result<SessionMetas, Error>>>,
+) -> Result<SessionMetas, Error> {
+    match h {
+        Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        None => Err(Error::Pass(
+            "the session's metadata was read already".to_owned(),
+        )),
+    }
+}
+
 /// Why a symlinked transcript file is not archived (symlinked directories are not followed
 /// either): the link could point at any file, `/etc/passwd` included.
 pub const SYMLINK_SKIPPED: &str = "a symbolic link: not followed (archive the file it points to)";
@@ -276,11 +293,59 @@ impl<'a> ArchiveJob<'a> {
         links
     }
 
+    /// The archive key and metadata of source `p` of session `s` (a subagent's agent type and
+    /// spawning call come from the main transcript's links).
+    fn meta_for(
+        &self,
+        s: &SessionFiles,
+        p: &Planned,
+        metas: &SessionMetas,
+        ck: Option<&Checkpoint>,
+        size: u64,
+    ) -> (Kind, SessionMeta) {
+        let agents: Vec<AgentIdentity> = s
+            .agents
+            .iter()
+            .map(|a| {
+                agent_identity(
+                    &a.agent_id,
+                    a.meta.as_ref(),
+                    None,
+                    Some(&metas.links),
+                    parent_session(s),
+                )
+            })
+            .collect();
+        let project = Some(s.project());
+        let main = metas.main.as_ref();
+        let (kind, m) = match p.agent {
+            None => (
+                p.kind.clone(),
+                main.map(|c| main_meta(c, &s.session_id, project, &agents))
+                    .unwrap_or_default(),
+            ),
+            Some(a) => (
+                agents[a].kind(),
+                agent_meta(&metas.agents[a], &agents[a], project, main),
+            ),
+        };
+        let stored_meta = ck.and_then(|c| c.current.as_ref()).map(|c| &c.meta);
+        let mut m = finish(m, stored_meta, size);
+        let t = self.transforms;
+        if let Some(r) = t.redactor {
+            redact_meta(&mut m, r, &mut skein_redact::RuleCounts::new());
+        }
+        m.origin = skein_layout::archive::origin(&p.path, |b| t.text(b));
+        (kind, m)
+    }
+
+    /// Ingests `p` with `meta`, or with the metadata `later` computes meanwhile.
     fn ingest_one(
         &self,
         p: &Planned,
         kind: Kind,
-        meta: SessionMeta,
+        meta: Option<SessionMeta>,
+        later: Option<&mut MetaLater<'_>>,
     ) -> Result<IngestReport, Error> {
         let t = &self.transforms;
         let first = skein_layout::claude::first_timestamp(&p.path);
@@ -288,10 +353,15 @@ impl<'a> ArchiveJob<'a> {
             source: &p.path,
             kind,
             first_timestamp: first.as_deref(),
-            meta: Some(meta),
+            meta,
+        };
+        let mut later = later;
+        let mut ingest = |transform: Option<&mut Transform<'_>>| match later.take() {
+            Some(f) => self.batch.ingest_meta_later(&request, transform, f),
+            None => self.batch.ingest(&request, transform),
         };
         if t.redactor.is_none() && t.prune.is_none() {
-            return Ok(self.batch.ingest(&request, None)?);
+            return Ok(ingest(None)?);
         }
         let (input, pruned) = match t.prune {
             Some(opts) => {
@@ -319,7 +389,7 @@ impl<'a> ArchiveJob<'a> {
                 out.push(b'\n');
             }
         };
-        Ok(self.batch.ingest(&request, Some(&mut transform))?)
+        Ok(ingest(Some(&mut transform))?)
     }
 
     /// Archives one session; one row per source. Sources already archived at their current
@@ -372,26 +442,47 @@ impl<'a> ArchiveJob<'a> {
                 .collect());
         }
 
-        let loaded =
-            load_session::<Value, MetaCollector>(s, &AnalysisOptions::default(), parser, false)?;
-        let agents: Vec<AgentIdentity> = loaded
-            .agents
-            .iter()
-            .map(|run| {
-                agent_identity(
-                    &run.file.agent_id,
-                    run.file.meta.as_ref(),
-                    None,
-                    Some(&loaded.links),
-                    parent_session(s),
-                )
-            })
-            .collect();
-        let project = Some(s.project());
-        let main = loaded.main.as_ref().map(|(_, c)| c);
-        let main_meta = main.map(|c| main_meta(c, &s.session_id, project.clone(), &agents));
+        // The main transcript's archive key does not depend on its metadata: a big one is
+        // compressed while another thread reads the session for the metadata (only the commit
+        // needs it), so the wall time is the longer of the two, not their sum.
+        let mut rows: Vec<Option<IngestRow>> = vec![None; planned.len()];
+        let overlap = planned
+            .first()
+            .zip(sources.first())
+            .and_then(|(p, src)| match src {
+                Ok((ck, size)) if p.agent.is_none() && *size >= OVERLAP_MIN => Some((p, ck, *size)),
+                _ => None,
+            });
+        let metas = match overlap {
+            None => read_session(s, parser)?,
+            Some((p, ck, size)) => std::thread::scope(|scope| {
+                let reader = scope.spawn(|| read_session(s, parser));
+                let mut reader = Some(reader);
+                let mut metas = None;
+                let mut later = || {
+                    let m = join(reader.take())?;
+                    let meta = self.meta_for(s, p, &m, ck.as_ref(), size).1;
+                    metas = Some(m);
+                    Ok(Some(meta))
+                };
+                let result = self.ingest_one(p, p.kind.clone(), None, Some(&mut later));
+                let metas = match metas {
+                    Some(m) => m,
+                    None => join(reader)?,
+                };
+                rows[0] = Some(match result {
+                    Ok(r) => report_row(p.row(), &r, root),
+                    Err(e) => error_row(p.row(), "error", chain(&e)),
+                });
+                Ok::<_, Error>(metas)
+            })?,
+        };
         let mut out = Vec::with_capacity(planned.len());
-        for (p, source) in planned.iter().zip(sources) {
+        for ((p, source), done) in planned.iter().zip(sources).zip(rows) {
+            if let Some(row) = done {
+                out.push(row);
+                continue;
+            }
             let (ck, size) = match source {
                 Ok(source) => source,
                 Err(row) => {
@@ -399,28 +490,12 @@ impl<'a> ArchiveJob<'a> {
                     continue;
                 }
             };
-            let stored_meta = ck
-                .as_ref()
-                .and_then(|c| c.current.as_ref())
-                .map(|c| &c.meta);
-            let (kind, m) = match p.agent {
-                None => (p.kind.clone(), main_meta.clone().unwrap_or_default()),
-                Some(a) => (
-                    agents[a].kind(),
-                    agent_meta(&loaded.agents[a].visitor, &agents[a], project.clone(), main),
-                ),
-            };
-            let mut m = finish(m, stored_meta, size);
-            let t = self.transforms;
-            if let Some(r) = t.redactor {
-                redact_meta(&mut m, r, &mut skein_redact::RuleCounts::new());
-            }
-            m.origin = skein_layout::archive::origin(&p.path, |b| t.text(b));
+            let (kind, m) = self.meta_for(s, p, &metas, ck.as_ref(), size);
             let mut row = p.row();
             if let Kind::Subagent { agent_type, .. } = &kind {
                 row.agent_type = Some(agent_type.clone());
             }
-            out.push(match self.ingest_one(p, kind, m) {
+            out.push(match self.ingest_one(p, kind, Some(m), None) {
                 Ok(r) => report_row(row, &r, root),
                 Err(e) => error_row(row, "error", chain(&e)),
             });

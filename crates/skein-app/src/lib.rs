@@ -19,6 +19,7 @@ pub mod hook;
 pub mod identity;
 pub mod ingest;
 pub mod meta;
+pub mod meta_read;
 mod packed;
 pub mod restore;
 mod session_meta;

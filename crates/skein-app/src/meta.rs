@@ -21,6 +21,7 @@ use skein_reports::skills::skill_name;
 use skein_reports::tools::normalized_input;
 
 use crate::identity::clean;
+use crate::meta_read::feed_lines;
 use crate::packed::{self, Keyed, hash};
 
 /// `extra` key: the source size the metadata was computed from. A later run that finds the
@@ -377,7 +378,12 @@ impl RecordVisitor<Value> for MetaCollector {
         if self.cwd.is_none() {
             self.cwd = clean(env.cwd.get());
         }
-        if let Some(b) = clean(env.git_branch.get()) {
+        // Most records repeat the branch: only a different one is cleaned (a cleaned value is
+        // its own cleaning, so skipping an equal one changes nothing).
+        if let Some(raw) = env.git_branch.get()
+            && self.git_branch.as_deref() != Some(raw)
+            && let Some(b) = clean(Some(raw))
+        {
             self.git_branch = Some(b);
         }
         if let Some(ts) = env.timestamp.get() {
@@ -399,9 +405,9 @@ impl RecordVisitor<Value> for MetaCollector {
 /// Ranges up to this size are read into memory at once by [`feed_range`].
 const SMALL_RANGE: u64 = 1 << 20;
 
-/// Feeds the lines of `path` in `[from, to)` to `c` through the same analysis reader
-/// `skein archive` reads whole files with (`from` and `to` are line starts/ends, as the hook's
-/// checkpoints keep them): the hook's incremental update.
+/// Feeds the lines of `path` in `[from, to)` to `c` through the same reader `skein archive`
+/// reads whole files with ([`crate::meta_read`]; `from` and `to` are line starts/ends, as the
+/// hook's checkpoints keep them): the hook's incremental update.
 pub fn feed_range(
     c: &mut MetaCollector,
     path: &std::path::Path,
@@ -415,20 +421,15 @@ pub fn feed_range(
     }
     let mut file = std::fs::File::open(path)?;
     file.seek(SeekFrom::Start(from))?;
-    let name = path.display().to_string();
-    let options = skein_analysis::AnalysisOptions::default();
     let mut range = file.take(to - from);
     // A turn's bytes are read at once: the streaming reader's block buffer would cost more
     // to set up than the lines cost to read.
     if to - from <= SMALL_RANGE {
         let mut bytes = Vec::with_capacity(usize::try_from(to - from).unwrap_or(0));
         range.read_to_end(&mut bytes)?;
-        let lines = skein_core::SliceLines::new(&bytes);
-        return skein_analysis::analyze_visit::<_, Value, _>(&name, lines, &options, parser, c)
-            .map(drop);
+        return feed_lines(c, skein_core::SliceLines::new(&bytes), parser);
     }
-    let lines = skein_core::ReadLines::new(range);
-    skein_analysis::analyze_visit::<_, Value, _>(&name, lines, &options, parser, c).map(drop)
+    feed_lines(c, skein_core::ReadLines::new(range), parser)
 }
 
 /// Carries over what an earlier run (or the hook) stored and this one cannot know: the

@@ -41,6 +41,11 @@ pub enum ArchiveError {
     Corrupt { path: PathBuf, reason: String },
     #[error("{path} already exists with different content (use overwrite to replace it)")]
     Conflict { path: PathBuf },
+    #[error("{path}: metadata: {source}")]
+    Meta {
+        path: PathBuf,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("dictionary: {0}")]
     Dict(String),
     #[error("{path}: not a skein archive ({reason})")]

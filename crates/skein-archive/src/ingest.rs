@@ -32,6 +32,13 @@ use crate::archive::timestamp_secs;
 /// replacement without a final `\n` gets one, so the archive always holds complete lines.
 pub type Transform<'t> = dyn FnMut(&[u8], &mut Vec<u8>) + 't;
 
+/// Metadata computed while the frame is compressed ([`Batch::ingest_meta_later`]): called at
+/// most once, after the frame is written and before anything records metadata (the new file's
+/// `.meta.json`, the checkpoint). Its error fails the ingest as a failed write would: nothing
+/// is committed. `None` keeps what was stored before.
+pub type MetaLater<'m> = dyn FnMut() -> std::result::Result<Option<SessionMeta>, Box<dyn std::error::Error + Send + Sync>>
+    + 'm;
+
 /// What to archive.
 #[derive(Debug, Clone)]
 pub struct IngestRequest<'a> {
@@ -40,7 +47,7 @@ pub struct IngestRequest<'a> {
     /// The session's first timestamp (ISO 8601), which names the file; the source's mtime is
     /// used when it is missing or unparseable. Only read when a new file is started.
     pub first_timestamp: Option<&'a str>,
-    /// Metadata to store; `None` keeps what was stored before.
+    /// Metadata to store; `None` keeps what was stored before (or what a [`MetaLater`] gives).
     pub meta: Option<SessionMeta>,
 }
 
@@ -106,7 +113,7 @@ impl Archive {
         req: &IngestRequest<'_>,
         transform: Option<&mut Transform<'_>>,
     ) -> Result<IngestReport> {
-        self.ingest_in(req, transform, None)
+        self.ingest_in(req, transform, None, None)
     }
 
     /// [`Archive::ingest`], committed on its own (`batch` is `None`) or staged in `batch`: then
@@ -117,6 +124,7 @@ impl Archive {
         req: &IngestRequest<'_>,
         transform: Option<&mut Transform<'_>>,
         batch: Option<&Batch<'_>>,
+        mut later: Option<&mut MetaLater<'_>>,
     ) -> Result<IngestReport> {
         req.kind.validate()?;
         let ck_path = self.checkpoint_path(&req.kind);
@@ -157,7 +165,7 @@ impl Archive {
             report.rewrite_pending = reason.filter(|r| *r != VersionReason::First);
             if let (None, Some(cur)) = (reason, ck.current.as_mut()) {
                 let mut changed = false;
-                if let Some(m) = &req.meta
+                if let Some(m) = &meta_of(req, &mut later)?
                     && *m != cur.meta
                 {
                     cur.meta = m.clone();
@@ -249,6 +257,7 @@ impl Archive {
             }
         }
         drop(out);
+        let req_meta = meta_of(req, &mut later)?;
 
         // Commit.
         let consumed = Consumed::of(&source, end).ctx(src_path)?;
@@ -278,8 +287,8 @@ impl Archive {
                 cur.lines += stats.out_lines;
                 cur.raw_bytes += stats.out_bytes;
                 cur.source = src_state;
-                if let Some(m) = &req.meta {
-                    cur.meta.clone_from(m);
+                if let Some(m) = req_meta {
+                    cur.meta = m;
                 }
                 if stats.frames > 0 {
                     cur.compacted_level = None;
@@ -288,7 +297,7 @@ impl Archive {
             }
             (reason, _) => {
                 let old_meta = ck.current.as_ref().map(|c| c.meta.clone());
-                let meta = req.meta.clone().or(old_meta).unwrap_or_default();
+                let meta = req_meta.or(old_meta).unwrap_or_default();
                 let project = meta
                     .project
                     .clone()
@@ -443,6 +452,20 @@ impl Archive {
     }
 }
 
+/// The metadata to record: the request's, or what `later` computed meanwhile.
+fn meta_of(
+    req: &IngestRequest<'_>,
+    later: &mut Option<&mut MetaLater<'_>>,
+) -> Result<Option<SessionMeta>> {
+    match later.take() {
+        Some(f) => f().map_err(|source| ArchiveError::Meta {
+            path: req.source.to_path_buf(),
+            source,
+        }),
+        None => Ok(req.meta.clone()),
+    }
+}
+
 /// The source path as recorded: absolute (so relative and absolute spellings of the same path
 /// agree), lossy UTF-8.
 fn display_path(p: &Path) -> String {
@@ -461,6 +484,19 @@ impl Batch<'_> {
         req: &IngestRequest<'_>,
         transform: Option<&mut Transform<'_>>,
     ) -> Result<IngestReport> {
-        self.archive().ingest_in(req, transform, Some(self))
+        self.archive().ingest_in(req, transform, Some(self), None)
+    }
+
+    /// [`Batch::ingest`] with the metadata computed by `later` while the frame is compressed
+    /// (`req.meta` is not used): a caller that must read the whole source for its metadata
+    /// does that on another thread instead of before the ingest.
+    pub fn ingest_meta_later(
+        &self,
+        req: &IngestRequest<'_>,
+        transform: Option<&mut Transform<'_>>,
+        later: &mut MetaLater<'_>,
+    ) -> Result<IngestReport> {
+        self.archive()
+            .ingest_in(req, transform, Some(self), Some(later))
     }
 }

@@ -55,7 +55,7 @@ pub use error::{ArchiveError, Result};
 #[doc(hidden)]
 pub use frames::{FuzzFrame, fuzz_scan};
 pub use index::{Index, IndexEntry};
-pub use ingest::{IngestReport, IngestRequest, Transform, VersionReason};
+pub use ingest::{IngestReport, IngestRequest, MetaLater, Transform, VersionReason};
 pub use layout::{
     ARCHIVE_SUFFIX, CHECKPOINT_DIR, DICT_DIR, INDEX_FILE, Kind, LOCK_DIR, MAIN_DIR, META_SUFFIX,
     NO_PARENT, SET_ASIDE_DIR, SUBAGENT_DIR, UNKNOWN_AGENT_TYPE, meta_rel_path,

@@ -348,3 +348,78 @@ fn injected_clock_stamps_the_bookkeeping() {
     );
     assert_eq!(cur.first_timestamp, None);
 }
+
+#[test]
+fn metadata_computed_during_the_frame_is_committed_and_its_failure_commits_nothing() {
+    let (_dir, src, root, a) = scratch();
+    let kind = main_kind("s1");
+    append(&src, &lines(0..40));
+    let req = IngestRequest {
+        source: &src,
+        kind: kind.clone(),
+        first_timestamp: Some(T0),
+        // Not used: the metadata comes from the closure.
+        meta: Some(SessionMeta::default()),
+    };
+    let meta = |outcome: &str| SessionMeta {
+        outcome: Some(outcome.into()),
+        ..SessionMeta::default()
+    };
+
+    // A failing metadata pass fails the ingest and commits nothing: no checkpoint, and the
+    // next batch removes the announced file.
+    {
+        let batch = a.batch().expect("batch");
+        let mut fail = || Err("unreadable session".into());
+        let e = batch
+            .ingest_meta_later(&req, None, &mut fail)
+            .expect_err("meta failed");
+        assert!(matches!(e, ArchiveError::Meta { .. }), "{e}");
+        assert!(e.to_string().contains("unreadable session"), "{e}");
+        batch.commit().expect("commit");
+    }
+    assert!(a.checkpoint(&kind).expect("checkpoint").is_none());
+
+    let mut calls = 0;
+    let batch = a.batch().expect("batch");
+    let mut later = || {
+        calls += 1;
+        Ok(Some(meta("first")))
+    };
+    let r = batch
+        .ingest_meta_later(&req, None, &mut later)
+        .expect("ingest");
+    batch.commit().expect("commit");
+    assert_eq!(calls, 1);
+    assert_eq!(r.new_file, Some(VersionReason::First));
+    assert_eq!(r.appended_lines, 40);
+    assert_eq!(current(&a, &kind).meta, meta("first"));
+    let on_disk: serde_json::Value = serde_json::from_slice(
+        &fs::read(
+            archive_path(&r)
+                .with_extension("")
+                .with_extension("meta.json"),
+        )
+        .expect("meta"),
+    )
+    .expect("json");
+    assert_eq!(on_disk["meta"]["outcome"], "first");
+
+    // Nothing new: the metadata is still asked for and stored.
+    let batch = a.batch().expect("batch");
+    let mut later = || Ok(Some(meta("second")));
+    let r = batch
+        .ingest_meta_later(&req, None, &mut later)
+        .expect("rerun");
+    batch.commit().expect("commit");
+    assert!(!r.changed());
+    assert_eq!(current(&a, &kind).meta, meta("second"));
+    let rep = verify(&root).expect("verify");
+    assert!(
+        rep.issues
+            .iter()
+            .all(|i| i.severity != skein_archive::Severity::Error),
+        "{:?}",
+        rep.issues
+    );
+}

@@ -259,6 +259,53 @@ fn layout_meta_and_index() {
     }
 }
 
+/// A main transcript of 4 MiB or more is compressed while another thread reads the session for
+/// its metadata (which the commit then records): the metadata is the same as when it is read
+/// first, for the main transcript and for the subagent whose key and outcome come from it.
+#[test]
+fn a_big_main_transcript_gets_the_same_metadata() {
+    // Lines without timestamp, ids, cwd or branch add nothing to the metadata.
+    let x = "x".repeat(64 << 10);
+    let mut pad = String::new();
+    for i in 0..80 {
+        writeln!(pad, "{{\"type\":\"progress\",\"data\":\"{i}{x}\"}}").expect("write");
+    }
+    for extra in [&[][..], &["--redact"][..]] {
+        let small = Env::new();
+        small.archive(extra);
+        let big = Env::new();
+        append(&big.main_source(), pad.as_bytes());
+        let size = std::fs::metadata(big.main_source()).expect("md").len();
+        assert!(size >= 4 << 20, "{size}");
+        let rows = big.archive(extra);
+        let main = by_kind(&rows, "main-session");
+        assert_eq!(
+            (&main["status"], &main["source_lines"]),
+            (&"created".into(), &91.into())
+        );
+        assert_eq!(by_kind(&rows, "subagent")["file"], AGENT_FILE);
+        for f in [MAIN_FILE, AGENT_FILE] {
+            let (mut a, mut b) = (small.meta(f)["meta"].clone(), big.meta(f)["meta"].clone());
+            for m in [&mut a, &mut b] {
+                m["extra"]
+                    .as_object_mut()
+                    .expect("extra")
+                    .remove("source_bytes");
+            }
+            assert_eq!(a, b, "{f} {extra:?}");
+        }
+        assert_eq!(big.meta(MAIN_FILE)["meta"]["extra"]["source_bytes"], size);
+        assert_eq!(big.meta(MAIN_FILE)["meta"]["subagents"][0]["agent_id"], AID);
+        assert_eq!(big.meta(AGENT_FILE)["meta"]["outcome"], "completed");
+        let out = big.skein(&[
+            "archive",
+            "verify",
+            big.archive_dir().to_str().expect("utf8"),
+        ]);
+        assert!(out.status.success(), "verify: {}", stderr(&out));
+    }
+}
+
 #[test]
 fn second_run_writes_nothing() {
     let env = Env::new();
