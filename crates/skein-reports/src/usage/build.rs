@@ -102,8 +102,9 @@ impl<'p> Pricer<'p> {
         }
     }
 
-    /// The cost in USD of `tokens` of `model` (0 for an unpriced model, which is remembered).
-    pub(super) fn cost(&mut self, model: &str, tokens: &super::Tokens) -> f64 {
+    /// The price entry of `model` and whether it is fast mode (`None`: unpriced, which is
+    /// remembered).
+    fn price(&mut self, model: &str) -> Option<(&'p ModelPrice, bool)> {
         let table = self.table;
         let price = match self.cache.get(model) {
             Some(p) => *p,
@@ -112,15 +113,50 @@ impl<'p> Pricer<'p> {
                 .entry(model.into())
                 .or_insert_with(|| table.lookup(model)),
         };
-        if let Some((m, fast)) = price {
-            m.cost(tokens, fast)
-        } else {
-            if !self.unpriced.contains(model) {
-                self.unpriced.insert(model.to_owned());
-            }
-            0.0
+        if price.is_none() && !self.unpriced.contains(model) {
+            self.unpriced.insert(model.to_owned());
         }
+        price
     }
+
+    /// The cost in USD of `tokens` of `model` (0 for an unpriced model, which is remembered).
+    pub(super) fn cost(&mut self, model: &str, tokens: &super::Tokens) -> f64 {
+        self.price(model)
+            .map_or(0.0, |(m, fast)| m.cost(tokens, fast))
+    }
+
+    /// Whether a request of `model` with `tokens` is billed at its long-context rates.
+    pub(super) fn is_long(&mut self, model: &str, tokens: &super::Tokens) -> bool {
+        self.price(model).is_some_and(|(m, _)| m.is_long(tokens))
+    }
+
+    /// The cost of requests of `model` from their token sums at the base rates (`[0]`) and
+    /// at the long-context rates (`[1]`).
+    pub(super) fn cost_of_sums(&mut self, model: &str, tiers: &[super::Tokens; 2]) -> f64 {
+        self.price(model).map_or(0.0, |(m, fast)| {
+            m.cost_at(&tiers[0], false, fast) + m.cost_at(&tiers[1], true, fast)
+        })
+    }
+}
+
+/// Long-context band threshold the [`RequestGroup::long`] flags were computed with: groups
+/// answer only for price tables whose bands (if any) start there.
+pub const GROUP_LONG_THRESHOLD: u64 = 200_000;
+
+/// Requests of one session known to be kept by the deduplication (no other copy of their
+/// message exists), pre-summed by model, origin and band over a span of time: what the
+/// catalog stores so that a report need not read each request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestGroup {
+    pub model: Option<Box<str>>,
+    pub source: super::Source,
+    /// The requests' prompts exceed [`GROUP_LONG_THRESHOLD`] tokens.
+    pub long: bool,
+    pub requests: u64,
+    pub tokens: super::Tokens,
+    /// The earliest and the latest request's timestamp.
+    pub first_ms: i64,
+    pub last_ms: i64,
 }
 
 /// Collects session scans (in session order) and builds the report.
@@ -130,6 +166,7 @@ pub struct UsageBuilder {
     slots: Vec<Slot>,
     index: FxHashMap<Box<str>, u32>,
     loose: Vec<(u32, RequestCopy)>,
+    groups: Vec<(u32, RequestGroup)>,
     key: String,
     pub(super) stats: ScanStats,
 }
@@ -208,6 +245,28 @@ impl UsageBuilder {
 
     /// Like [`UsageBuilder::add`], naming the session by id and project.
     pub fn add_session(&mut self, session_id: &str, project: &str, scan: SessionScan) {
+        self.add_session_with_groups(session_id, project, scan, Vec::new());
+    }
+
+    /// Like [`UsageBuilder::add`], with some of the session's requests given pre-summed in
+    /// `groups` (requests no other copy competes with, see [`RequestGroup`]) and the others
+    /// as copies in `scan`.
+    pub fn add_with_groups(
+        &mut self,
+        session: &SessionFiles,
+        scan: SessionScan,
+        groups: Vec<RequestGroup>,
+    ) {
+        self.add_session_with_groups(&session.session_id, &session.project(), scan, groups);
+    }
+
+    fn add_session_with_groups(
+        &mut self,
+        session_id: &str,
+        project: &str,
+        scan: SessionScan,
+        groups: Vec<RequestGroup>,
+    ) {
         let s = self.sessions.len() as u32;
         self.sessions
             .push((session_id.to_owned(), project.to_owned()));
@@ -218,6 +277,10 @@ impl UsageBuilder {
         self.stats.invalid_lines += scan.invalid_lines;
         self.stats.no_timestamp += scan.no_timestamp;
         self.stats.copies += scan.copies.len() as u64;
+        for g in groups {
+            self.stats.copies += g.requests;
+            self.groups.push((s, g));
+        }
         for copy in scan.copies {
             let Some(mid) = copy.message_id.as_deref() else {
                 self.loose.push((s, copy));
@@ -301,7 +364,8 @@ impl UsageBuilder {
             }
         }
         out.append(&mut self.loose);
-        self.stats.requests = out.len() as u64;
+        self.stats.requests =
+            out.len() as u64 + self.groups.iter().map(|(_, g)| g.requests).sum::<u64>();
         out
     }
 
@@ -314,39 +378,81 @@ impl UsageBuilder {
         (kept, self.stats)
     }
 
+    /// Whether the groups added ([`UsageBuilder::add_with_groups`]) can answer `options`
+    /// with `pricing` exactly: each group's requests fall on one day of the zone, all in or
+    /// all out of the range, and every model's long-context band (if any) starts where the
+    /// groups' `long` flags were computed. When not, the caller adds every copy instead.
+    pub fn groups_fit(&self, options: &UsageOptions, pricing: &PricingTable) -> bool {
+        let mut pricer = Pricer::new(pricing);
+        self.groups.iter().all(|(_, g)| {
+            let (zone, range) = (&options.zone, &options.range);
+            let band = pricer
+                .price(g.model.as_deref().unwrap_or(NO_MODEL))
+                .and_then(|(m, _)| m.long_context);
+            band.is_none_or(|b| b.threshold == GROUP_LONG_THRESHOLD)
+                && range.contains_ms(g.first_ms, zone) == range.contains_ms(g.last_ms, zone)
+                && zone.day_of(g.first_ms) == zone.day_of(g.last_ms)
+        })
+    }
+
     /// Builds the report.
     pub fn finish(mut self, options: &UsageOptions, pricing: &PricingTable) -> UsageReport {
         let requests = self.requests();
+        let groups = std::mem::take(&mut self.groups);
         let mut pricer = Pricer::new(pricing);
         let mut rows: BTreeMap<RowKey, Acc> = BTreeMap::new();
         let mut totals = Acc::default();
         let mut sources = SourceTokens::default();
-        for (session, copy) in &requests {
-            if !options.range.contains_ms(copy.timestamp_ms, &options.zone) {
-                continue;
+        // Each request, then each group: a group is its requests summed (same session, day,
+        // model, band, origin), and costs are priced from the sums at the end, so both give
+        // the same figures.
+        let mut add = |session: u32,
+                       model: &str,
+                       agent: Option<&str>,
+                       g: &RequestGroup,
+                       rows: &mut BTreeMap<RowKey, Acc>| {
+            if !options.range.contains_ms(g.first_ms, &options.zone) {
+                return;
             }
-            let day = options.zone.day_of(copy.timestamp_ms);
-            let model = copy.model.as_deref().unwrap_or(NO_MODEL);
-            let cost = pricer.cost(model, &copy.tokens);
+            let day = options.zone.day_of(g.first_ms);
             let key = match options.kind {
                 UsageKind::Daily => RowKey::Text(day.key()),
                 UsageKind::Weekly => RowKey::Text(day.week_key()),
                 UsageKind::Monthly => RowKey::Text(day.month_key()),
-                UsageKind::Session => RowKey::Session(*session),
+                UsageKind::Session => RowKey::Session(session),
                 UsageKind::Model => RowKey::Text(model.to_owned()),
-                UsageKind::Agent => {
-                    RowKey::Text(copy.agent_id.as_deref().unwrap_or(AGENT_MAIN).to_owned())
-                }
+                UsageKind::Agent => RowKey::Text(agent.unwrap_or(AGENT_MAIN).to_owned()),
             };
+            let span = (g.first_ms, g.last_ms);
             rows.entry(key)
                 .or_default()
-                .add(model, &copy.tokens, cost, copy.timestamp_ms);
-            totals.add(model, &copy.tokens, cost, copy.timestamp_ms);
-            *sources.of(copy.source) += copy.tokens.total();
+                .add_tokens(model, g.long, &g.tokens, g.requests, span);
+            totals.add_tokens(model, g.long, &g.tokens, g.requests, span);
+            *sources.of(g.source) += g.tokens.total();
+        };
+        for (session, copy) in &requests {
+            let model = copy.model.as_deref().unwrap_or(NO_MODEL);
+            let long = pricer.is_long(model, &copy.tokens);
+            let one = RequestGroup {
+                model: None,
+                source: copy.source,
+                long,
+                requests: 1,
+                tokens: copy.tokens,
+                first_ms: copy.timestamp_ms,
+                last_ms: copy.timestamp_ms,
+            };
+            add(*session, model, copy.agent_id.as_deref(), &one, &mut rows);
         }
+        for (session, g) in &groups {
+            let model = g.model.as_deref().unwrap_or(NO_MODEL);
+            add(*session, model, None, g, &mut rows);
+        }
+        let total_figures = totals.priced_figures(&mut pricer);
         let mut out: Vec<UsageRow> = rows
             .into_iter()
-            .map(|(key, acc)| {
+            .map(|(key, mut acc)| {
+                let figures = acc.priced_figures(&mut pricer);
                 let mut row = UsageRow {
                     date: None,
                     week: None,
@@ -357,7 +463,7 @@ impl UsageBuilder {
                     agent: None,
                     first_timestamp: acc.first_ms.map(format_ms),
                     last_timestamp: acc.last_ms.map(format_ms),
-                    figures: acc.figures(),
+                    figures,
                     totals: false,
                 };
                 match (options.kind, key) {
@@ -389,7 +495,7 @@ impl UsageBuilder {
             report: options.kind.name(),
             first_timestamp: totals.first_ms.map(format_ms),
             last_timestamp: totals.last_ms.map(format_ms),
-            figures: totals.figures(),
+            figures: total_figures,
             unpriced_models: pricer.unpriced.into_iter().collect(),
             sources,
             scan: self.stats,

@@ -46,7 +46,9 @@ pub use blocks_report::{
     BlockOptions, BlockRow, BlocksReport, LimitFigures, LimitStatus, PricedRequests, TokenLimit,
     blocks_report,
 };
-pub use build::{NO_MODEL, ScanStats, UsageBuilder, UsageKind, UsageOptions};
+pub use build::{
+    GROUP_LONG_THRESHOLD, NO_MODEL, RequestGroup, ScanStats, UsageBuilder, UsageKind, UsageOptions,
+};
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
 pub use scan::{RequestCopy, SKIPPED_KEPT, SessionScan, SkippedLine, Source, UsageScanner};
 
