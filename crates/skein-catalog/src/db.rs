@@ -9,10 +9,42 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension as _};
 use crate::error::{Error, Result};
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migrations: entry `i` brings a catalog from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [SCHEMA_V1, SCHEMA_V2];
+const MIGRATIONS: [&str; 3] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+
+/// Catalogs older than this are rebuilt rather than migrated: what version 3 adds (which
+/// copies compete, the usage groups) is only computed as sources are indexed.
+const OLDEST_MIGRATED: i64 = 3;
+
+/// Usage answered without reading every request copy (see `usage.rs`): `contested` marks the
+/// copies whose message has another copy anywhere in the catalog (only those need the
+/// cross-file deduplication at query time; a flag is never cleared, which is safe), and
+/// `usage_groups` sums each source's other copies by 15-minute UTC bucket, model, origin and
+/// long-context band (prompt > 200,000 tokens), kept up to date as copies are written.
+const SCHEMA_V3: &str = r"
+ALTER TABLE requests ADD COLUMN contested INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX requests_message ON requests(message_id) WHERE message_id IS NOT NULL;
+CREATE INDEX requests_contested ON requests(source_id, seq) WHERE contested = 1;
+CREATE TABLE usage_groups (
+    source_id INTEGER NOT NULL,
+    bucket INTEGER NOT NULL,
+    model TEXT,
+    origin INTEGER NOT NULL,
+    long INTEGER NOT NULL,
+    requests INTEGER NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cache_creation INTEGER NOT NULL,
+    cache_5m INTEGER NOT NULL,
+    cache_1h INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    first_ms INTEGER NOT NULL,
+    last_ms INTEGER NOT NULL
+);
+CREATE INDEX usage_groups_source ON usage_groups(source_id, bucket);
+";
 
 /// Settings of the catalog as a whole: `redacted` is `1` while everything in it was redacted
 /// before indexing (a catalog of version 1 was not).
@@ -232,6 +264,11 @@ fn try_open(path: &Path, busy: Duration) -> std::result::Result<Connection, Unus
     if version > SCHEMA_VERSION {
         return Err(Unusable::Rebuild(format!(
             "schema version {version} is newer than this skein's {SCHEMA_VERSION}"
+        )));
+    }
+    if version > 0 && version < OLDEST_MIGRATED {
+        return Err(Unusable::Rebuild(format!(
+            "schema version {version} is older than this skein's {SCHEMA_VERSION}"
         )));
     }
     if version < SCHEMA_VERSION {

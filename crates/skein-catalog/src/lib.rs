@@ -33,6 +33,7 @@ pub mod search;
 pub mod sessions;
 mod snippet;
 mod track;
+mod groups;
 mod usage;
 mod window;
 mod write;
@@ -48,6 +49,7 @@ use skein_reports::usage::{SessionScan, UsageScanner};
 pub use db::{Opened, SCHEMA_VERSION};
 pub use error::{Error, Result};
 pub use extract::DocKind;
+pub use groups::SessionUsage;
 pub use refresh::{Progress, RefreshOptions, RefreshReport};
 pub use roots::RootsReport;
 pub use search::{Hit, SearchQuery};
@@ -248,6 +250,24 @@ impl Catalog {
         scanner: &mut UsageScanner,
     ) -> Result<Vec<Option<SessionScan>>> {
         usage::session_scans(&self.conn, &self.path, sessions, scanner)
+    }
+
+    /// The usage of `sessions` with most requests pre-summed (for the reports by period,
+    /// session and model; see [`SessionUsage`]), in order; `None` when some file is not
+    /// catalogued to its end. Call it right after a refresh of these files.
+    pub fn usage_groups(&self, sessions: &[SessionFiles]) -> Result<Option<Vec<SessionUsage>>> {
+        groups::session_groups(&self.conn, &self.path, sessions)
+    }
+
+    /// The sessions of the sources a refresh found under its roots
+    /// ([`RootsReport::paths`]), grouped and ordered as `skein-layout`'s discovery does,
+    /// without listing the tree again; `None` when that cannot be done from the catalog (an
+    /// archive file among them).
+    pub fn listed_sessions(
+        &self,
+        paths: &std::collections::HashSet<String>,
+    ) -> Result<Option<Vec<SessionFiles>>> {
+        groups::listed_sessions(&self.conn, paths).map_err(|e| Error::sql(&self.path, e))
     }
 
     /// Counts and sizes.

@@ -1,6 +1,9 @@
 //! Usage from the catalog: a session's request copies exactly as `skein usage`'s scanner would
 //! produce them from the files (same groups, same order, same counters), so the report built
 //! from them is byte for byte the scan path's.
+//!
+//! [`session_scans`] gives every copy, for any input and report; `groups.rs` gives most of
+//! them pre-summed, for the reports by period, session and model.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -16,20 +19,20 @@ use skein_reports::usage::{RequestCopy, SessionScan, Source as Origin, Tokens, U
 use crate::error::{Error, Result};
 use crate::write::origin_of;
 
-struct Row {
-    id: i64,
-    agent_id: Option<String>,
+pub(crate) struct Row {
+    pub(crate) id: i64,
+    pub(crate) agent_id: Option<String>,
     /// The last refresh did not read the file to its end.
-    unknown_size: bool,
-    size: u64,
-    offset: u64,
-    archived: bool,
-    usage_lines: u64,
-    usage_invalid: u64,
-    usage_no_timestamp: u64,
+    pub(crate) unknown_size: bool,
+    pub(crate) size: u64,
+    pub(crate) offset: u64,
+    pub(crate) archived: bool,
+    pub(crate) usage_lines: u64,
+    pub(crate) usage_invalid: u64,
+    pub(crate) usage_no_timestamp: u64,
 }
 
-fn source_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, Row>> {
+pub(crate) fn source_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, Row>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, path, size, offset, archived, usage_lines, usage_invalid, usage_no_timestamp, \
          agent_id FROM sources",
@@ -230,3 +233,4 @@ fn one(
     }
     Ok(Some(scan))
 }
+

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use skein_layout::Source;
-use skein_reports::usage::{RequestCopy, Source as Origin};
+use skein_reports::usage::{GROUP_LONG_THRESHOLD, RequestCopy, Source as Origin};
 
 use crate::error::{Error, Result};
 use crate::index::{Batch, FileFacts};
@@ -60,11 +60,38 @@ pub(crate) fn delete_source(conn: &Connection, id: i64) -> rusqlite::Result<()> 
     for sql in [
         "DELETE FROM docs WHERE source_id = ?1",
         "DELETE FROM requests WHERE source_id = ?1",
+        "DELETE FROM usage_groups WHERE source_id = ?1",
         "DELETE FROM tool_calls WHERE source_id = ?1",
         "DELETE FROM sources WHERE id = ?1",
     ] {
         conn.prepare_cached(sql)?.execute([id])?;
     }
+    Ok(())
+}
+
+/// The usage groups' bucket: 15 minutes of UTC time. Every real zone's offset is a multiple
+/// of 15 minutes, so a bucket lies within one local day (the report checks each group anyway).
+const BUCKET_MS: i64 = 15 * 60 * 1000;
+
+fn bucket_of(ts_ms: i64) -> i64 {
+    ts_ms - ts_ms.rem_euclid(BUCKET_MS)
+}
+
+/// Sums again the uncontested copies of source `id` into its usage groups, for the buckets
+/// from `from` on.
+pub(crate) fn regroup(conn: &Connection, id: i64, from: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM usage_groups WHERE source_id = ?1 AND bucket >= ?2")?
+        .execute(params![id, from])?;
+    conn.prepare_cached(&format!(
+        "INSERT INTO usage_groups (source_id, bucket, model, origin, long, requests, input, \
+         output, cache_creation, cache_5m, cache_1h, cache_read, first_ms, last_ms) \
+         SELECT source_id, ts_ms - (((ts_ms % {BUCKET_MS}) + {BUCKET_MS}) % {BUCKET_MS}) AS b, \
+         model, origin, input + cache_creation + cache_read > {GROUP_LONG_THRESHOLD} AS long, \
+         count(*), sum(input), sum(output), sum(cache_creation), sum(cache_5m), sum(cache_1h), \
+         sum(cache_read), min(ts_ms), max(ts_ms) FROM requests \
+         WHERE source_id = ?1 AND contested = 0 AND ts_ms >= ?2 GROUP BY b, model, origin, long"
+    ))?
+    .execute(params![id, from])?;
     Ok(())
 }
 
@@ -269,6 +296,9 @@ impl<'c> Writer<'c> {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Writes a batch's copies, merging each into the stored group of the same key, then
+    /// brings the usage groups of the source (and of any source whose copies became
+    /// contested) up to date.
     fn write_copies(&self, id: i64, seq: i64, copies: &[RequestCopy]) -> rusqlite::Result<()> {
         let mut keyed = self.conn.prepare_cached(
             "INSERT INTO requests (source_id, seq, message_id, request_id, sidechain, origin, \
@@ -282,33 +312,77 @@ impl<'c> Writer<'c> {
              cache_5m = max(cache_5m, excluded.cache_5m), \
              cache_1h = max(cache_1h, excluded.cache_1h), \
              cache_read = max(cache_read, excluded.cache_read), \
-             ts_ms = min(ts_ms, excluded.ts_ms), model = coalesce(model, excluded.model)",
+             ts_ms = min(ts_ms, excluded.ts_ms), model = coalesce(model, excluded.model) \
+             RETURNING ts_ms",
         )?;
+        // The earliest timestamp of a row written: a merged row may have moved to an earlier
+        // bucket (its timestamp only decreases) or changed in place, so every bucket from
+        // there on is summed again.
+        let mut earliest = i64::MAX;
+        let mut contested = Vec::new();
         for (n, c) in copies.iter().enumerate() {
             let t = &c.tokens;
-            keyed.execute(params![
-                id,
-                seq + i(n as u64),
-                c.message_id.as_deref(),
-                c.request_id.as_deref().unwrap_or(""),
-                c.sidechain,
-                origin_code(c.source),
-                c.model.as_deref(),
-                i(t.input),
-                i(t.output),
-                i(t.cache_creation),
-                i(t.cache_creation_5m),
-                i(t.cache_creation_1h),
-                i(t.cache_read),
-                c.timestamp_ms,
-                c.foreign_session,
-                // Other copies carry their file's agent id, known from the source.
-                if c.source == Origin::Progress {
-                    c.agent_id.as_deref()
-                } else {
-                    None
-                },
-            ])?;
+            let ts: i64 = keyed.query_row(
+                params![
+                    id,
+                    seq + i(n as u64),
+                    c.message_id.as_deref(),
+                    c.request_id.as_deref().unwrap_or(""),
+                    c.sidechain,
+                    origin_code(c.source),
+                    c.model.as_deref(),
+                    i(t.input),
+                    i(t.output),
+                    i(t.cache_creation),
+                    i(t.cache_creation_5m),
+                    i(t.cache_creation_1h),
+                    i(t.cache_read),
+                    c.timestamp_ms,
+                    c.foreign_session,
+                    // Other copies carry their file's agent id, known from the source.
+                    if c.source == Origin::Progress {
+                        c.agent_id.as_deref()
+                    } else {
+                        None
+                    },
+                ],
+                |r| r.get(0),
+            )?;
+            earliest = earliest.min(ts);
+            if let Some(mid) = c.message_id.as_deref() {
+                self.contest(mid, &mut contested)?;
+            }
+        }
+        if earliest != i64::MAX {
+            regroup(self.conn, id, bucket_of(earliest))?;
+        }
+        contested.sort_unstable();
+        contested.dedup();
+        for other in contested {
+            regroup(self.conn, other, i64::MIN)?;
+        }
+        Ok(())
+    }
+
+    /// When `mid` has more than one copy in the catalog, marks them all contested and notes
+    /// the sources whose groups held one of them.
+    fn contest(&self, mid: &str, sources: &mut Vec<i64>) -> rusqlite::Result<()> {
+        let copies: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM (SELECT 1 FROM requests WHERE message_id = ?1 LIMIT 2)",
+            )?
+            .query_row([mid], |r| r.get(0))?;
+        if copies < 2 {
+            return Ok(());
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "UPDATE requests SET contested = 1 WHERE message_id = ?1 AND contested = 0 \
+             RETURNING source_id",
+        )?;
+        let ids = stmt.query_map([mid], |r| r.get::<_, i64>(0))?;
+        for id in ids {
+            sources.push(id?);
         }
         Ok(())
     }

@@ -159,6 +159,27 @@ pub struct RequestGroup {
     pub last_ms: i64,
 }
 
+/// Whether `groups` can answer `options` with `pricing` exactly: each group's requests fall
+/// on one day of the zone, all in or all out of the range, and every model's long-context
+/// band (if any) starts where the groups' `long` flags were computed. When not, the caller
+/// adds every copy instead.
+pub fn groups_fit<'g>(
+    groups: impl IntoIterator<Item = &'g RequestGroup>,
+    options: &UsageOptions,
+    pricing: &PricingTable,
+) -> bool {
+    let mut pricer = Pricer::new(pricing);
+    let (zone, range) = (&options.zone, &options.range);
+    groups.into_iter().all(|g| {
+        let band = pricer
+            .price(g.model.as_deref().unwrap_or(NO_MODEL))
+            .and_then(|(m, _)| m.long_context);
+        band.is_none_or(|b| b.threshold == GROUP_LONG_THRESHOLD)
+            && range.contains_ms(g.first_ms, zone) == range.contains_ms(g.last_ms, zone)
+            && zone.day_of(g.first_ms) == zone.day_of(g.last_ms)
+    })
+}
+
 /// Collects session scans (in session order) and builds the report.
 #[derive(Default)]
 pub struct UsageBuilder {
@@ -378,23 +399,6 @@ impl UsageBuilder {
         (kept, self.stats)
     }
 
-    /// Whether the groups added ([`UsageBuilder::add_with_groups`]) can answer `options`
-    /// with `pricing` exactly: each group's requests fall on one day of the zone, all in or
-    /// all out of the range, and every model's long-context band (if any) starts where the
-    /// groups' `long` flags were computed. When not, the caller adds every copy instead.
-    pub fn groups_fit(&self, options: &UsageOptions, pricing: &PricingTable) -> bool {
-        let mut pricer = Pricer::new(pricing);
-        self.groups.iter().all(|(_, g)| {
-            let (zone, range) = (&options.zone, &options.range);
-            let band = pricer
-                .price(g.model.as_deref().unwrap_or(NO_MODEL))
-                .and_then(|(m, _)| m.long_context);
-            band.is_none_or(|b| b.threshold == GROUP_LONG_THRESHOLD)
-                && range.contains_ms(g.first_ms, zone) == range.contains_ms(g.last_ms, zone)
-                && zone.day_of(g.first_ms) == zone.day_of(g.last_ms)
-        })
-    }
-
     /// Builds the report.
     pub fn finish(mut self, options: &UsageOptions, pricing: &PricingTable) -> UsageReport {
         let requests = self.requests();
@@ -406,14 +410,18 @@ impl UsageBuilder {
         // Each request, then each group: a group is its requests summed (same session, day,
         // model, band, origin), and costs are priced from the sums at the end, so both give
         // the same figures.
+        // `long: None`: a single request, whose band is looked up (only when it is in range,
+        // so that a model is called unpriced only when it is counted).
         let mut add = |session: u32,
                        model: &str,
                        agent: Option<&str>,
                        g: &RequestGroup,
+                       long: Option<bool>,
                        rows: &mut BTreeMap<RowKey, Acc>| {
             if !options.range.contains_ms(g.first_ms, &options.zone) {
                 return;
             }
+            let long = long.unwrap_or_else(|| pricer.is_long(model, &g.tokens));
             let day = options.zone.day_of(g.first_ms);
             let key = match options.kind {
                 UsageKind::Daily => RowKey::Text(day.key()),
@@ -426,28 +434,28 @@ impl UsageBuilder {
             let span = (g.first_ms, g.last_ms);
             rows.entry(key)
                 .or_default()
-                .add_tokens(model, g.long, &g.tokens, g.requests, span);
-            totals.add_tokens(model, g.long, &g.tokens, g.requests, span);
+                .add_tokens(model, long, &g.tokens, g.requests, span);
+            totals.add_tokens(model, long, &g.tokens, g.requests, span);
             *sources.of(g.source) += g.tokens.total();
         };
         for (session, copy) in &requests {
             let model = copy.model.as_deref().unwrap_or(NO_MODEL);
-            let long = pricer.is_long(model, &copy.tokens);
             let one = RequestGroup {
                 model: None,
                 source: copy.source,
-                long,
+                long: false,
                 requests: 1,
                 tokens: copy.tokens,
                 first_ms: copy.timestamp_ms,
                 last_ms: copy.timestamp_ms,
             };
-            add(*session, model, copy.agent_id.as_deref(), &one, &mut rows);
+            add(*session, model, copy.agent_id.as_deref(), &one, None, &mut rows);
         }
         for (session, g) in &groups {
             let model = g.model.as_deref().unwrap_or(NO_MODEL);
-            add(*session, model, None, g, &mut rows);
+            add(*session, model, None, g, Some(g.long), &mut rows);
         }
+        drop(add);
         let total_figures = totals.priced_figures(&mut pricer);
         let mut out: Vec<UsageRow> = rows
             .into_iter()

@@ -16,9 +16,10 @@ use skein_reports::agents::agent_groups;
 use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
 use skein_reports::tree::LinkVisitor;
+use skein_catalog::{Catalog, RootsReport, SessionUsage};
 use skein_reports::usage::{
-    Figures, SkippedLine, TotalsRow, UsageBuilder, UsageKind, UsageOptions, UsageReport, UsageRow,
-    UsageScanner,
+    Figures, RequestGroup, SessionScan, SkippedLine, TotalsRow, UsageBuilder, UsageKind,
+    UsageOptions, UsageReport, UsageRow, UsageScanner, groups_fit,
 };
 
 use super::catalog::CatalogArgs;
@@ -151,82 +152,78 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         zone: report.zone()?,
     };
     let pricing = load_pricing(args.pricing.as_deref())?;
-    let (sessions, found_ok) = report.sessions(env)?;
-    let mmap = report.mmap;
-    let mut builder = UsageBuilder::new();
+    // From the catalog where it covers the input (not for --by agent, which reads the
+    // spawning calls); the other sessions are scanned, in parallel.
+    let catalog = if args.no_catalog || kind == UsageKind::Agent {
+        None
+    } else {
+        super::catalog::for_report(&args.catalog, env, &report)
+    };
+    // The sessions: from the catalog's sources when its refresh listed the whole input
+    // cleanly (the same sessions a listing finds), else listed again.
+    let (sessions, found_ok) = match catalog
+        .as_ref()
+        .and_then(|(c, r)| catalog_sessions(c, r, &report, env))
+    {
+        Some(found) => (report.filtered(env, found)?, true),
+        None => report.sessions(env)?,
+    };
     let teams = if kind == UsageKind::Agent {
         super::tree::team_configs(env, report.quiet)
     } else {
         Vec::new()
     };
-    // From the catalog where it covers a session (not for --by agent, which reads the spawning
-    // calls); the other sessions are scanned, in parallel.
-    let mut from_catalog = if args.no_catalog || kind == UsageKind::Agent {
-        None
-    } else {
-        super::catalog::for_report(&args.catalog, env, &report).and_then(|c| {
-            SCANNER
-                .with(|sc| c.usage_scans(&sessions, &mut sc.borrow_mut()))
-                .map_err(|e| {
-                    if !report.quiet {
-                        warning_line(&format!("{e}; scanning the transcripts instead"));
-                    }
-                })
-                .ok()
-        })
-    }
-    .unwrap_or_else(|| vec![None; sessions.len()]);
-    let missing: Vec<SessionFiles> = sessions
-        .iter()
-        .zip(&from_catalog)
-        .filter(|(_, c)| c.is_none())
-        .map(|(s, _)| s.clone())
-        .collect();
-    let mut scanned = Vec::with_capacity(missing.len());
-    let jobs_ok = report.for_each_session(
-        &missing,
-        |s, parser| {
-            let scan = SCANNER
-                .with(|sc| sc.borrow_mut().scan_session(s, mmap))
-                .map_err(anyhow::Error::from)?;
-            // Agent names come from the spawning calls: one more pass, only for --by agent.
-            let agents = if kind == UsageKind::Agent {
-                let loaded = load_session::<IgnoredAny, LinkVisitor>(
-                    s,
-                    &AnalysisOptions::default(),
-                    parser,
-                    mmap,
-                )?;
-                agent_groups(&loaded, |v| v, &teams)
-            } else {
-                BTreeMap::new()
-            };
-            Ok((scan, agents))
-        },
-        |s, found| {
-            scanned.push((s.clone(), found));
-            Ok(())
-        },
-    )?;
-    // Every session in discovery order, from the catalog or from its scan (a session whose
-    // scan failed was reported and is left out, as before).
-    let mut scanned = scanned.into_iter().peekable();
-    let mut skipped = Vec::new();
-    for (s, c) in sessions.iter().zip(from_catalog.iter_mut()) {
-        let (mut scan, agents) = match c.take() {
-            Some(scan) => (scan, BTreeMap::new()),
-            None => match scanned.next_if(|(f, _)| f == s) {
-                Some((_, found)) => found,
-                None => continue,
-            },
-        };
-        skipped.append(&mut scan.skipped);
-        if kind == UsageKind::Agent {
-            builder.add_with_agents(s, scan, &agents);
-        } else {
-            builder.add(s, scan);
+    let warn_scan = |e: skein_catalog::Error| {
+        if !report.quiet {
+            warning_line(&format!("{e}; scanning the transcripts instead"));
         }
-    }
+    };
+    // The reports by period, session and model take most requests pre-summed; the copies
+    // path (every copy from the catalog) answers the rest, and whatever the groups cannot.
+    let grouped = match &catalog {
+        Some((c, _)) if in_blocks.is_none() => c.usage_groups(&sessions).unwrap_or_else(|e| {
+            warn_scan(e);
+            None
+        }),
+        _ => None,
+    };
+    let fits = |answers: &Vec<SessionUsage>| {
+        let groups = answers.iter().flat_map(|a| match a {
+            SessionUsage::Grouped(_, groups) => groups.as_slice(),
+            SessionUsage::Scan => &[],
+        });
+        groups_fit(groups, &options, &pricing)
+    };
+    let Gathered {
+        builder,
+        skipped,
+        jobs_ok,
+    } = match grouped.filter(fits) {
+        Some(answers) => {
+            let answers = answers
+                .into_iter()
+                .map(|a| match a {
+                    SessionUsage::Grouped(scan, groups) => Some((scan, groups)),
+                    SessionUsage::Scan => None,
+                })
+                .collect();
+            gather(&report, &sessions, answers, kind, &teams)?
+        }
+        None => {
+            let answers = match &catalog {
+                Some((c, _)) => SCANNER
+                    .with(|sc| c.usage_scans(&sessions, &mut sc.borrow_mut()))
+                    .map_err(warn_scan)
+                    .ok(),
+                None => None,
+            }
+            .unwrap_or_else(|| vec![None; sessions.len()])
+            .into_iter()
+            .map(|a| a.map(|scan| (scan, Vec::new())))
+            .collect();
+            gather(&report, &sessions, answers, kind, &teams)?
+        }
+    };
     if in_blocks.is_some() {
         let result = blocks::finish(builder, &args.blocks, &report, &pricing)?;
         if !report.quiet {
@@ -240,6 +237,104 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     }
     write(format, kind, &result, args.breakdown)?;
     Ok(exit_status(found_ok && jobs_ok))
+}
+
+/// The sessions of a report's input from the catalog's sources, when its refresh listed
+/// that input without errors and the input is named by absolute paths (a relative path names
+/// its files relatively in warnings, as the listing does); `None` otherwise.
+fn catalog_sessions(
+    catalog: &Catalog,
+    refreshed: &RootsReport,
+    report: &ReportArgs,
+    env: &skein_layout::Env,
+) -> Option<Vec<SessionFiles>> {
+    let roots = report.roots(env).ok()?;
+    if !refreshed.errors.is_empty()
+        || !refreshed.refresh.errors.is_empty()
+        || roots.iter().any(|r| !r.is_absolute())
+    {
+        return None;
+    }
+    catalog.listed_sessions(&refreshed.paths).ok().flatten()
+}
+
+/// Every session's usage, in session order, in a builder.
+struct Gathered {
+    builder: UsageBuilder,
+    /// The skipped lines of the sessions that were scanned.
+    skipped: Vec<SkippedLine>,
+    /// Every scan succeeded.
+    jobs_ok: bool,
+}
+
+/// Adds each session's answer from the catalog (copies, and groups of pre-summed requests)
+/// to a builder, scanning the sessions without one (`None`) in parallel.
+fn gather(
+    report: &ReportArgs,
+    sessions: &[SessionFiles],
+    mut answers: Vec<Option<(SessionScan, Vec<RequestGroup>)>>,
+    kind: UsageKind,
+    teams: &[skein_layout::TeamConfig],
+) -> Result<Gathered> {
+    let mmap = report.mmap;
+    let missing: Vec<SessionFiles> = sessions
+        .iter()
+        .zip(&answers)
+        .filter(|(_, c)| c.is_none())
+        .map(|(s, _)| s.clone())
+        .collect();
+    let mut scanned = Vec::with_capacity(missing.len());
+    let jobs_ok = missing.is_empty()
+        || report.for_each_session(
+            &missing,
+            |s, parser| {
+                let scan = SCANNER
+                    .with(|sc| sc.borrow_mut().scan_session(s, mmap))
+                    .map_err(anyhow::Error::from)?;
+                // Agent names come from the spawning calls: one more pass, only for --by agent.
+                let agents = if kind == UsageKind::Agent {
+                    let loaded = load_session::<IgnoredAny, LinkVisitor>(
+                        s,
+                        &AnalysisOptions::default(),
+                        parser,
+                        mmap,
+                    )?;
+                    agent_groups(&loaded, |v| v, teams)
+                } else {
+                    BTreeMap::new()
+                };
+                Ok((scan, agents))
+            },
+            |s, found| {
+                scanned.push((s.clone(), found));
+                Ok(())
+            },
+        )?;
+    // Every session in discovery order, from the catalog or from its scan (a session whose
+    // scan failed was reported and is left out, as before).
+    let mut scanned = scanned.into_iter().peekable();
+    let mut skipped = Vec::new();
+    let mut builder = UsageBuilder::new();
+    for (s, c) in sessions.iter().zip(answers.iter_mut()) {
+        let (mut scan, groups, agents) = match c.take() {
+            Some((scan, groups)) => (scan, groups, BTreeMap::new()),
+            None => match scanned.next_if(|(f, _)| f == s) {
+                Some((_, (scan, agents))) => (scan, Vec::new(), agents),
+                None => continue,
+            },
+        };
+        skipped.append(&mut scan.skipped);
+        if kind == UsageKind::Agent {
+            builder.add_with_agents(s, scan, &agents);
+        } else {
+            builder.add_with_groups(s, scan, groups);
+        }
+    }
+    Ok(Gathered {
+        builder,
+        skipped,
+        jobs_ok,
+    })
 }
 
 /// How many skipped lines a warning names without `--verbose`.
