@@ -22,7 +22,9 @@ const OLDEST_MIGRATED: i64 = 3;
 /// copies whose message has another copy anywhere in the catalog (only those need the
 /// cross-file deduplication at query time; a flag is never cleared, which is safe), and
 /// `usage_groups` sums each source's other copies by 15-minute UTC bucket, model, origin and
-/// long-context band (prompt > 200,000 tokens), kept up to date as copies are written.
+/// long-context band (prompt > 200,000 tokens), kept up to date as copies are written;
+/// `usage_skips` locates the usage lines the scanner skipped (the first 1,000 of a file), so
+/// that a report's warning can name them without reading the file.
 const SCHEMA_V3: &str = r"
 ALTER TABLE requests ADD COLUMN contested INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX requests_message ON requests(message_id) WHERE message_id IS NOT NULL;
@@ -44,6 +46,13 @@ CREATE TABLE usage_groups (
     last_ms INTEGER NOT NULL
 );
 CREATE INDEX usage_groups_source ON usage_groups(source_id, bucket);
+CREATE TABLE usage_skips (
+    source_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    invalid INTEGER NOT NULL,
+    PRIMARY KEY (source_id, line)
+) WITHOUT ROWID;
 ";
 
 /// Settings of the catalog as a whole: `redacted` is `1` while everything in it was redacted

@@ -10,25 +10,24 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use rusqlite::Connection;
 use skein_layout::{SessionFiles, Source};
-use skein_reports::usage::{RequestCopy, RequestGroup, SessionScan, Source as Origin, Tokens};
+use skein_reports::usage::{
+    RequestCopy, RequestGroup, SessionScan, SkippedLine, Source as Origin, Tokens,
+};
 
 use crate::error::{Error, Result};
 use crate::usage::{COPY_COLUMNS, Row, copy_of, source_rows};
 use crate::write::origin_of;
 
-/// How [`session_groups`] answers for one session.
+/// One session's usage from [`session_groups`]: the contested copies in `scan` (with the
+/// counters and skipped lines of all the session's files), the other requests pre-summed.
 #[derive(Debug)]
-pub enum SessionUsage {
-    /// The contested copies in `scan` (its counters are those of all the files), the other
-    /// requests pre-summed.
-    Grouped(SessionScan, Vec<RequestGroup>),
-    /// A file of the session has skipped usage lines: scan it, so that the warning can name
-    /// them (the catalog keeps only their counts). Its copies are the catalogued ones, so the
-    /// contested flags of the other sessions stay true.
-    Scan,
+pub struct SessionUsage {
+    pub scan: SessionScan,
+    pub groups: Vec<RequestGroup>,
 }
 
 /// The sessions' usage as contested copies and groups, in order; `None` when some file is
@@ -40,16 +39,22 @@ pub(crate) fn session_groups(
 ) -> Result<Option<Vec<SessionUsage>>> {
     let sql = |e| Error::sql(db, e);
     let rows = source_rows(conn).map_err(sql)?;
-    // Each session's catalogued files, in the scanner's order, or why it cannot be answered.
-    let mut plan: Vec<Option<Vec<(&Row, Origin)>>> = Vec::with_capacity(sessions.len());
+    // Each session's catalogued files, in the scanner's order.
+    let mut plan: Vec<Vec<(&Row, &Path)>> = Vec::with_capacity(sessions.len());
     let mut used = HashSet::new();
     for files in sessions {
         let mut list = Vec::new();
-        let mut scan = false;
-        for (path, origin) in file_origins(files) {
-            let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-            let Some(row) = rows.get(abs.to_string_lossy().as_ref()) else {
-                return Ok(None);
+        for path in files.files() {
+            // Sessions listed from the catalog name their files as it stores them.
+            let row = match path.to_str().and_then(|p| rows.get(p)) {
+                Some(row) => row,
+                None => {
+                    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+                    let Some(row) = rows.get(abs.to_string_lossy().as_ref()) else {
+                        return Ok(None);
+                    };
+                    row
+                }
             };
             // Not read to its end by the refresh just made (a torn last line, a concurrent
             // writer), or listed twice: the copies path handles those.
@@ -57,22 +62,22 @@ pub(crate) fn session_groups(
             {
                 return Ok(None);
             }
-            scan |= row.usage_invalid > 0 || row.usage_no_timestamp > 0;
-            list.push((row, origin));
+            list.push((row, path));
         }
-        plan.push((!scan).then_some(list));
+        plan.push(list);
     }
     let mut groups = all_groups(conn).map_err(sql)?;
     let mut contested = contested_copies(conn).map_err(sql)?;
+    let mut skips = conn
+        .prepare_cached(
+            "SELECT line, offset, invalid FROM usage_skips WHERE source_id = ?1 ORDER BY line",
+        )
+        .map_err(sql)?;
     let mut out = Vec::with_capacity(plan.len());
     for list in plan {
-        let Some(list) = list else {
-            out.push(SessionUsage::Scan);
-            continue;
-        };
         let mut scan = SessionScan::default();
         let mut summed = Vec::new();
-        for (row, _) in list {
+        for (row, path) in list {
             let mut copies = contested.remove(&row.id).unwrap_or_default();
             for c in &mut copies {
                 if c.source != Origin::Progress {
@@ -83,29 +88,30 @@ pub(crate) fn session_groups(
             summed.append(&mut groups.remove(&row.id).unwrap_or_default());
             scan.files += 1;
             scan.usage_lines += row.usage_lines;
+            scan.invalid_lines += row.usage_invalid;
+            scan.no_timestamp += row.usage_no_timestamp;
             scan.bytes += row.offset;
+            if row.usage_invalid + row.usage_no_timestamp > 0 {
+                let located = skips
+                    .query_map([row.id], |r| {
+                        Ok(SkippedLine {
+                            path: Some(path.to_path_buf()),
+                            line: r.get::<_, i64>(0)? as u64,
+                            offset: r.get::<_, i64>(1)? as u64,
+                            invalid: r.get(2)?,
+                        })
+                    })
+                    .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
+                    .map_err(sql)?;
+                scan.skipped.extend(located);
+            }
         }
-        out.push(SessionUsage::Grouped(scan, summed));
+        out.push(SessionUsage {
+            scan,
+            groups: summed,
+        });
     }
     Ok(Some(out))
-}
-
-/// The files of a session, main transcript first, with the origin of their copies.
-fn file_origins(files: &SessionFiles) -> impl Iterator<Item = (&std::path::PathBuf, Origin)> {
-    files
-        .main
-        .iter()
-        .map(|p| (p, Origin::Main))
-        .chain(files.agents.iter().map(|a| {
-            (
-                &a.path,
-                if a.internal {
-                    Origin::InternalAgent
-                } else {
-                    Origin::Subagent
-                },
-            )
-        }))
 }
 
 /// Every usage group, by source id.
@@ -116,15 +122,15 @@ fn all_groups(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestGro
     )?;
     let mut out: HashMap<i64, Vec<RequestGroup>> = HashMap::new();
     // Few distinct models: one allocation each.
-    let mut models: HashMap<String, Box<str>> = HashMap::new();
+    let mut models: HashMap<String, Arc<str>> = HashMap::new();
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         let u = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
         let model = match r.get_ref(1)?.as_str_or_null()? {
             None => None,
             Some(m) => Some(match models.get(m) {
-                Some(b) => b.clone(),
-                None => models.entry(m.to_owned()).or_insert_with(|| m.into()).clone(),
+                Some(a) => Arc::clone(a),
+                None => Arc::clone(models.entry(m.to_owned()).or_insert_with(|| m.into())),
             }),
         };
         out.entry(r.get(0)?).or_default().push(RequestGroup {

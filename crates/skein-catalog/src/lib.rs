@@ -25,6 +25,7 @@
 pub mod db;
 pub mod error;
 pub mod extract;
+mod groups;
 mod index;
 pub mod query;
 pub mod refresh;
@@ -33,7 +34,6 @@ pub mod search;
 pub mod sessions;
 mod snippet;
 mod track;
-mod groups;
 mod usage;
 mod window;
 mod write;

@@ -233,4 +233,3 @@ fn one(
     }
     Ok(Some(scan))
 }
-

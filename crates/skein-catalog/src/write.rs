@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use skein_layout::Source;
-use skein_reports::usage::{GROUP_LONG_THRESHOLD, RequestCopy, Source as Origin};
+use skein_reports::usage::{GROUP_LONG_THRESHOLD, RequestCopy, SKIPPED_KEPT, Source as Origin};
 
 use crate::error::{Error, Result};
 use crate::index::{Batch, FileFacts};
@@ -61,6 +61,7 @@ pub(crate) fn delete_source(conn: &Connection, id: i64) -> rusqlite::Result<()> 
         "DELETE FROM docs WHERE source_id = ?1",
         "DELETE FROM requests WHERE source_id = ?1",
         "DELETE FROM usage_groups WHERE source_id = ?1",
+        "DELETE FROM usage_skips WHERE source_id = ?1",
         "DELETE FROM tool_calls WHERE source_id = ?1",
         "DELETE FROM sources WHERE id = ?1",
     ] {
@@ -218,6 +219,7 @@ impl<'c> Writer<'c> {
             b.stat.ino
         };
         self.write_copies(id, next_seq, &b.scan.copies)?;
+        self.write_skips(id, b)?;
         self.write_tools(id, b)?;
         self.write_docs(id, b)?;
         let models: Vec<&str> = facts.models.iter().map(String::as_str).collect();
@@ -360,6 +362,32 @@ impl<'c> Writer<'c> {
         contested.dedup();
         for other in contested {
             regroup(self.conn, other, i64::MIN)?;
+        }
+        Ok(())
+    }
+
+    /// Where the batch's skipped usage lines are, in the file (the first
+    /// [`SKIPPED_KEPT`] of the file, as the scanner keeps them).
+    fn write_skips(&self, id: i64, b: &Batch) -> rusqlite::Result<()> {
+        if b.scan.skipped.is_empty() {
+            return Ok(());
+        }
+        let kept: i64 = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM usage_skips WHERE source_id = ?1")?
+            .query_row([id], |r| r.get(0))?;
+        let room = SKIPPED_KEPT.saturating_sub(usize::try_from(kept).unwrap_or(usize::MAX));
+        let mut ins = self.conn.prepare_cached(
+            "INSERT OR IGNORE INTO usage_skips (source_id, line, offset, invalid) \
+             VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for s in b.scan.skipped.iter().take(room) {
+            ins.execute(params![
+                id,
+                i(b.lines_before + s.line),
+                i(b.start + s.offset),
+                s.invalid
+            ])?;
         }
         Ok(())
     }

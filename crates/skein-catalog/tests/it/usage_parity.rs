@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use skein_catalog::{Catalog, RefreshOptions, SessionUsage};
+use skein_catalog::{Catalog, RefreshOptions};
 use skein_core::time::{Bound, DateRange, Day, Zone};
 use skein_reports::pricing::PricingTable;
 use skein_reports::usage::{UsageBuilder, UsageKind, UsageOptions, UsageScanner, groups_fit};
@@ -22,7 +22,11 @@ fn json(b: UsageBuilder, options: &UsageOptions) -> String {
 /// The sources a refresh of `root` finds (what `skein usage` takes its sessions from).
 fn refreshed_paths(c: &mut Catalog, root: &Path) -> HashSet<String> {
     let r = c
-        .refresh_roots(&[root.to_path_buf()], &RefreshOptions::default(), &mut |_| {})
+        .refresh_roots(
+            &[root.to_path_buf()],
+            &RefreshOptions::default(),
+            &mut |_| {},
+        )
         .expect("refresh");
     assert!(r.errors.is_empty(), "{:?}", r.errors);
     r.paths
@@ -30,9 +34,17 @@ fn refreshed_paths(c: &mut Catalog, root: &Path) -> HashSet<String> {
 
 /// The report from the usage groups, with the sessions from the catalog (which must be the
 /// listing's); `None` when the groups cannot answer `options` exactly.
-fn grouped(root: &Path, c: &Catalog, paths: &HashSet<String>, options: &UsageOptions) -> Option<String> {
+fn grouped(
+    root: &Path,
+    c: &Catalog,
+    paths: &HashSet<String>,
+    options: &UsageOptions,
+) -> Option<String> {
     let mut found = skein_layout::discover(&[root.to_path_buf()]).sessions;
-    let sessions = c.listed_sessions(paths).expect("list").expect("live sources");
+    let sessions = c
+        .listed_sessions(paths)
+        .expect("list")
+        .expect("live sources");
     // The catalog does not read sidecars: the rest is the listing's.
     for a in found.iter_mut().flat_map(|s| s.agents.iter_mut()) {
         a.meta = None;
@@ -40,10 +52,7 @@ fn grouped(root: &Path, c: &Catalog, paths: &HashSet<String>, options: &UsageOpt
     assert_eq!(sessions, found);
     let answers = c.usage_groups(&sessions).expect("groups").expect("covered");
     let fits = groups_fit(
-        answers.iter().flat_map(|a| match a {
-            SessionUsage::Grouped(_, g) => g.as_slice(),
-            SessionUsage::Scan => &[],
-        }),
+        answers.iter().flat_map(|a| &a.groups),
         options,
         &PricingTable::embedded(),
     );
@@ -53,10 +62,10 @@ fn grouped(root: &Path, c: &Catalog, paths: &HashSet<String>, options: &UsageOpt
     let mut scanner = UsageScanner::new();
     let mut b = UsageBuilder::new();
     for (s, a) in sessions.iter().zip(answers) {
-        match a {
-            SessionUsage::Grouped(scan, groups) => b.add_with_groups(s, scan, groups),
-            SessionUsage::Scan => b.add(s, scanner.scan_session(s, false).expect("scan")),
-        }
+        // The skipped lines are located as the scanner locates them.
+        let scanned = scanner.scan_session(s, false).expect("scan");
+        assert_eq!(a.scan.skipped, scanned.skipped, "{}", s.session_id);
+        b.add_with_groups(s, a.scan, a.groups);
     }
     Some(json(b, options))
 }
@@ -177,7 +186,10 @@ fn appended_and_torn_lines_keep_parity() {
     }
     check_grouped(&root, &mut c);
     // A torn last line is not catalogued: the groups do not answer (the copies path does).
-    append(&file, "\n{\"type\":\"assistant\",\"timestamp\":\"2026-06-01T00:32:00.000Z\",");
+    append(
+        &file,
+        "\n{\"type\":\"assistant\",\"timestamp\":\"2026-06-01T00:32:00.000Z\",",
+    );
     let paths = refreshed_paths(&mut c, &root);
     let sessions = c.listed_sessions(&paths).expect("list").expect("live");
     assert!(c.usage_groups(&sessions).expect("groups").is_none());
@@ -188,6 +200,12 @@ fn appended_and_torn_lines_keep_parity() {
             r#""requestId":"req_u","message":{"id":"msg_u","usage":{"input_tokens":1,"output_tokens":2}}}"#,
             "\n"
         ),
+    );
+    check_grouped(&root, &mut c);
+    // Skipped lines in appended bytes are located in the file, not in the batch.
+    append(
+        &file,
+        "not json but \"usage\"\n{\"type\":\"assistant\",\"usage\":1}\n",
     );
     check_grouped(&root, &mut c);
 }
@@ -229,8 +247,11 @@ fn groups_do_not_answer_what_they_cannot() {
     let dir = tempfile::tempdir().expect("tmp");
     let root = dir.path().join("projects");
     copy_dir(&testdata("reports/usage/projects"), &root);
-    let mut c = Catalog::open(&dir.path().join("c.db"), skein_catalog::CatalogOptions::default())
-        .expect("open");
+    let mut c = Catalog::open(
+        &dir.path().join("c.db"),
+        skein_catalog::CatalogOptions::default(),
+    )
+    .expect("open");
     // Two requests in one 15-minute bucket: 23:50 and 23:56 UTC.
     let line = |ts: &str, id: &str| {
         format!(

@@ -9,7 +9,7 @@ use skein_layout::SessionFiles;
 use super::rows::{Acc, RowKey, SourceTokens, TotalsRow, UsageReport, UsageRow};
 use super::scan::{RequestCopy, SessionScan};
 use crate::pricing::{ModelPrice, PricingTable};
-use skein_core::time::{DateRange, Zone, format_ms};
+use skein_core::time::{DateRange, Day, Zone, format_ms};
 
 /// The report's grouping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -148,7 +148,8 @@ pub const GROUP_LONG_THRESHOLD: u64 = 200_000;
 /// catalog stores so that a report need not read each request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestGroup {
-    pub model: Option<Box<str>>,
+    /// Shared: many groups name one model.
+    pub model: Option<std::sync::Arc<str>>,
     pub source: super::Source,
     /// The requests' prompts exceed [`GROUP_LONG_THRESHOLD`] tokens.
     pub long: bool,
@@ -178,6 +179,45 @@ pub fn groups_fit<'g>(
             && range.contains_ms(g.first_ms, zone) == range.contains_ms(g.last_ms, zone)
             && zone.day_of(g.first_ms) == zone.day_of(g.last_ms)
     })
+}
+
+/// The rows of a report being built: accumulators, found by their final key (in order) or,
+/// on the hot path, by the day or the name they were last found for (building the key
+/// string of every request cost more than the rest of the report).
+#[derive(Default)]
+struct Rows {
+    accs: Vec<Acc>,
+    index: BTreeMap<RowKey, usize>,
+    days: FxHashMap<Day, usize>,
+    names: FxHashMap<Box<str>, usize>,
+}
+
+impl Rows {
+    fn slot(&mut self, key: RowKey) -> usize {
+        let accs = &mut self.accs;
+        *self.index.entry(key).or_insert_with(|| {
+            accs.push(Acc::default());
+            accs.len() - 1
+        })
+    }
+
+    fn by_day(&mut self, day: Day, key: impl FnOnce(Day) -> String) -> usize {
+        if let Some(&i) = self.days.get(&day) {
+            return i;
+        }
+        let i = self.slot(RowKey::Text(key(day)));
+        self.days.insert(day, i);
+        i
+    }
+
+    fn by_name(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.names.get(name) {
+            return i;
+        }
+        let i = self.slot(RowKey::Text(name.to_owned()));
+        self.names.insert(name.into(), i);
+        i
+    }
 }
 
 /// Collects session scans (in session order) and builds the report.
@@ -404,7 +444,7 @@ impl UsageBuilder {
         let requests = self.requests();
         let groups = std::mem::take(&mut self.groups);
         let mut pricer = Pricer::new(pricing);
-        let mut rows: BTreeMap<RowKey, Acc> = BTreeMap::new();
+        let mut rows = Rows::default();
         let mut totals = Acc::default();
         let mut sources = SourceTokens::default();
         // Each request, then each group: a group is its requests summed (same session, day,
@@ -417,24 +457,26 @@ impl UsageBuilder {
                        agent: Option<&str>,
                        g: &RequestGroup,
                        long: Option<bool>,
-                       rows: &mut BTreeMap<RowKey, Acc>| {
+                       rows: &mut Rows| {
             if !options.range.contains_ms(g.first_ms, &options.zone) {
                 return;
             }
             let long = long.unwrap_or_else(|| pricer.is_long(model, &g.tokens));
-            let day = options.zone.day_of(g.first_ms);
-            let key = match options.kind {
-                UsageKind::Daily => RowKey::Text(day.key()),
-                UsageKind::Weekly => RowKey::Text(day.week_key()),
-                UsageKind::Monthly => RowKey::Text(day.month_key()),
-                UsageKind::Session => RowKey::Session(session),
-                UsageKind::Model => RowKey::Text(model.to_owned()),
-                UsageKind::Agent => RowKey::Text(agent.unwrap_or(AGENT_MAIN).to_owned()),
+            let slot = match options.kind {
+                UsageKind::Daily | UsageKind::Weekly | UsageKind::Monthly => {
+                    let day = options.zone.day_of(g.first_ms);
+                    rows.by_day(day, |d| match options.kind {
+                        UsageKind::Weekly => d.week_key(),
+                        UsageKind::Monthly => d.month_key(),
+                        _ => d.key(),
+                    })
+                }
+                UsageKind::Session => rows.slot(RowKey::Session(session)),
+                UsageKind::Model => rows.by_name(model),
+                UsageKind::Agent => rows.by_name(agent.unwrap_or(AGENT_MAIN)),
             };
             let span = (g.first_ms, g.last_ms);
-            rows.entry(key)
-                .or_default()
-                .add_tokens(model, long, &g.tokens, g.requests, span);
+            rows.accs[slot].add_tokens(model, long, &g.tokens, g.requests, span);
             totals.add_tokens(model, long, &g.tokens, g.requests, span);
             *sources.of(g.source) += g.tokens.total();
         };
@@ -449,7 +491,14 @@ impl UsageBuilder {
                 first_ms: copy.timestamp_ms,
                 last_ms: copy.timestamp_ms,
             };
-            add(*session, model, copy.agent_id.as_deref(), &one, None, &mut rows);
+            add(
+                *session,
+                model,
+                copy.agent_id.as_deref(),
+                &one,
+                None,
+                &mut rows,
+            );
         }
         for (session, g) in &groups {
             let model = g.model.as_deref().unwrap_or(NO_MODEL);
@@ -457,8 +506,11 @@ impl UsageBuilder {
         }
         drop(add);
         let total_figures = totals.priced_figures(&mut pricer);
-        let mut out: Vec<UsageRow> = rows
+        let Rows { accs, index, .. } = rows;
+        let mut accs: Vec<Option<Acc>> = accs.into_iter().map(Some).collect();
+        let mut out: Vec<UsageRow> = index
             .into_iter()
+            .filter_map(|(key, i)| Some((key, accs[i].take()?)))
             .map(|(key, mut acc)| {
                 let figures = acc.priced_figures(&mut pricer);
                 let mut row = UsageRow {

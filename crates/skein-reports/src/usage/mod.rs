@@ -47,7 +47,8 @@ pub use blocks_report::{
     blocks_report,
 };
 pub use build::{
-    GROUP_LONG_THRESHOLD, NO_MODEL, RequestGroup, groups_fit, ScanStats, UsageBuilder, UsageKind, UsageOptions,
+    GROUP_LONG_THRESHOLD, NO_MODEL, RequestGroup, ScanStats, UsageBuilder, UsageKind, UsageOptions,
+    groups_fit,
 };
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
 pub use scan::{RequestCopy, SKIPPED_KEPT, SessionScan, SkippedLine, Source, UsageScanner};

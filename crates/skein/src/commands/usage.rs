@@ -11,12 +11,12 @@ use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use serde::de::IgnoredAny;
 use skein_analysis::AnalysisOptions;
+use skein_catalog::{Catalog, RootsReport, SessionUsage};
 use skein_layout::SessionFiles;
 use skein_reports::agents::agent_groups;
 use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
 use skein_reports::tree::LinkVisitor;
-use skein_catalog::{Catalog, RootsReport, SessionUsage};
 use skein_reports::usage::{
     Figures, RequestGroup, SessionScan, SkippedLine, TotalsRow, UsageBuilder, UsageKind,
     UsageOptions, UsageReport, UsageRow, UsageScanner, groups_fit,
@@ -188,10 +188,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         _ => None,
     };
     let fits = |answers: &Vec<SessionUsage>| {
-        let groups = answers.iter().flat_map(|a| match a {
-            SessionUsage::Grouped(_, groups) => groups.as_slice(),
-            SessionUsage::Scan => &[],
-        });
+        let groups = answers.iter().flat_map(|a| &a.groups);
         groups_fit(groups, &options, &pricing)
     };
     let Gathered {
@@ -202,10 +199,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         Some(answers) => {
             let answers = answers
                 .into_iter()
-                .map(|a| match a {
-                    SessionUsage::Grouped(scan, groups) => Some((scan, groups)),
-                    SessionUsage::Scan => None,
-                })
+                .map(|a| Some((a.scan, a.groups)))
                 .collect();
             gather(&report, &sessions, answers, kind, &teams)?
         }
