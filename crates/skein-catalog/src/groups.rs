@@ -19,7 +19,7 @@ use skein_reports::usage::{
 };
 
 use crate::error::{Error, Result};
-use crate::usage::{COPY_COLUMNS, Row, copy_of, source_rows};
+use crate::usage::{COPY_COLUMNS, Row, Rows, copy_of};
 use crate::write::origin_of;
 
 /// One session's usage from [`session_groups`]: the contested copies in `scan` (with the
@@ -35,10 +35,10 @@ pub struct SessionUsage {
 pub(crate) fn session_groups(
     conn: &Connection,
     db: &Path,
+    rows: &Rows,
     sessions: &[SessionFiles],
 ) -> Result<Option<Vec<SessionUsage>>> {
     let sql = |e| Error::sql(db, e);
-    let rows = source_rows(conn).map_err(sql)?;
     // Each session's catalogued files, in the scanner's order.
     let mut plan: Vec<Vec<(&Row, &Path)>> = Vec::with_capacity(sessions.len());
     let mut used = HashSet::new();
@@ -170,28 +170,19 @@ fn contested_copies(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<Requ
 /// The sessions of the catalogued sources at `paths` (what a refresh of a scope reports), as
 /// `skein-layout`'s discovery groups and orders them; `None` when one of them is an archive
 /// file or is not catalogued (the caller lists the tree instead).
-pub(crate) fn listed_sessions(
-    conn: &Connection,
-    paths: &HashSet<String>,
-) -> rusqlite::Result<Option<Vec<SessionFiles>>> {
-    let mut stmt = conn.prepare("SELECT path, session_id, archived FROM sources")?;
-    let mut rows = stmt.query([])?;
+pub(crate) fn listed_sessions(rows: &Rows, paths: &HashSet<String>) -> Option<Vec<SessionFiles>> {
     let mut sources = Vec::with_capacity(paths.len());
-    while let Some(r) = rows.next()? {
-        let path = r.get_ref(0)?.as_str()?;
-        if !paths.contains(path) {
-            continue;
+    // The order does not matter: `group` sorts.
+    #[allow(
+        clippy::iter_over_hash_type,
+        reason = "group() orders the sessions and their files"
+    )]
+    for path in paths {
+        let row = rows.get(path)?;
+        if row.archived {
+            return None;
         }
-        if r.get::<_, bool>(2)? {
-            return Ok(None);
-        }
-        let Some(s) = Source::live_known(Path::new(path), r.get_ref(1)?.as_str()?) else {
-            return Ok(None);
-        };
-        sources.push(s);
+        sources.push(Source::live_known(Path::new(path), &row.session_id)?);
     }
-    if sources.len() != paths.len() {
-        return Ok(None);
-    }
-    Ok(Some(skein_layout::group(sources)))
+    Some(skein_layout::group(sources))
 }

@@ -114,6 +114,9 @@ pub struct Catalog {
     opened: Opened,
     /// Built on first use: a status line that finds nothing new never compiles the rules.
     extract: std::sync::OnceLock<extract::ExtractOptions>,
+    /// The sources' usage facts, read once after a refresh for the listing and the usage of
+    /// one command (a refresh clears them).
+    rows: std::cell::OnceCell<usage::Rows>,
 }
 
 impl Catalog {
@@ -140,6 +143,7 @@ impl Catalog {
             options,
             opened,
             extract: std::sync::OnceLock::new(),
+            rows: std::cell::OnceCell::new(),
         })
     }
 
@@ -186,6 +190,7 @@ impl Catalog {
         options: &RefreshOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RefreshReport> {
+        self.rows = std::cell::OnceCell::new();
         refresh::refresh(
             &self.conn,
             &self.path,
@@ -206,6 +211,7 @@ impl Catalog {
         options: &RefreshOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RootsReport> {
+        self.rows = std::cell::OnceCell::new();
         roots::refresh_roots(
             &self.conn,
             &self.path,
@@ -249,14 +255,20 @@ impl Catalog {
         sessions: &[SessionFiles],
         scanner: &mut UsageScanner,
     ) -> Result<Vec<Option<SessionScan>>> {
-        usage::session_scans(&self.conn, &self.path, sessions, scanner)
+        usage::session_scans(
+            &self.conn,
+            &self.path,
+            self.source_rows()?,
+            sessions,
+            scanner,
+        )
     }
 
     /// The usage of `sessions` with most requests pre-summed (for the reports by period,
     /// session and model; see [`SessionUsage`]), in order; `None` when some file is not
     /// catalogued to its end. Call it right after a refresh of these files.
     pub fn usage_groups(&self, sessions: &[SessionFiles]) -> Result<Option<Vec<SessionUsage>>> {
-        groups::session_groups(&self.conn, &self.path, sessions)
+        groups::session_groups(&self.conn, &self.path, self.source_rows()?, sessions)
     }
 
     /// The sessions of the sources a refresh found under its roots
@@ -267,7 +279,16 @@ impl Catalog {
         &self,
         paths: &std::collections::HashSet<String>,
     ) -> Result<Option<Vec<SessionFiles>>> {
-        groups::listed_sessions(&self.conn, paths).map_err(|e| Error::sql(&self.path, e))
+        Ok(groups::listed_sessions(self.source_rows()?, paths))
+    }
+
+    /// The sources' usage facts, read on first use after a refresh.
+    fn source_rows(&self) -> Result<&usage::Rows> {
+        if let Some(rows) = self.rows.get() {
+            return Ok(rows);
+        }
+        let rows = usage::source_rows(&self.conn).map_err(|e| Error::sql(&self.path, e))?;
+        Ok(self.rows.get_or_init(|| rows))
     }
 
     /// Counts and sizes.
