@@ -46,15 +46,12 @@ pub(crate) fn session_groups(
         let mut list = Vec::new();
         for path in files.files() {
             // Sessions listed from the catalog name their files as it stores them.
-            let row = match path.to_str().and_then(|p| rows.get(p)) {
-                Some(row) => row,
-                None => {
-                    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-                    let Some(row) = rows.get(abs.to_string_lossy().as_ref()) else {
-                        return Ok(None);
-                    };
-                    row
-                }
+            let found = path.to_str().and_then(|p| rows.get(p)).or_else(|| {
+                let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+                rows.get(abs.to_string_lossy().as_ref())
+            });
+            let Some(row) = found else {
+                return Ok(None);
             };
             // Not read to its end by the refresh just made (a torn last line, a concurrent
             // writer), or listed twice: the copies path handles those.

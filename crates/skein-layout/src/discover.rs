@@ -141,6 +141,10 @@ pub fn discover(paths: &[PathBuf]) -> Discovery {
     }
 }
 
+/// The sessions of one project directory while grouping, by session id: the files, and each
+/// agent's place in the project directory.
+type Sessions = FxHashMap<String, (SessionFiles, Vec<PathBuf>)>;
+
 /// Groups sources into sessions, keyed by project directory and session id, in the order of
 /// that key. Hash maps while grouping (a key is copied only for a new session) and sorts at
 /// the end: the catalog groups thousands of sources this way on every `skein usage`.
@@ -157,7 +161,6 @@ pub fn group(sources: Vec<Source>) -> Vec<SessionFiles> {
     // Per project directory, per session id: the files, and each agent's place in the
     // project directory (agents are ordered by it, so a session lists them in the same order
     // whether its files are live or archived).
-    type Sessions = FxHashMap<String, (SessionFiles, Vec<PathBuf>)>;
     let mut dirs: FxHashMap<PathBuf, Sessions> = FxHashMap::default();
     for s in sources {
         let place = s.agent().map(|_| PathBuf::from(s.path_in_project()));

@@ -504,7 +504,6 @@ impl UsageBuilder {
             let model = g.model.as_deref().unwrap_or(NO_MODEL);
             add(*session, model, None, g, Some(g.long), &mut rows);
         }
-        drop(add);
         let total_figures = totals.priced_figures(&mut pricer);
         let Rows { accs, index, .. } = rows;
         let mut accs: Vec<Option<Acc>> = accs.into_iter().map(Some).collect();

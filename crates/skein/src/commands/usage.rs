@@ -191,20 +191,16 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         let groups = answers.iter().flat_map(|a| &a.groups);
         groups_fit(groups, &options, &pricing)
     };
-    let Gathered {
-        builder,
-        skipped,
-        jobs_ok,
-    } = match grouped.filter(fits) {
-        Some(answers) => {
-            let answers = answers
+    // Each session's answer from the catalog: its contested copies and groups, else (the
+    // groups cannot answer) every copy; `None` for a session to scan.
+    let answers: Vec<Option<(SessionScan, Vec<RequestGroup>)>> =
+        if let Some(grouped) = grouped.filter(fits) {
+            grouped
                 .into_iter()
                 .map(|a| Some((a.scan, a.groups)))
-                .collect();
-            gather(&report, &sessions, answers, kind, &teams)?
-        }
-        None => {
-            let answers = match &catalog {
+                .collect()
+        } else {
+            match &catalog {
                 Some((c, _)) => SCANNER
                     .with(|sc| c.usage_scans(&sessions, &mut sc.borrow_mut()))
                     .map_err(warn_scan)
@@ -214,10 +210,13 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
             .unwrap_or_else(|| vec![None; sessions.len()])
             .into_iter()
             .map(|a| a.map(|scan| (scan, Vec::new())))
-            .collect();
-            gather(&report, &sessions, answers, kind, &teams)?
-        }
-    };
+            .collect()
+        };
+    let Gathered {
+        builder,
+        skipped,
+        jobs_ok,
+    } = gather(&report, &sessions, answers, kind, &teams)?;
     if in_blocks.is_some() {
         let result = blocks::finish(builder, &args.blocks, &report, &pricing)?;
         if !report.quiet {
