@@ -314,56 +314,89 @@ impl<'c> Writer<'c> {
              cache_5m = max(cache_5m, excluded.cache_5m), \
              cache_1h = max(cache_1h, excluded.cache_1h), \
              cache_read = max(cache_read, excluded.cache_read), \
-             ts_ms = min(ts_ms, excluded.ts_ms), model = coalesce(model, excluded.model) \
-             RETURNING ts_ms",
+             ts_ms = min(ts_ms, excluded.ts_ms), model = coalesce(model, excluded.model)",
         )?;
         // The earliest timestamp of a row written: a merged row may have moved to an earlier
         // bucket (its timestamp only decreases) or changed in place, so every bucket from
-        // there on is summed again.
+        // there on is summed again. (Not with `RETURNING` on the upsert: that opens a
+        // statement journal, whose savepoint makes FTS5 flush its pending terms on every
+        // batch, which made a cold index half as slow again.)
         let mut earliest = i64::MAX;
         let mut contested = Vec::new();
         for (n, c) in copies.iter().enumerate() {
             let t = &c.tokens;
-            let ts: i64 = keyed.query_row(
-                params![
-                    id,
-                    seq + i(n as u64),
-                    c.message_id.as_deref(),
-                    c.request_id.as_deref().unwrap_or(""),
-                    c.sidechain,
-                    origin_code(c.source),
-                    c.model.as_deref(),
-                    i(t.input),
-                    i(t.output),
-                    i(t.cache_creation),
-                    i(t.cache_creation_5m),
-                    i(t.cache_creation_1h),
-                    i(t.cache_read),
-                    c.timestamp_ms,
-                    c.foreign_session,
-                    // Other copies carry their file's agent id, known from the source.
-                    if c.source == Origin::Progress {
-                        c.agent_id.as_deref()
-                    } else {
-                        None
-                    },
-                ],
-                |r| r.get(0),
-            )?;
-            earliest = earliest.min(ts);
             if let Some(mid) = c.message_id.as_deref() {
-                self.contest(mid, &mut contested)?;
+                let (merged_ts, others) = self.other_copies(id, mid, c)?;
+                earliest = earliest.min(merged_ts.unwrap_or(i64::MAX));
+                if others > 0 {
+                    contested.push(mid);
+                }
             }
+            earliest = earliest.min(c.timestamp_ms);
+            keyed.execute(params![
+                id,
+                seq + i(n as u64),
+                c.message_id.as_deref(),
+                c.request_id.as_deref().unwrap_or(""),
+                c.sidechain,
+                origin_code(c.source),
+                c.model.as_deref(),
+                i(t.input),
+                i(t.output),
+                i(t.cache_creation),
+                i(t.cache_creation_5m),
+                i(t.cache_creation_1h),
+                i(t.cache_read),
+                c.timestamp_ms,
+                c.foreign_session,
+                // Other copies carry their file's agent id, known from the source.
+                if c.source == Origin::Progress {
+                    c.agent_id.as_deref()
+                } else {
+                    None
+                },
+            ])?;
+        }
+        let mut sources = Vec::new();
+        for mid in contested {
+            self.contest(mid, &mut sources)?;
         }
         if earliest != i64::MAX {
             regroup(self.conn, id, bucket_of(earliest))?;
         }
-        contested.sort_unstable();
-        contested.dedup();
-        for other in contested {
+        sources.sort_unstable();
+        sources.dedup();
+        for other in sources {
             regroup(self.conn, other, i64::MIN)?;
         }
         Ok(())
+    }
+
+    /// Before `c` (with message id `mid`) is written to source `id`: the timestamp of the
+    /// stored copy it will merge into, if any, and how many other copies of `mid` exist.
+    fn other_copies(
+        &self,
+        id: i64,
+        mid: &str,
+        c: &RequestCopy,
+    ) -> rusqlite::Result<(Option<i64>, usize)> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT source_id, request_id, sidechain, ts_ms FROM requests WHERE message_id = ?1",
+        )?;
+        let mut rows = stmt.query([mid])?;
+        let (mut merged, mut others) = (None, 0);
+        let rid = c.request_id.as_deref().unwrap_or("");
+        while let Some(r) = rows.next()? {
+            let same = r.get::<_, i64>(0)? == id
+                && r.get_ref(1)?.as_str()? == rid
+                && r.get::<_, bool>(2)? == c.sidechain;
+            if same {
+                merged = Some(r.get(3)?);
+            } else {
+                others += 1;
+            }
+        }
+        Ok((merged, others))
     }
 
     /// Where the batch's skipped usage lines are, in the file (the first
@@ -392,18 +425,9 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    /// When `mid` has more than one copy in the catalog, marks them all contested and notes
-    /// the sources whose groups held one of them.
+    /// Marks the copies of `mid` (which has more than one) contested and notes the sources
+    /// whose groups held one of them.
     fn contest(&self, mid: &str, sources: &mut Vec<i64>) -> rusqlite::Result<()> {
-        let copies: i64 = self
-            .conn
-            .prepare_cached(
-                "SELECT count(*) FROM (SELECT 1 FROM requests WHERE message_id = ?1 LIMIT 2)",
-            )?
-            .query_row([mid], |r| r.get(0))?;
-        if copies < 2 {
-            return Ok(());
-        }
         let mut stmt = self.conn.prepare_cached(
             "UPDATE requests SET contested = 1 WHERE message_id = ?1 AND contested = 0 \
              RETURNING source_id",
