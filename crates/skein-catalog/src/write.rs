@@ -79,20 +79,44 @@ fn bucket_of(ts_ms: i64) -> i64 {
 }
 
 /// Sums again the uncontested copies of source `id` into its usage groups, for the buckets
-/// from `from` on.
+/// from `from` on. The sums are read with a query and written row by row: a multi-row
+/// `INSERT … SELECT` (or `UPDATE … RETURNING`) opens a statement journal, whose savepoint
+/// makes FTS5 flush its pending terms, and a cold index then took half its CPU time again.
 pub(crate) fn regroup(conn: &Connection, id: i64, from: i64) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM usage_groups WHERE source_id = ?1 AND bucket >= ?2")?
         .execute(params![id, from])?;
-    conn.prepare_cached(&format!(
-        "INSERT INTO usage_groups (source_id, bucket, model, origin, long, requests, input, \
-         output, cache_creation, cache_5m, cache_1h, cache_read, first_ms, last_ms) \
-         SELECT source_id, ts_ms - (((ts_ms % {BUCKET_MS}) + {BUCKET_MS}) % {BUCKET_MS}) AS b, \
-         model, origin, input + cache_creation + cache_read > {GROUP_LONG_THRESHOLD} AS long, \
+    let mut sums = conn.prepare_cached(&format!(
+        "SELECT ts_ms - (((ts_ms % {BUCKET_MS}) + {BUCKET_MS}) % {BUCKET_MS}) AS b, model, \
+         origin, input + cache_creation + cache_read > {GROUP_LONG_THRESHOLD} AS long, \
          count(*), sum(input), sum(output), sum(cache_creation), sum(cache_5m), sum(cache_1h), \
          sum(cache_read), min(ts_ms), max(ts_ms) FROM requests \
          WHERE source_id = ?1 AND contested = 0 AND ts_ms >= ?2 GROUP BY b, model, origin, long"
-    ))?
-    .execute(params![id, from])?;
+    ))?;
+    let mut ins = conn.prepare_cached(
+        "INSERT INTO usage_groups (source_id, bucket, model, origin, long, requests, input, \
+         output, cache_creation, cache_5m, cache_1h, cache_read, first_ms, last_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?;
+    let mut rows = sums.query(params![id, from])?;
+    while let Some(r) = rows.next()? {
+        let v = |i: usize| r.get_ref(i).map(rusqlite::types::ToSqlOutput::Borrowed);
+        ins.execute(params![
+            id,
+            v(0)?,
+            v(1)?,
+            v(2)?,
+            v(3)?,
+            v(4)?,
+            v(5)?,
+            v(6)?,
+            v(7)?,
+            v(8)?,
+            v(9)?,
+            v(10)?,
+            v(11)?,
+            v(12)?
+        ])?;
+    }
     Ok(())
 }
 
@@ -428,13 +452,20 @@ impl<'c> Writer<'c> {
     /// Marks the copies of `mid` (which has more than one) contested and notes the sources
     /// whose groups held one of them.
     fn contest(&self, mid: &str, sources: &mut Vec<i64>) -> rusqlite::Result<()> {
-        let mut stmt = self.conn.prepare_cached(
-            "UPDATE requests SET contested = 1 WHERE message_id = ?1 AND contested = 0 \
-             RETURNING source_id",
+        // Read, then flagged row by row (see `regroup` on multi-row writes and FTS5).
+        let rows: Vec<(i64, i64)> = self
+            .conn
+            .prepare_cached(
+                "SELECT source_id, seq FROM requests WHERE message_id = ?1 AND contested = 0",
+            )?
+            .query_map([mid], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut flag = self.conn.prepare_cached(
+            "UPDATE requests SET contested = 1 WHERE source_id = ?1 AND seq = ?2",
         )?;
-        let ids = stmt.query_map([mid], |r| r.get::<_, i64>(0))?;
-        for id in ids {
-            sources.push(id?);
+        for (source, seq) in rows {
+            flag.execute([source, seq])?;
+            sources.push(source);
         }
         Ok(())
     }
