@@ -9,10 +9,51 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension as _};
 use crate::error::{Error, Result};
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Migrations: entry `i` brings a catalog from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 3] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_REPORT_CACHE];
+const MIGRATIONS: [&str; 4] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_REPORT_CACHE];
+
+/// Catalogs older than this are rebuilt rather than migrated: what version 3 adds (which
+/// copies compete, the usage groups) is only computed as sources are indexed.
+const OLDEST_MIGRATED: i64 = 3;
+
+/// Usage answered without reading every request copy (see `usage.rs`): `contested` marks the
+/// copies whose message has another copy anywhere in the catalog (only those need the
+/// cross-file deduplication at query time; a flag is never cleared, which is safe), and
+/// `usage_groups` sums each source's other copies by 15-minute UTC bucket, model, origin and
+/// long-context band (prompt > 200,000 tokens), kept up to date as copies are written;
+/// `usage_skips` locates the usage lines the scanner skipped (the first 1,000 of a file), so
+/// that a report's warning can name them without reading the file.
+const SCHEMA_V3: &str = r"
+ALTER TABLE requests ADD COLUMN contested INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX requests_message ON requests(message_id) WHERE message_id IS NOT NULL;
+CREATE INDEX requests_contested ON requests(source_id, seq) WHERE contested = 1;
+CREATE TABLE usage_groups (
+    source_id INTEGER NOT NULL,
+    bucket INTEGER NOT NULL,
+    model TEXT,
+    origin INTEGER NOT NULL,
+    long INTEGER NOT NULL,
+    requests INTEGER NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cache_creation INTEGER NOT NULL,
+    cache_5m INTEGER NOT NULL,
+    cache_1h INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    first_ms INTEGER NOT NULL,
+    last_ms INTEGER NOT NULL
+);
+CREATE INDEX usage_groups_source ON usage_groups(source_id, bucket);
+CREATE TABLE usage_skips (
+    source_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    invalid INTEGER NOT NULL,
+    PRIMARY KEY (source_id, line)
+) WITHOUT ROWID;
+";
 
 /// Per-session results of the reports that read whole sessions (`report_cache.rs`), each with
 /// the fingerprint of the session's files it was computed from.
@@ -245,6 +286,11 @@ fn try_open(path: &Path, busy: Duration) -> std::result::Result<Connection, Unus
     if version > SCHEMA_VERSION {
         return Err(Unusable::Rebuild(format!(
             "schema version {version} is newer than this skein's {SCHEMA_VERSION}"
+        )));
+    }
+    if version > 0 && version < OLDEST_MIGRATED {
+        return Err(Unusable::Rebuild(format!(
+            "schema version {version} is older than this skein's {SCHEMA_VERSION}"
         )));
     }
     if version < SCHEMA_VERSION {

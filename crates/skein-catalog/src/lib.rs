@@ -27,6 +27,7 @@
 pub mod db;
 pub mod error;
 pub mod extract;
+mod groups;
 mod index;
 pub mod query;
 pub mod refresh;
@@ -51,6 +52,7 @@ use skein_reports::usage::{SessionScan, UsageScanner};
 pub use db::{Opened, SCHEMA_VERSION};
 pub use error::{Error, Result};
 pub use extract::DocKind;
+pub use groups::SessionUsage;
 pub use refresh::{Progress, RefreshOptions, RefreshReport};
 pub use roots::RootsReport;
 pub use search::{Hit, SearchQuery};
@@ -115,6 +117,9 @@ pub struct Catalog {
     opened: Opened,
     /// Built on first use: a status line that finds nothing new never compiles the rules.
     extract: std::sync::OnceLock<extract::ExtractOptions>,
+    /// The sources' usage facts, read once after a refresh for the listing and the usage of
+    /// one command (a refresh clears them).
+    rows: std::cell::OnceCell<usage::Rows>,
 }
 
 impl Catalog {
@@ -141,6 +146,7 @@ impl Catalog {
             options,
             opened,
             extract: std::sync::OnceLock::new(),
+            rows: std::cell::OnceCell::new(),
         })
     }
 
@@ -187,6 +193,7 @@ impl Catalog {
         options: &RefreshOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RefreshReport> {
+        self.rows = std::cell::OnceCell::new();
         refresh::refresh(
             &self.conn,
             &self.path,
@@ -207,6 +214,7 @@ impl Catalog {
         options: &RefreshOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RootsReport> {
+        self.rows = std::cell::OnceCell::new();
         roots::refresh_roots(
             &self.conn,
             &self.path,
@@ -250,7 +258,40 @@ impl Catalog {
         sessions: &[SessionFiles],
         scanner: &mut UsageScanner,
     ) -> Result<Vec<Option<SessionScan>>> {
-        usage::session_scans(&self.conn, &self.path, sessions, scanner)
+        usage::session_scans(
+            &self.conn,
+            &self.path,
+            self.source_rows()?,
+            sessions,
+            scanner,
+        )
+    }
+
+    /// The usage of `sessions` with most requests pre-summed (for the reports by period,
+    /// session and model; see [`SessionUsage`]), in order; `None` when some file is not
+    /// catalogued to its end. Call it right after a refresh of these files.
+    pub fn usage_groups(&self, sessions: &[SessionFiles]) -> Result<Option<Vec<SessionUsage>>> {
+        groups::session_groups(&self.conn, &self.path, self.source_rows()?, sessions)
+    }
+
+    /// The sessions of the sources a refresh found under its roots
+    /// ([`RootsReport::paths`]), grouped and ordered as `skein-layout`'s discovery does,
+    /// without listing the tree again; `None` when that cannot be done from the catalog (an
+    /// archive file among them).
+    pub fn listed_sessions(
+        &self,
+        paths: &std::collections::HashSet<String>,
+    ) -> Result<Option<Vec<SessionFiles>>> {
+        Ok(groups::listed_sessions(self.source_rows()?, paths))
+    }
+
+    /// The sources' usage facts, read on first use after a refresh.
+    fn source_rows(&self) -> Result<&usage::Rows> {
+        if let Some(rows) = self.rows.get() {
+            return Ok(rows);
+        }
+        let rows = usage::source_rows(&self.conn).map_err(|e| Error::sql(&self.path, e))?;
+        Ok(self.rows.get_or_init(|| rows))
     }
 
     /// The per-session results remembered for `report` (see [`report_cache`]).

@@ -1,6 +1,9 @@
 //! Usage from the catalog: a session's request copies exactly as `skein usage`'s scanner would
 //! produce them from the files (same groups, same order, same counters), so the report built
 //! from them is byte for byte the scan path's.
+//!
+//! [`session_scans`] gives every copy, for any input and report; `groups.rs` gives most of
+//! them pre-summed, for the reports by period, session and model.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -9,6 +12,7 @@ use std::path::Path;
 use std::collections::{HashMap, HashSet};
 
 use rusqlite::Connection;
+use rustc_hash::FxHashMap;
 use skein_core::SliceLines;
 use skein_layout::SessionFiles;
 use skein_reports::usage::{RequestCopy, SessionScan, Source as Origin, Tokens, UsageScanner};
@@ -16,23 +20,29 @@ use skein_reports::usage::{RequestCopy, SessionScan, Source as Origin, Tokens, U
 use crate::error::{Error, Result};
 use crate::write::origin_of;
 
-struct Row {
-    id: i64,
-    agent_id: Option<String>,
+#[derive(Debug)]
+pub(crate) struct Row {
+    pub(crate) id: i64,
+    pub(crate) session_id: String,
+    pub(crate) agent_id: Option<String>,
     /// The last refresh did not read the file to its end.
-    unknown_size: bool,
-    size: u64,
-    offset: u64,
-    archived: bool,
-    usage_lines: u64,
-    usage_invalid: u64,
-    usage_no_timestamp: u64,
+    pub(crate) unknown_size: bool,
+    pub(crate) size: u64,
+    pub(crate) offset: u64,
+    pub(crate) archived: bool,
+    pub(crate) usage_lines: u64,
+    pub(crate) usage_invalid: u64,
+    pub(crate) usage_no_timestamp: u64,
 }
 
-fn source_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, Row>> {
+/// Every source by path (what usage needs of it: one pass over the table, shared by the
+/// listing and the usage of one command; see `Catalog::source_rows`).
+pub(crate) type Rows = FxHashMap<String, Row>;
+
+pub(crate) fn source_rows(conn: &Connection) -> rusqlite::Result<Rows> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, path, size, offset, archived, usage_lines, usage_invalid, usage_no_timestamp, \
-         agent_id FROM sources",
+         agent_id, session_id FROM sources",
     )?;
     let rows = stmt.query_map([], |r| {
         let u = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
@@ -40,6 +50,7 @@ fn source_rows(conn: &Connection) -> rusqlite::Result<HashMap<String, Row>> {
             r.get::<_, String>(1)?,
             Row {
                 id: r.get(0)?,
+                session_id: r.get(9)?,
                 unknown_size: r.get::<_, i64>(2)? < 0,
                 size: u(2)?,
                 offset: u(3)?,
@@ -135,21 +146,21 @@ fn merge(into: &mut Vec<RequestCopy>, later: Vec<RequestCopy>) {
 pub(crate) fn session_scans(
     conn: &Connection,
     db: &Path,
+    rows: &Rows,
     sessions: &[SessionFiles],
     scanner: &mut UsageScanner,
 ) -> Result<Vec<Option<SessionScan>>> {
-    let rows = source_rows(conn).map_err(|e| Error::sql(db, e))?;
     let mut copies = all_copies(conn).map_err(|e| Error::sql(db, e))?;
     let mut out = Vec::with_capacity(sessions.len());
     let mut used = HashSet::new();
     for files in sessions {
-        out.push(one(&rows, &mut copies, &mut used, files, scanner)?);
+        out.push(one(rows, &mut copies, &mut used, files, scanner)?);
     }
     Ok(out)
 }
 
 fn one(
-    rows: &HashMap<String, Row>,
+    rows: &Rows,
     copies: &mut HashMap<i64, Vec<RequestCopy>>,
     used: &mut HashSet<i64>,
     files: &SessionFiles,

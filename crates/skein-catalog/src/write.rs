@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use skein_layout::Source;
-use skein_reports::usage::{RequestCopy, Source as Origin};
+use skein_reports::usage::{GROUP_LONG_THRESHOLD, RequestCopy, SKIPPED_KEPT, Source as Origin};
 
 use crate::error::{Error, Result};
 use crate::index::{Batch, FileFacts};
@@ -60,10 +60,62 @@ pub(crate) fn delete_source(conn: &Connection, id: i64) -> rusqlite::Result<()> 
     for sql in [
         "DELETE FROM docs WHERE source_id = ?1",
         "DELETE FROM requests WHERE source_id = ?1",
+        "DELETE FROM usage_groups WHERE source_id = ?1",
+        "DELETE FROM usage_skips WHERE source_id = ?1",
         "DELETE FROM tool_calls WHERE source_id = ?1",
         "DELETE FROM sources WHERE id = ?1",
     ] {
         conn.prepare_cached(sql)?.execute([id])?;
+    }
+    Ok(())
+}
+
+/// The usage groups' bucket: 15 minutes of UTC time. Every real zone's offset is a multiple
+/// of 15 minutes, so a bucket lies within one local day (the report checks each group anyway).
+const BUCKET_MS: i64 = 15 * 60 * 1000;
+
+fn bucket_of(ts_ms: i64) -> i64 {
+    ts_ms - ts_ms.rem_euclid(BUCKET_MS)
+}
+
+/// Sums again the uncontested copies of source `id` into its usage groups, for the buckets
+/// from `from` on. The sums are read with a query and written row by row: a multi-row
+/// `INSERT … SELECT` (or `UPDATE … RETURNING`) opens a statement journal, whose savepoint
+/// makes FTS5 flush its pending terms, and a cold index then took half its CPU time again.
+pub(crate) fn regroup(conn: &Connection, id: i64, from: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM usage_groups WHERE source_id = ?1 AND bucket >= ?2")?
+        .execute(params![id, from])?;
+    let mut sums = conn.prepare_cached(&format!(
+        "SELECT ts_ms - (((ts_ms % {BUCKET_MS}) + {BUCKET_MS}) % {BUCKET_MS}) AS b, model, \
+         origin, input + cache_creation + cache_read > {GROUP_LONG_THRESHOLD} AS long, \
+         count(*), sum(input), sum(output), sum(cache_creation), sum(cache_5m), sum(cache_1h), \
+         sum(cache_read), min(ts_ms), max(ts_ms) FROM requests \
+         WHERE source_id = ?1 AND contested = 0 AND ts_ms >= ?2 GROUP BY b, model, origin, long"
+    ))?;
+    let mut ins = conn.prepare_cached(
+        "INSERT INTO usage_groups (source_id, bucket, model, origin, long, requests, input, \
+         output, cache_creation, cache_5m, cache_1h, cache_read, first_ms, last_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?;
+    let mut rows = sums.query(params![id, from])?;
+    while let Some(r) = rows.next()? {
+        let v = |i: usize| r.get_ref(i).map(rusqlite::types::ToSqlOutput::Borrowed);
+        ins.execute(params![
+            id,
+            v(0)?,
+            v(1)?,
+            v(2)?,
+            v(3)?,
+            v(4)?,
+            v(5)?,
+            v(6)?,
+            v(7)?,
+            v(8)?,
+            v(9)?,
+            v(10)?,
+            v(11)?,
+            v(12)?
+        ])?;
     }
     Ok(())
 }
@@ -191,6 +243,7 @@ impl<'c> Writer<'c> {
             b.stat.ino
         };
         self.write_copies(id, next_seq, &b.scan.copies)?;
+        self.write_skips(id, b)?;
         self.write_tools(id, b)?;
         self.write_docs(id, b)?;
         let models: Vec<&str> = facts.models.iter().map(String::as_str).collect();
@@ -269,6 +322,9 @@ impl<'c> Writer<'c> {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Writes a batch's copies, merging each into the stored group of the same key, then
+    /// brings the usage groups of the source (and of any source whose copies became
+    /// contested) up to date.
     fn write_copies(&self, id: i64, seq: i64, copies: &[RequestCopy]) -> rusqlite::Result<()> {
         let mut keyed = self.conn.prepare_cached(
             "INSERT INTO requests (source_id, seq, message_id, request_id, sidechain, origin, \
@@ -284,8 +340,23 @@ impl<'c> Writer<'c> {
              cache_read = max(cache_read, excluded.cache_read), \
              ts_ms = min(ts_ms, excluded.ts_ms), model = coalesce(model, excluded.model)",
         )?;
+        // The earliest timestamp of a row written: a merged row may have moved to an earlier
+        // bucket (its timestamp only decreases) or changed in place, so every bucket from
+        // there on is summed again. (Not with `RETURNING` on the upsert: that opens a
+        // statement journal, whose savepoint makes FTS5 flush its pending terms on every
+        // batch, which made a cold index half as slow again.)
+        let mut earliest = i64::MAX;
+        let mut contested = Vec::new();
         for (n, c) in copies.iter().enumerate() {
             let t = &c.tokens;
+            if let Some(mid) = c.message_id.as_deref() {
+                let (merged_ts, others) = self.other_copies(id, mid, c)?;
+                earliest = earliest.min(merged_ts.unwrap_or(i64::MAX));
+                if others > 0 {
+                    contested.push(mid);
+                }
+            }
+            earliest = earliest.min(c.timestamp_ms);
             keyed.execute(params![
                 id,
                 seq + i(n as u64),
@@ -309,6 +380,92 @@ impl<'c> Writer<'c> {
                     None
                 },
             ])?;
+        }
+        let mut sources = Vec::new();
+        for mid in contested {
+            self.contest(mid, &mut sources)?;
+        }
+        if earliest != i64::MAX {
+            regroup(self.conn, id, bucket_of(earliest))?;
+        }
+        sources.sort_unstable();
+        sources.dedup();
+        for other in sources {
+            regroup(self.conn, other, i64::MIN)?;
+        }
+        Ok(())
+    }
+
+    /// Before `c` (with message id `mid`) is written to source `id`: the timestamp of the
+    /// stored copy it will merge into, if any, and how many other copies of `mid` exist.
+    fn other_copies(
+        &self,
+        id: i64,
+        mid: &str,
+        c: &RequestCopy,
+    ) -> rusqlite::Result<(Option<i64>, usize)> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT source_id, request_id, sidechain, ts_ms FROM requests WHERE message_id = ?1",
+        )?;
+        let mut rows = stmt.query([mid])?;
+        let (mut merged, mut others) = (None, 0);
+        let rid = c.request_id.as_deref().unwrap_or("");
+        while let Some(r) = rows.next()? {
+            let same = r.get::<_, i64>(0)? == id
+                && r.get_ref(1)?.as_str()? == rid
+                && r.get::<_, bool>(2)? == c.sidechain;
+            if same {
+                merged = Some(r.get(3)?);
+            } else {
+                others += 1;
+            }
+        }
+        Ok((merged, others))
+    }
+
+    /// Where the batch's skipped usage lines are, in the file (the first
+    /// [`SKIPPED_KEPT`] of the file, as the scanner keeps them).
+    fn write_skips(&self, id: i64, b: &Batch) -> rusqlite::Result<()> {
+        if b.scan.skipped.is_empty() {
+            return Ok(());
+        }
+        let kept: i64 = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM usage_skips WHERE source_id = ?1")?
+            .query_row([id], |r| r.get(0))?;
+        let room = SKIPPED_KEPT.saturating_sub(usize::try_from(kept).unwrap_or(usize::MAX));
+        let mut ins = self.conn.prepare_cached(
+            "INSERT OR IGNORE INTO usage_skips (source_id, line, offset, invalid) \
+             VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for s in b.scan.skipped.iter().take(room) {
+            ins.execute(params![
+                id,
+                i(b.lines_before + s.line),
+                i(b.start + s.offset),
+                s.invalid
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// Marks the copies of `mid` (which has more than one) contested and notes the sources
+    /// whose groups held one of them.
+    fn contest(&self, mid: &str, sources: &mut Vec<i64>) -> rusqlite::Result<()> {
+        // Read, then flagged row by row (see `regroup` on multi-row writes and FTS5).
+        let rows: Vec<(i64, i64)> = self
+            .conn
+            .prepare_cached(
+                "SELECT source_id, seq FROM requests WHERE message_id = ?1 AND contested = 0",
+            )?
+            .query_map([mid], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut flag = self.conn.prepare_cached(
+            "UPDATE requests SET contested = 1 WHERE source_id = ?1 AND seq = ?2",
+        )?;
+        for (source, seq) in rows {
+            flag.execute([source, seq])?;
+            sources.push(source);
         }
         Ok(())
     }

@@ -117,6 +117,33 @@ impl Source {
         })
     }
 
+    /// A live transcript whose session id is already known (a catalog recorded it): its
+    /// identity from its place in the tree, with no I/O; a subagent's sidecar is not read
+    /// (`meta` is `None`). `None` for files that are not transcripts.
+    pub fn live_known(path: &Path, session_id: &str) -> Option<Self> {
+        let live = LiveFile::of(path)?;
+        let project_dir = live.project_dir(path).to_path_buf();
+        let role = match live {
+            LiveFile::Main { .. } => Role::Main,
+            LiveFile::Subagent { agent_id, .. } | LiveFile::Legacy { agent_id } => {
+                Role::Subagent(AgentInfo {
+                    agent_id: agent_id.to_owned(),
+                    meta: None,
+                    internal: is_internal_agent(agent_id),
+                    legacy: matches!(live, LiveFile::Legacy { .. }),
+                })
+            }
+        };
+        Some(Self {
+            path: path.to_path_buf(),
+            session_id: session_id.to_owned(),
+            project: name_of(&project_dir),
+            project_dir,
+            role,
+            archived: None,
+        })
+    }
+
     /// A live transcript: its identity from its place in the tree (a legacy agent file is read
     /// for the `sessionId` inside). `None` for files that are not transcripts.
     pub fn live(path: &Path) -> Option<Self> {

@@ -222,11 +222,22 @@ impl PricingTable {
 }
 
 impl ModelPrice {
+    /// Whether a request with these tokens is billed at the long-context band's rates.
+    pub fn is_long(&self, t: &Tokens) -> bool {
+        let prompt = t.input + t.cache_creation + t.cache_read;
+        self.long_context.is_some_and(|l| prompt > l.threshold)
+    }
+
     /// The cost in USD of one request's tokens.
     pub fn cost(&self, t: &Tokens, fast: bool) -> f64 {
-        let prompt = t.input + t.cache_creation + t.cache_read;
+        self.cost_at(t, self.is_long(t), fast)
+    }
+
+    /// The cost in USD of `t` (one request's tokens, or the sum of several requests' of one
+    /// band) at the base rates, or at the long-context band's when `long` and there is one.
+    pub fn cost_at(&self, t: &Tokens, long: bool, fast: bool) -> f64 {
         let rates = match &self.long_context {
-            Some(l) if prompt > l.threshold => &l.rates,
+            Some(l) if long => &l.rates,
             _ => &self.rates,
         };
         let per_mtok = t.input as f64 * rates.input

@@ -151,24 +151,35 @@ impl ReportArgs {
         &self,
         env: &Env,
     ) -> Result<(Vec<SessionFiles>, Vec<InputError>)> {
-        let roots = if self.paths.is_empty() {
+        let found = discover(&self.roots(env)?);
+        for e in &found.errors {
+            error_line(&e.to_string());
+        }
+        Ok((self.filtered(env, found.sessions)?, found.errors))
+    }
+
+    /// The paths given, else the Claude projects directories.
+    pub(crate) fn roots(&self, env: &Env) -> Result<Vec<PathBuf>> {
+        if self.paths.is_empty() {
             let roots = env.projects_roots();
             if roots.is_empty() {
                 bail!("no transcripts: give paths, or set CLAUDE_CONFIG_DIR");
             }
-            roots
+            Ok(roots)
         } else {
-            self.paths.clone()
-        };
-        let found = discover(&roots);
-        for e in &found.errors {
-            error_line(&e.to_string());
+            Ok(self.paths.clone())
         }
+    }
+
+    /// The sessions found under [`ReportArgs::roots`] (by a listing, or from the catalog)
+    /// after the project and glob filters, warning about given directories without any.
+    pub(crate) fn filtered(
+        &self,
+        env: &Env,
+        found: Vec<SessionFiles>,
+    ) -> Result<Vec<SessionFiles>> {
         if !self.quiet {
-            warn_empty_dirs(
-                &self.paths,
-                found.sessions.iter().flat_map(SessionFiles::files),
-            );
+            warn_empty_dirs(&self.paths, found.iter().flat_map(SessionFiles::files));
         }
         let include = globs(&self.include)?;
         let exclude = globs(&self.exclude)?;
@@ -181,7 +192,7 @@ impl ReportArgs {
             .as_deref()
             .map(|p| project_filter(p, env.home.as_deref()));
         let mut sessions = Vec::new();
-        for mut s in found.sessions {
+        for mut s in found {
             if let Some(names) = &project
                 && !names.iter().any(|n| s.project().contains(n.as_str()))
             {
@@ -195,7 +206,7 @@ impl ReportArgs {
                 sessions.push(s);
             }
         }
-        Ok((sessions, found.errors))
+        Ok(sessions)
     }
 
     fn progress(&self, len: usize) -> ProgressBar {

@@ -10,7 +10,7 @@ use super::rows::{Acc, RowKey, SourceTokens, TotalsRow, UsageReport, UsageRow};
 use super::scan::SessionScan;
 use super::store::{Added, CopyStore, RequestRef};
 use crate::pricing::{ModelPrice, PricingTable};
-use skein_core::time::{DateRange, Zone, format_ms};
+use skein_core::time::{DateRange, Day, Zone, format_ms};
 
 /// The report's grouping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -84,8 +84,9 @@ impl<'p> Pricer<'p> {
         }
     }
 
-    /// The cost in USD of `tokens` of `model` (0 for an unpriced model, which is remembered).
-    pub(super) fn cost(&mut self, model: &str, tokens: &super::Tokens) -> f64 {
+    /// The price entry of `model` and whether it is fast mode (`None`: unpriced, which is
+    /// remembered).
+    fn price(&mut self, model: &str) -> Option<(&'p ModelPrice, bool)> {
         let table = self.table;
         let price = match self.cache.get(model) {
             Some(p) => *p,
@@ -94,14 +95,110 @@ impl<'p> Pricer<'p> {
                 .entry(model.into())
                 .or_insert_with(|| table.lookup(model)),
         };
-        if let Some((m, fast)) = price {
-            m.cost(tokens, fast)
-        } else {
-            if !self.unpriced.contains(model) {
-                self.unpriced.insert(model.to_owned());
-            }
-            0.0
+        if price.is_none() && !self.unpriced.contains(model) {
+            self.unpriced.insert(model.to_owned());
         }
+        price
+    }
+
+    /// The cost in USD of `tokens` of `model` (0 for an unpriced model, which is remembered).
+    pub(super) fn cost(&mut self, model: &str, tokens: &super::Tokens) -> f64 {
+        self.price(model)
+            .map_or(0.0, |(m, fast)| m.cost(tokens, fast))
+    }
+
+    /// Whether a request of `model` with `tokens` is billed at its long-context rates.
+    pub(super) fn is_long(&mut self, model: &str, tokens: &super::Tokens) -> bool {
+        self.price(model).is_some_and(|(m, _)| m.is_long(tokens))
+    }
+
+    /// The cost of requests of `model` from their token sums at the base rates (`[0]`) and
+    /// at the long-context rates (`[1]`).
+    pub(super) fn cost_of_sums(&mut self, model: &str, tiers: &[super::Tokens; 2]) -> f64 {
+        self.price(model).map_or(0.0, |(m, fast)| {
+            m.cost_at(&tiers[0], false, fast) + m.cost_at(&tiers[1], true, fast)
+        })
+    }
+}
+
+/// Long-context band threshold the [`RequestGroup::long`] flags were computed with: groups
+/// answer only for price tables whose bands (if any) start there.
+pub const GROUP_LONG_THRESHOLD: u64 = 200_000;
+
+/// Requests of one session known to be kept by the deduplication (no other copy of their
+/// message exists), pre-summed by model, origin and band over a span of time: what the
+/// catalog stores so that a report need not read each request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestGroup {
+    /// Shared: many groups name one model.
+    pub model: Option<std::sync::Arc<str>>,
+    pub source: super::Source,
+    /// The requests' prompts exceed [`GROUP_LONG_THRESHOLD`] tokens.
+    pub long: bool,
+    pub requests: u64,
+    pub tokens: super::Tokens,
+    /// The earliest and the latest request's timestamp.
+    pub first_ms: i64,
+    pub last_ms: i64,
+}
+
+/// Whether `groups` can answer `options` with `pricing` exactly: each group's requests fall
+/// on one day of the zone, all in or all out of the range, and every model's long-context
+/// band (if any) starts where the groups' `long` flags were computed. When not, the caller
+/// adds every copy instead.
+pub fn groups_fit<'g>(
+    groups: impl IntoIterator<Item = &'g RequestGroup>,
+    options: &UsageOptions,
+    pricing: &PricingTable,
+) -> bool {
+    let mut pricer = Pricer::new(pricing);
+    let (zone, range) = (&options.zone, &options.range);
+    groups.into_iter().all(|g| {
+        let band = pricer
+            .price(g.model.as_deref().unwrap_or(NO_MODEL))
+            .and_then(|(m, _)| m.long_context);
+        band.is_none_or(|b| b.threshold == GROUP_LONG_THRESHOLD)
+            && range.contains_ms(g.first_ms, zone) == range.contains_ms(g.last_ms, zone)
+            && zone.day_of(g.first_ms) == zone.day_of(g.last_ms)
+    })
+}
+
+/// The rows of a report being built: accumulators, found by their final key (in order) or,
+/// on the hot path, by the day or the name they were last found for (building the key
+/// string of every request cost more than the rest of the report).
+#[derive(Default)]
+struct Rows {
+    accs: Vec<Acc>,
+    index: BTreeMap<RowKey, usize>,
+    days: FxHashMap<Day, usize>,
+    names: FxHashMap<Box<str>, usize>,
+}
+
+impl Rows {
+    fn slot(&mut self, key: RowKey) -> usize {
+        let accs = &mut self.accs;
+        *self.index.entry(key).or_insert_with(|| {
+            accs.push(Acc::default());
+            accs.len() - 1
+        })
+    }
+
+    fn by_day(&mut self, day: Day, key: impl FnOnce(Day) -> String) -> usize {
+        if let Some(&i) = self.days.get(&day) {
+            return i;
+        }
+        let i = self.slot(RowKey::Text(key(day)));
+        self.days.insert(day, i);
+        i
+    }
+
+    fn by_name(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.names.get(name) {
+            return i;
+        }
+        let i = self.slot(RowKey::Text(name.to_owned()));
+        self.names.insert(name.into(), i);
+        i
     }
 }
 
@@ -145,6 +242,7 @@ impl KeptRequests {
 pub struct UsageBuilder {
     sessions: Vec<(String, String)>,
     store: CopyStore,
+    groups: Vec<(u32, RequestGroup)>,
     pub(super) stats: ScanStats,
 }
 
@@ -222,6 +320,28 @@ impl UsageBuilder {
 
     /// Like [`UsageBuilder::add`], naming the session by id and project.
     pub fn add_session(&mut self, session_id: &str, project: &str, scan: SessionScan) {
+        self.add_session_with_groups(session_id, project, scan, Vec::new());
+    }
+
+    /// Like [`UsageBuilder::add`], with some of the session's requests given pre-summed in
+    /// `groups` (requests no other copy competes with, see [`RequestGroup`]) and the others
+    /// as copies in `scan`.
+    pub fn add_with_groups(
+        &mut self,
+        session: &SessionFiles,
+        scan: SessionScan,
+        groups: Vec<RequestGroup>,
+    ) {
+        self.add_session_with_groups(&session.session_id, &session.project(), scan, groups);
+    }
+
+    fn add_session_with_groups(
+        &mut self,
+        session_id: &str,
+        project: &str,
+        scan: SessionScan,
+        groups: Vec<RequestGroup>,
+    ) {
         let s = self.sessions.len() as u32;
         self.sessions
             .push((session_id.to_owned(), project.to_owned()));
@@ -232,6 +352,10 @@ impl UsageBuilder {
         self.stats.invalid_lines += scan.invalid_lines;
         self.stats.no_timestamp += scan.no_timestamp;
         self.stats.copies += scan.copies.len() as u64;
+        for g in groups {
+            self.stats.copies += g.requests;
+            self.groups.push((s, g));
+        }
         for copy in scan.copies {
             if self.store.add(s, copy) == Added::Duplicate {
                 self.stats.duplicate_copies += 1;
@@ -249,10 +373,12 @@ impl UsageBuilder {
         &self.store
     }
 
-    /// Applies the sidechain-replay rule; the requests kept are then `self.store.kept()`.
+    /// Applies the sidechain-replay rule; the requests kept are then `self.store.kept()` and
+    /// the groups.
     pub(super) fn settle(&mut self) {
         self.stats.sidechain_replays += self.store.apply_replay_rule();
-        self.stats.requests = self.store.kept_count();
+        self.stats.requests =
+            self.store.kept_count() + self.groups.iter().map(|(_, g)| g.requests).sum::<u64>();
     }
 
     /// The requests kept by the deduplication (see the module documentation) grouped by
@@ -274,34 +400,69 @@ impl UsageBuilder {
     /// Builds the report.
     pub fn finish(mut self, options: &UsageOptions, pricing: &PricingTable) -> UsageReport {
         self.settle();
+        let groups = std::mem::take(&mut self.groups);
         let mut pricer = Pricer::new(pricing);
-        let mut rows: BTreeMap<RowKey, Acc> = BTreeMap::new();
+        let mut rows = Rows::default();
         let mut totals = Acc::default();
         let mut sources = SourceTokens::default();
-        for (session, copy) in self.store.kept() {
-            if !options.range.contains_ms(copy.timestamp_ms, &options.zone) {
-                continue;
+        // Each request, then each group: a group is its requests summed (same session, day,
+        // model, band, origin), and costs are priced from the sums at the end, so both give
+        // the same figures.
+        // `long: None`: a single request, whose band is looked up (only when it is in range,
+        // so that a model is called unpriced only when it is counted).
+        let mut add = |session: u32,
+                       model: &str,
+                       agent: Option<&str>,
+                       g: &RequestGroup,
+                       long: Option<bool>,
+                       rows: &mut Rows| {
+            if !options.range.contains_ms(g.first_ms, &options.zone) {
+                return;
             }
-            let day = options.zone.day_of(copy.timestamp_ms);
-            let model = copy.model.unwrap_or(NO_MODEL);
-            let cost = pricer.cost(model, &copy.tokens);
-            let key = match options.kind {
-                UsageKind::Daily => RowKey::Text(day.key()),
-                UsageKind::Weekly => RowKey::Text(day.week_key()),
-                UsageKind::Monthly => RowKey::Text(day.month_key()),
-                UsageKind::Session => RowKey::Session(session),
-                UsageKind::Model => RowKey::Text(model.to_owned()),
-                UsageKind::Agent => RowKey::Text(copy.agent_id.unwrap_or(AGENT_MAIN).to_owned()),
+            let long = long.unwrap_or_else(|| pricer.is_long(model, &g.tokens));
+            let slot = match options.kind {
+                UsageKind::Daily | UsageKind::Weekly | UsageKind::Monthly => {
+                    let day = options.zone.day_of(g.first_ms);
+                    rows.by_day(day, |d| match options.kind {
+                        UsageKind::Weekly => d.week_key(),
+                        UsageKind::Monthly => d.month_key(),
+                        _ => d.key(),
+                    })
+                }
+                UsageKind::Session => rows.slot(RowKey::Session(session)),
+                UsageKind::Model => rows.by_name(model),
+                UsageKind::Agent => rows.by_name(agent.unwrap_or(AGENT_MAIN)),
             };
-            rows.entry(key)
-                .or_default()
-                .add(model, &copy.tokens, cost, copy.timestamp_ms);
-            totals.add(model, &copy.tokens, cost, copy.timestamp_ms);
-            *sources.of(copy.source) += copy.tokens.total();
+            let span = (g.first_ms, g.last_ms);
+            rows.accs[slot].add_tokens(model, long, &g.tokens, g.requests, span);
+            totals.add_tokens(model, long, &g.tokens, g.requests, span);
+            *sources.of(g.source) += g.tokens.total();
+        };
+        for (session, copy) in self.store.kept() {
+            let model = copy.model.unwrap_or(NO_MODEL);
+            let one = RequestGroup {
+                model: None,
+                source: copy.source,
+                long: false,
+                requests: 1,
+                tokens: copy.tokens,
+                first_ms: copy.timestamp_ms,
+                last_ms: copy.timestamp_ms,
+            };
+            add(session, model, copy.agent_id, &one, None, &mut rows);
         }
-        let mut out: Vec<UsageRow> = rows
+        for (session, g) in &groups {
+            let model = g.model.as_deref().unwrap_or(NO_MODEL);
+            add(*session, model, None, g, Some(g.long), &mut rows);
+        }
+        let total_figures = totals.priced_figures(&mut pricer);
+        let Rows { accs, index, .. } = rows;
+        let mut accs: Vec<Option<Acc>> = accs.into_iter().map(Some).collect();
+        let mut out: Vec<UsageRow> = index
             .into_iter()
-            .map(|(key, acc)| {
+            .filter_map(|(key, i)| Some((key, accs[i].take()?)))
+            .map(|(key, mut acc)| {
+                let figures = acc.priced_figures(&mut pricer);
                 let mut row = UsageRow {
                     date: None,
                     week: None,
@@ -312,7 +473,7 @@ impl UsageBuilder {
                     agent: None,
                     first_timestamp: acc.first_ms.map(format_ms),
                     last_timestamp: acc.last_ms.map(format_ms),
-                    figures: acc.figures(),
+                    figures,
                     totals: false,
                 };
                 match (options.kind, key) {
@@ -344,7 +505,7 @@ impl UsageBuilder {
             report: options.kind.name(),
             first_timestamp: totals.first_ms.map(format_ms),
             last_timestamp: totals.last_ms.map(format_ms),
-            figures: totals.figures(),
+            figures: total_figures,
             unpriced_models: pricer.unpriced.into_iter().collect(),
             sources,
             scan: self.stats,

@@ -48,7 +48,10 @@ pub use blocks_report::{
     BlockOptions, BlockRow, BlocksReport, LimitFigures, LimitStatus, PricedRequests, TokenLimit,
     blocks_report,
 };
-pub use build::{KeptRequests, NO_MODEL, ScanStats, UsageBuilder, UsageKind, UsageOptions};
+pub use build::{
+    GROUP_LONG_THRESHOLD, KeptRequests, NO_MODEL, RequestGroup, ScanStats, UsageBuilder, UsageKind,
+    UsageOptions, groups_fit,
+};
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
 pub use scan::{RequestCopy, SKIPPED_KEPT, SessionScan, SkippedLine, Source, UsageScanner};
 pub use store::RequestRef;

@@ -21,23 +21,75 @@ pub(super) struct Acc {
     cost: f64,
     pub(super) first_ms: Option<i64>,
     pub(super) last_ms: Option<i64>,
-    models: BTreeMap<String, (u64, Tokens, f64)>,
+    models: BTreeMap<String, ModelAcc>,
+}
+
+/// One model's share of an [`Acc`].
+#[derive(Default)]
+struct ModelAcc {
+    messages: u64,
+    tokens: Tokens,
+    /// The requests' costs, when they were given one by one ([`Acc::add`]).
+    cost: f64,
+    /// Token sums of the requests billed at the base rates (`[0]`) and at the long-context
+    /// band's (`[1]`), when they are priced at the end ([`Acc::add_tokens`]).
+    tiers: [Tokens; 2],
 }
 
 impl Acc {
+    fn model(&mut self, model: &str) -> &mut ModelAcc {
+        if !self.models.contains_key(model) {
+            self.models.insert(model.to_owned(), ModelAcc::default());
+        }
+        self.models.get_mut(model).unwrap_or_else(|| unreachable!())
+    }
+
+    fn span(&mut self, first: i64, last: i64) {
+        self.first_ms = Some(self.first_ms.map_or(first, |f| f.min(first)));
+        self.last_ms = Some(self.last_ms.map_or(last, |l| l.max(last)));
+    }
+
+    /// Adds one request of known cost (billing blocks price each request).
     pub(super) fn add(&mut self, model: &str, t: &Tokens, cost: f64, ts: i64) {
         self.messages += 1;
         self.tokens.add(t);
         self.cost += cost;
-        self.first_ms = Some(self.first_ms.map_or(ts, |f| f.min(ts)));
-        self.last_ms = Some(self.last_ms.map_or(ts, |l| l.max(ts)));
-        let m = match self.models.get_mut(model) {
-            Some(m) => m,
-            None => self.models.entry(model.to_owned()).or_default(),
-        };
-        m.0 += 1;
-        m.1.add(t);
-        m.2 += cost;
+        self.span(ts, ts);
+        let m = self.model(model);
+        m.messages += 1;
+        m.tokens.add(t);
+        m.cost += cost;
+    }
+
+    /// Adds `n` requests of one model and tier whose tokens sum to `t`, made between `first`
+    /// and `last`; they are priced by [`Acc::priced_figures`] from the sums, so the figures do
+    /// not depend on the order requests (or pre-summed groups of them) were added in.
+    pub(super) fn add_tokens(
+        &mut self,
+        model: &str,
+        long: bool,
+        t: &Tokens,
+        n: u64,
+        (first, last): (i64, i64),
+    ) {
+        self.messages += n;
+        self.tokens.add(t);
+        self.span(first, last);
+        let m = self.model(model);
+        m.messages += n;
+        m.tokens.add(t);
+        m.tiers[usize::from(long)].add(t);
+    }
+
+    /// The figures, each model's cost from its token sums ([`Acc::add_tokens`]).
+    pub(super) fn priced_figures(&mut self, pricer: &mut super::build::Pricer<'_>) -> Figures {
+        let mut total = 0.0;
+        for (model, m) in &mut self.models {
+            m.cost = pricer.cost_of_sums(model, &m.tiers);
+            total += m.cost;
+        }
+        self.cost = total;
+        self.figures()
     }
 
     pub(super) fn figures(&self) -> Figures {
@@ -53,15 +105,15 @@ impl Acc {
             breakdown: self
                 .models
                 .iter()
-                .map(|(model, (messages, t, cost))| ModelUsage {
+                .map(|(model, m)| ModelUsage {
                     model: model.clone(),
-                    messages: *messages,
-                    input_tokens: t.input,
-                    output_tokens: t.output,
-                    cache_creation_input_tokens: t.cache_creation,
-                    cache_read_input_tokens: t.cache_read,
-                    total_tokens: t.total(),
-                    cost_usd: round_usd(*cost),
+                    messages: m.messages,
+                    input_tokens: m.tokens.input,
+                    output_tokens: m.tokens.output,
+                    cache_creation_input_tokens: m.tokens.cache_creation,
+                    cache_read_input_tokens: m.tokens.cache_read,
+                    total_tokens: m.tokens.total(),
+                    cost_usd: round_usd(m.cost),
                 })
                 .collect(),
         }

@@ -207,26 +207,26 @@ pub(crate) fn refresh(
 }
 
 /// The catalog brought up to date for a report's inputs (its paths, else the Claude projects
-/// directories), or `None` when it cannot be used: then the report scans, and says why on
+/// directories) with what the refresh found, or `None` when it cannot be used: then the report scans, and says why on
 /// stderr. Unreadable paths are the scan's to report.
 pub(crate) fn for_report(
     args: &CatalogArgs,
     env: &Env,
     report: &crate::report::ReportArgs,
-) -> Option<Catalog> {
+) -> Option<(Catalog, RootsReport)> {
     let roots = if report.paths.is_empty() {
         env.projects_roots()
     } else {
         report.paths.clone()
     };
-    let attempt = || -> Result<Catalog> {
+    let attempt = || -> Result<(Catalog, RootsReport)> {
         let mut c = args.open(env, report.quiet)?;
         let scope = Scope::of_roots(roots, !report.paths.is_empty());
-        refresh(&mut c, &scope, report.threads.unwrap_or(0), true)?;
-        Ok(c)
+        let refreshed = refresh(&mut c, &scope, report.threads.unwrap_or(0), true)?;
+        Ok((c, refreshed))
     };
     match attempt() {
-        Ok(c) => Some(c),
+        Ok(done) => Some(done),
         Err(e) => {
             if !report.quiet {
                 warning_line(&format!("{e:#}; scanning the transcripts instead"));

@@ -11,14 +11,15 @@ use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use serde::de::IgnoredAny;
 use skein_analysis::AnalysisOptions;
+use skein_catalog::{Catalog, RootsReport, SessionUsage};
 use skein_layout::SessionFiles;
 use skein_reports::agents::agent_groups;
 use skein_reports::load_session;
 use skein_reports::pricing::PricingTable;
 use skein_reports::tree::LinkVisitor;
 use skein_reports::usage::{
-    Figures, SessionScan, SkippedLine, TotalsRow, UsageBuilder, UsageKind, UsageOptions,
-    UsageReport, UsageRow, UsageScanner,
+    Figures, RequestGroup, SessionScan, SkippedLine, TotalsRow, UsageBuilder, UsageKind,
+    UsageOptions, UsageReport, UsageRow, UsageScanner, groups_fit,
 };
 
 use super::catalog::CatalogArgs;
@@ -151,82 +152,71 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         zone: report.zone()?,
     };
     let pricing = load_pricing(args.pricing.as_deref())?;
-    let (sessions, found_ok) = report.sessions(env)?;
-    let mmap = report.mmap;
-    let mut builder = UsageBuilder::new();
+    // From the catalog where it covers the input (not for --by agent, which reads the
+    // spawning calls); the other sessions are scanned, in parallel.
+    let catalog = if args.no_catalog || kind == UsageKind::Agent {
+        None
+    } else {
+        super::catalog::for_report(&args.catalog, env, &report)
+    };
+    // The sessions: from the catalog's sources when its refresh listed the whole input
+    // cleanly (the same sessions a listing finds), else listed again.
+    let (sessions, found_ok) = match catalog
+        .as_ref()
+        .and_then(|(c, r)| catalog_sessions(c, r, &report, env))
+    {
+        Some(found) => (report.filtered(env, found)?, true),
+        None => report.sessions(env)?,
+    };
     let teams = if kind == UsageKind::Agent {
         super::tree::team_configs(env, report.quiet)
     } else {
         Vec::new()
     };
-    // From the catalog where it covers a session (not for --by agent, which reads the spawning
-    // calls); the other sessions are scanned, in parallel.
-    let mut from_catalog = if args.no_catalog || kind == UsageKind::Agent {
-        None
-    } else {
-        super::catalog::for_report(&args.catalog, env, &report).and_then(|c| {
-            SCANNER
-                .with(|sc| c.usage_scans(&sessions, &mut sc.borrow_mut()))
-                .map_err(|e| {
-                    if !report.quiet {
-                        warning_line(&format!("{e}; scanning the transcripts instead"));
-                    }
-                })
-                .ok()
-        })
-    }
-    .unwrap_or_else(|| vec![None; sessions.len()]);
-    let missing: Vec<SessionFiles> = sessions
-        .iter()
-        .zip(&from_catalog)
-        .filter(|(_, c)| c.is_none())
-        .map(|(s, _)| s.clone())
-        .collect();
-    // Every session goes to the builder in discovery order, from the catalog or from its scan
-    // as each arrives (a session whose scan failed was reported and is left out), so no scan
-    // is held longer than it takes to add it.
-    let mut skipped = Vec::new();
-    let mut next = 0;
-    let empty = BTreeMap::new();
-    let jobs_ok = report.for_each_session(
-        &missing,
-        |s, parser| {
-            let scan = SCANNER
-                .with(|sc| sc.borrow_mut().scan_session(s, mmap))
-                .map_err(anyhow::Error::from)?;
-            // Agent names come from the spawning calls: one more pass, only for --by agent.
-            let agents = if kind == UsageKind::Agent {
-                let loaded = load_session::<IgnoredAny, LinkVisitor>(
-                    s,
-                    &AnalysisOptions::default(),
-                    parser,
-                    mmap,
-                )?;
-                agent_groups(&loaded, |v| v, &teams)
-            } else {
-                BTreeMap::new()
-            };
-            Ok((scan, agents))
-        },
-        |s, (scan, agents)| {
-            while let Some(c) = sessions.get(next) {
-                next += 1;
-                if c == s {
-                    break;
-                }
-                if let Some(scan) = from_catalog[next - 1].take() {
-                    add_scan(&mut builder, &mut skipped, kind, c, scan, &empty);
-                }
-            }
-            add_scan(&mut builder, &mut skipped, kind, s, scan, &agents);
-            Ok(())
-        },
-    )?;
-    for (c, scan) in sessions[next..].iter().zip(&mut from_catalog[next..]) {
-        if let Some(scan) = scan.take() {
-            add_scan(&mut builder, &mut skipped, kind, c, scan, &empty);
+    let warn_scan = |e: skein_catalog::Error| {
+        if !report.quiet {
+            warning_line(&format!("{e}; scanning the transcripts instead"));
         }
-    }
+    };
+    // The reports by period, session and model take most requests pre-summed; the copies
+    // path (every copy from the catalog) answers the rest, and whatever the groups cannot.
+    let grouped = match &catalog {
+        Some((c, _)) if in_blocks.is_none() => c.usage_groups(&sessions).unwrap_or_else(|e| {
+            warn_scan(e);
+            None
+        }),
+        _ => None,
+    };
+    let fits = |answers: &Vec<SessionUsage>| {
+        let groups = answers.iter().flat_map(|a| &a.groups);
+        groups_fit(groups, &options, &pricing)
+    };
+    // Each session's answer from the catalog: its contested copies and groups, else (the
+    // groups cannot answer) every copy; `None` for a session to scan.
+    let answers: Vec<Option<(SessionScan, Vec<RequestGroup>)>> =
+        if let Some(grouped) = grouped.filter(fits) {
+            grouped
+                .into_iter()
+                .map(|a| Some((a.scan, a.groups)))
+                .collect()
+        } else {
+            match &catalog {
+                Some((c, _)) => SCANNER
+                    .with(|sc| c.usage_scans(&sessions, &mut sc.borrow_mut()))
+                    .map_err(warn_scan)
+                    .ok(),
+                None => None,
+            }
+            .unwrap_or_else(|| vec![None; sessions.len()])
+            .into_iter()
+            .map(|a| a.map(|scan| (scan, Vec::new())))
+            .collect()
+        };
+    let Gathered {
+        builder,
+        skipped,
+        jobs_ok,
+    } = gather(&report, &sessions, answers, kind, &teams)?;
     if in_blocks.is_some() {
         let result = blocks::finish(builder, &args.blocks, &report, &pricing)?;
         if !report.quiet {
@@ -242,21 +232,125 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     Ok(exit_status(found_ok && jobs_ok))
 }
 
-/// Adds the scan of session `s` to the report (its copies attributed to agent names for
-/// `--by agent`), keeping its skipped lines for the warning.
-fn add_scan(
+/// The sessions of a report's input from the catalog's sources, when its refresh listed
+/// that input without errors and the input is named by absolute paths (a relative path names
+/// its files relatively in warnings, as the listing does); `None` otherwise.
+fn catalog_sessions(
+    catalog: &Catalog,
+    refreshed: &RootsReport,
+    report: &ReportArgs,
+    env: &skein_layout::Env,
+) -> Option<Vec<SessionFiles>> {
+    let roots = report.roots(env).ok()?;
+    if !refreshed.errors.is_empty()
+        || !refreshed.refresh.errors.is_empty()
+        || roots.iter().any(|r| !r.is_absolute())
+    {
+        return None;
+    }
+    catalog.listed_sessions(&refreshed.paths).ok().flatten()
+}
+
+/// Every session's usage, in session order, in a builder.
+struct Gathered {
+    builder: UsageBuilder,
+    /// The skipped lines of the sessions that were scanned.
+    skipped: Vec<SkippedLine>,
+    /// Every scan succeeded.
+    jobs_ok: bool,
+}
+
+/// Adds each session's answer from the catalog (copies, and groups of pre-summed requests)
+/// to a builder, scanning the sessions without one (`None`) in parallel.
+fn gather(
+    report: &ReportArgs,
+    sessions: &[SessionFiles],
+    mut answers: Vec<Option<(SessionScan, Vec<RequestGroup>)>>,
+    kind: UsageKind,
+    teams: &[skein_layout::TeamConfig],
+) -> Result<Gathered> {
+    let mmap = report.mmap;
+    let missing: Vec<SessionFiles> = sessions
+        .iter()
+        .zip(&answers)
+        .filter(|(_, c)| c.is_none())
+        .map(|(s, _)| s.clone())
+        .collect();
+    // Every session goes to the builder in discovery order, from the catalog or from its scan
+    // as each scan arrives (a session whose scan failed was reported and is left out), so no
+    // scan is held longer than it takes to add it.
+    let mut skipped = Vec::new();
+    let mut builder = UsageBuilder::new();
+    let mut next = 0;
+    let empty = BTreeMap::new();
+    let jobs_ok = missing.is_empty()
+        || report.for_each_session(
+            &missing,
+            |s, parser| {
+                let scan = SCANNER
+                    .with(|sc| sc.borrow_mut().scan_session(s, mmap))
+                    .map_err(anyhow::Error::from)?;
+                // Agent names come from the spawning calls: one more pass, only for --by agent.
+                let agents = if kind == UsageKind::Agent {
+                    let loaded = load_session::<IgnoredAny, LinkVisitor>(
+                        s,
+                        &AnalysisOptions::default(),
+                        parser,
+                        mmap,
+                    )?;
+                    agent_groups(&loaded, |v| v, teams)
+                } else {
+                    BTreeMap::new()
+                };
+                Ok((scan, agents))
+            },
+            |s, (scan, agents)| {
+                while let Some(c) = sessions.get(next) {
+                    next += 1;
+                    if c == s {
+                        break;
+                    }
+                    if let Some((scan, groups)) = answers[next - 1].take() {
+                        let answer = (scan, groups, &empty);
+                        add_answer(&mut builder, &mut skipped, kind, c, answer);
+                    }
+                }
+                add_answer(
+                    &mut builder,
+                    &mut skipped,
+                    kind,
+                    s,
+                    (scan, Vec::new(), &agents),
+                );
+                Ok(())
+            },
+        )?;
+    for (c, answer) in sessions[next..].iter().zip(&mut answers[next..]) {
+        if let Some((scan, groups)) = answer.take() {
+            add_answer(&mut builder, &mut skipped, kind, c, (scan, groups, &empty));
+        }
+    }
+    Ok(Gathered {
+        builder,
+        skipped,
+        jobs_ok,
+    })
+}
+
+/// Adds session `s`'s answer to the report: its copies, its pre-summed groups and, for
+/// `--by agent`, its agents' names; its skipped lines are kept for the warning.
+fn add_answer(
     builder: &mut UsageBuilder,
     skipped: &mut Vec<SkippedLine>,
     kind: UsageKind,
     s: &SessionFiles,
-    mut scan: SessionScan,
-    agents: &BTreeMap<String, String>,
+    (mut scan, groups, agents): (SessionScan, Vec<RequestGroup>, &BTreeMap<String, String>),
 ) {
     skipped.append(&mut scan.skipped);
     if kind == UsageKind::Agent {
         builder.add_with_agents(s, scan, agents);
     } else {
-        builder.add(s, scan);
+        builder.add_with_groups(s, scan, groups);
     }
 }
 

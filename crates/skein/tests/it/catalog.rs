@@ -138,6 +138,38 @@ fn usage_from_the_catalog_is_byte_for_byte_the_scan() {
         h.state().join("catalog.db").is_file(),
         "usage keeps the catalog current"
     );
+    // Zones, ranges and prices the usage groups answer (whole 15-minute buckets), and ones they
+    // cannot (a zone 7 minutes off UTC, an instant inside a bucket, a long-context band moved by
+    // --pricing), which take every copy instead: the same bytes either way.
+    let pricing = h.dir.path().join("prices.json");
+    std::fs::write(
+        &pricing,
+        r#"{"models":[{"name":"opus","match":["claude-opus-4-7"],"input":5,"output":25,"cache_write_5m":6.25,"cache_write_1h":10,"cache_read":0.5,"long_context":{"threshold":1000,"input":10,"output":37.5,"cache_write_5m":12.5,"cache_write_1h":20,"cache_read":1}}]}"#,
+    )
+    .expect("write prices");
+    let pricing = pricing.to_str().expect("utf8");
+    for extra in [
+        &["daily", "--timezone", "+05:30", "--breakdown"][..],
+        &["weekly", "--timezone", "-03:30", "--since", "2026-06-01"],
+        &["monthly", "--timezone", "+00:07"],
+        &["daily", "--since", "2026-06-01T00:07:00Z"],
+        &["model", "--pricing", pricing],
+        &["session", "--until", "2026-06-07"],
+    ] {
+        for format in ["jsonl", "table"] {
+            let mut args = vec!["usage"];
+            args.extend_from_slice(extra);
+            args.extend(["--format", format]);
+            let cat = ok(&h.run(&args)).stdout.clone();
+            args.push("--no-catalog");
+            let scan = ok(&h.run(&args)).stdout.clone();
+            assert_eq!(
+                String::from_utf8_lossy(&cat),
+                String::from_utf8_lossy(&scan),
+                "{extra:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -1,0 +1,185 @@
+//! Usage from the catalog for the reports by period, session and model: only the *contested*
+//! copies (those whose message has another copy somewhere in the catalog) one by one, the
+//! others pre-summed in the usage groups (see `write.rs`). An uncontested copy is the only
+//! copy of its message in any input that holds it, so the deduplication keeps it: only the
+//! contested copies need the deduplication, and their order among themselves is their order
+//! among all copies, so it keeps the same ones.
+//!
+//! Also the sessions of a refreshed scope as `skein-layout` groups them, from the catalogued
+//! sources instead of a second listing of the tree.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use skein_layout::{SessionFiles, Source};
+use skein_reports::usage::{
+    RequestCopy, RequestGroup, SessionScan, SkippedLine, Source as Origin, Tokens,
+};
+
+use crate::error::{Error, Result};
+use crate::usage::{COPY_COLUMNS, Row, Rows, copy_of};
+use crate::write::origin_of;
+
+/// One session's usage from [`session_groups`]: the contested copies in `scan` (with the
+/// counters and skipped lines of all the session's files), the other requests pre-summed.
+#[derive(Debug)]
+pub struct SessionUsage {
+    pub scan: SessionScan,
+    pub groups: Vec<RequestGroup>,
+}
+
+/// The sessions' usage as contested copies and groups, in order; `None` when some file is
+/// not catalogued to its current end (the caller then takes every copy, or scans).
+pub(crate) fn session_groups(
+    conn: &Connection,
+    db: &Path,
+    rows: &Rows,
+    sessions: &[SessionFiles],
+) -> Result<Option<Vec<SessionUsage>>> {
+    let sql = |e| Error::sql(db, e);
+    // Each session's catalogued files, in the scanner's order.
+    let mut plan: Vec<Vec<(&Row, &Path)>> = Vec::with_capacity(sessions.len());
+    let mut used = HashSet::new();
+    for files in sessions {
+        let mut list = Vec::new();
+        for path in files.files() {
+            // Sessions listed from the catalog name their files as it stores them.
+            let found = path.to_str().and_then(|p| rows.get(p)).or_else(|| {
+                let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+                rows.get(abs.to_string_lossy().as_ref())
+            });
+            let Some(row) = found else {
+                return Ok(None);
+            };
+            // Not read to its end by the refresh just made (a torn last line, a concurrent
+            // writer), or listed twice: the copies path handles those.
+            if row.unknown_size || (!row.archived && row.size != row.offset) || !used.insert(row.id)
+            {
+                return Ok(None);
+            }
+            list.push((row, path));
+        }
+        plan.push(list);
+    }
+    let mut groups = all_groups(conn).map_err(sql)?;
+    let mut contested = contested_copies(conn).map_err(sql)?;
+    let mut skips = conn
+        .prepare_cached(
+            "SELECT line, offset, invalid FROM usage_skips WHERE source_id = ?1 ORDER BY line",
+        )
+        .map_err(sql)?;
+    let mut out = Vec::with_capacity(plan.len());
+    for list in plan {
+        let mut scan = SessionScan::default();
+        let mut summed = Vec::new();
+        for (row, path) in list {
+            let mut copies = contested.remove(&row.id).unwrap_or_default();
+            for c in &mut copies {
+                if c.source != Origin::Progress {
+                    c.agent_id = row.agent_id.as_deref().map(Into::into);
+                }
+            }
+            scan.copies.append(&mut copies);
+            summed.append(&mut groups.remove(&row.id).unwrap_or_default());
+            scan.files += 1;
+            scan.usage_lines += row.usage_lines;
+            scan.invalid_lines += row.usage_invalid;
+            scan.no_timestamp += row.usage_no_timestamp;
+            scan.bytes += row.offset;
+            if row.usage_invalid + row.usage_no_timestamp > 0 {
+                let located = skips
+                    .query_map([row.id], |r| {
+                        Ok(SkippedLine {
+                            path: Some(path.to_path_buf()),
+                            line: r.get::<_, i64>(0)? as u64,
+                            offset: r.get::<_, i64>(1)? as u64,
+                            invalid: r.get(2)?,
+                        })
+                    })
+                    .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
+                    .map_err(sql)?;
+                scan.skipped.extend(located);
+            }
+        }
+        out.push(SessionUsage {
+            scan,
+            groups: summed,
+        });
+    }
+    Ok(Some(out))
+}
+
+/// Every usage group, by source id.
+fn all_groups(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestGroup>>> {
+    let mut stmt = conn.prepare(
+        "SELECT source_id, model, origin, long, requests, input, output, cache_creation, \
+         cache_5m, cache_1h, cache_read, first_ms, last_ms FROM usage_groups",
+    )?;
+    let mut out: HashMap<i64, Vec<RequestGroup>> = HashMap::new();
+    // Few distinct models: one allocation each.
+    let mut models: HashMap<String, Arc<str>> = HashMap::new();
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let u = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
+        let model = match r.get_ref(1)?.as_str_or_null()? {
+            None => None,
+            Some(m) => Some(match models.get(m) {
+                Some(a) => Arc::clone(a),
+                None => Arc::clone(models.entry(m.to_owned()).or_insert_with(|| m.into())),
+            }),
+        };
+        out.entry(r.get(0)?).or_default().push(RequestGroup {
+            model,
+            source: origin_of(r.get(2)?),
+            long: r.get(3)?,
+            requests: u(4)?,
+            tokens: Tokens {
+                input: u(5)?,
+                output: u(6)?,
+                cache_creation: u(7)?,
+                cache_creation_5m: u(8)?,
+                cache_creation_1h: u(9)?,
+                cache_read: u(10)?,
+            },
+            first_ms: r.get(11)?,
+            last_ms: r.get(12)?,
+        });
+    }
+    Ok(out)
+}
+
+/// Every contested copy, by source id, each source's in the scanner's order.
+fn contested_copies(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestCopy>>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT source_id, {COPY_COLUMNS} FROM requests WHERE contested = 1 \
+         ORDER BY source_id, seq"
+    ))?;
+    let mut out: HashMap<i64, Vec<RequestCopy>> = HashMap::new();
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        out.entry(r.get(0)?).or_default().push(copy_of(r, 1)?);
+    }
+    Ok(out)
+}
+
+/// The sessions of the catalogued sources at `paths` (what a refresh of a scope reports), as
+/// `skein-layout`'s discovery groups and orders them; `None` when one of them is an archive
+/// file or is not catalogued (the caller lists the tree instead).
+pub(crate) fn listed_sessions(rows: &Rows, paths: &HashSet<String>) -> Option<Vec<SessionFiles>> {
+    let mut sources = Vec::with_capacity(paths.len());
+    // The order does not matter: `group` sorts.
+    #[allow(
+        clippy::iter_over_hash_type,
+        reason = "group() orders the sessions and their files"
+    )]
+    for path in paths {
+        let row = rows.get(path)?;
+        if row.archived {
+            return None;
+        }
+        sources.push(Source::live_known(Path::new(path), &row.session_id)?);
+    }
+    Some(skein_layout::group(sources))
+}
