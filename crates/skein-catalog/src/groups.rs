@@ -14,9 +14,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 use skein_layout::{SessionFiles, Source};
-use skein_reports::usage::{
-    RequestCopy, RequestGroup, SessionScan, SkippedLine, Source as Origin, Tokens,
-};
+use skein_reports::usage::{RequestCopy, RequestGroup, SessionScan, SkippedLine, Source as Origin};
 
 use crate::error::{Error, Result};
 use crate::usage::{COPY_COLUMNS, Row, Rows, copy_of};
@@ -135,14 +133,7 @@ fn all_groups(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestGro
             source: origin_of(r.get(2)?),
             long: r.get(3)?,
             requests: u(4)?,
-            tokens: Tokens {
-                input: u(5)?,
-                output: u(6)?,
-                cache_creation: u(7)?,
-                cache_creation_5m: u(8)?,
-                cache_creation_1h: u(9)?,
-                cache_read: u(10)?,
-            },
+            tokens: crate::usage::tokens_at(r, 5)?,
             first_ms: r.get(11)?,
             last_ms: r.get(12)?,
         });

@@ -69,8 +69,21 @@ pub(crate) const COPY_COLUMNS: &str = "message_id, request_id, sidechain, origin
                             cache_creation, cache_5m, cache_1h, cache_read, ts_ms, foreign_session, \
                             progress_agent";
 
-pub(crate) fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<RequestCopy> {
+/// The six token counters in columns `at..at + 6` (input, output, cache creation, its 5-minute
+/// and 1-hour parts, cache read), as `requests` and `usage_groups` store them.
+pub(crate) fn tokens_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Tokens> {
     let u = |i: usize| r.get::<_, i64>(at + i).map(|v| v as u64);
+    Ok(Tokens {
+        input: u(0)?,
+        output: u(1)?,
+        cache_creation: u(2)?,
+        cache_creation_5m: u(3)?,
+        cache_creation_1h: u(4)?,
+        cache_read: u(5)?,
+    })
+}
+
+pub(crate) fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<RequestCopy> {
     let rid: String = r.get(at + 1)?;
     Ok(RequestCopy {
         message_id: r.get::<_, Option<String>>(at)?.map(Into::into),
@@ -78,14 +91,7 @@ pub(crate) fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Requ
         sidechain: r.get(at + 2)?,
         source: origin_of(r.get(at + 3)?),
         model: r.get::<_, Option<String>>(at + 4)?.map(Into::into),
-        tokens: Tokens {
-            input: u(5)?,
-            output: u(6)?,
-            cache_creation: u(7)?,
-            cache_creation_5m: u(8)?,
-            cache_creation_1h: u(9)?,
-            cache_read: u(10)?,
-        },
+        tokens: tokens_at(r, at + 5)?,
         timestamp_ms: r.get(at + 11)?,
         foreign_session: r.get(at + 12)?,
         // A progress copy's own agent; the file's agent for the others (set by the caller).

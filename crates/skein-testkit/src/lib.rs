@@ -47,21 +47,34 @@ pub fn corpus_dir() -> Option<PathBuf> {
 /// cannot pass by checking nothing.
 pub fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    walk(dir, &mut out);
+    walk(dir, &mut out, &|p| {
+        p.extension().is_some_and(|x| x == "jsonl")
+    });
     assert!(!out.is_empty(), "no *.jsonl file under {}", dir.display());
     out.sort();
     out
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file below `dir` (directories are descended, not listed), sorted by path; none when
+/// `dir` does not exist.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if dir.exists() {
+        walk(dir, &mut out, &|_| true);
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, keep: &dyn Fn(&Path) -> bool) {
     let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     for entry in entries {
         let p = entry
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .path();
         if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|x| x == "jsonl") {
+            walk(&p, out, keep);
+        } else if keep(&p) {
             out.push(p);
         }
     }

@@ -40,7 +40,7 @@ fn racing_keys_with_one_name_each_get_a_file() {
         }
     });
     batch.commit().expect("commit");
-    let files: Vec<_> = walk(&root.join("subagent"))
+    let files: Vec<_> = skein_testkit::files_under(&root.join("subagent"))
         .into_iter()
         .filter(|p| p.to_string_lossy().ends_with(".jsonl.zst"))
         .collect();
@@ -83,17 +83,4 @@ fn a_name_another_key_committed_is_not_removed_by_recovery() {
         let rep = verify(&root).expect("verify");
         assert!(rep.issues.is_empty(), "{:?}", rep.issues);
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }

@@ -222,7 +222,7 @@ fn a_symlinked_transcript_is_skipped_with_a_warning() {
         !d.join(format!("arch/checkpoints/main-session/{}.json", sid(7)))
             .exists()
     );
-    let archived = walk(&d.join("arch/main-session"));
+    let archived = skein_testkit::files_under(&d.join("arch/main-session"));
     assert_eq!(
         archived
             .iter()
@@ -234,17 +234,4 @@ fn a_symlinked_transcript_is_skipped_with_a_warning() {
     let out = skein(&["archive", "-q", "projects", "--to", "arch"], d);
     ok(&out);
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
