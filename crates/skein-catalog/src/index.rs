@@ -318,7 +318,7 @@ impl Indexer {
                 })?
         } else {
             let mut f = File::open(path).map_err(io_err)?;
-            if plan == Plan::Append && !track::same_prefix(&mut f, &stored) {
+            if plan == Plan::Append && !track::same_prefix(&f, &stored) {
                 plan = Plan::Reindex;
             }
             if plan == Plan::Append {
@@ -374,7 +374,7 @@ impl Indexer {
                     0
                 };
             }
-            if let Some(f) = file.as_mut() {
+            if let Some(f) = file.as_ref() {
                 batch.hashes = track::hashes(f, at).map_err(io_err)?;
             }
             let go_on = sink(batch);
@@ -452,5 +452,37 @@ impl Indexer {
             b.facts.add_line(&mut f);
         }
         b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunks of any size put back together give the input, each ends at a line end (the
+    /// last may be a whole record without one), and no line is cut or repeated.
+    #[test]
+    fn chunks_at_tiny_sizes_are_the_input_cut_at_line_ends() {
+        let mut input = Vec::new();
+        for i in 0..200 {
+            let pad = "x".repeat(i * 7 % 53);
+            input.extend_from_slice(format!("{{\"n\":{i},\"p\":\"{pad}\"}}\n").as_bytes());
+        }
+        input.extend_from_slice(b"{\"last\":true}");
+        for size in [1, 2, 3, 7, 16, 64, 100, 1000, 1 << 20] {
+            let mut r = std::io::Cursor::new(input.clone());
+            let (mut carry, mut eof) = (Vec::new(), false);
+            let mut out = Vec::new();
+            loop {
+                let chunk = next_chunk(&mut r, &mut carry, &mut eof, size).expect("read");
+                if chunk.is_empty() {
+                    break;
+                }
+                let whole_last = chunk.ends_with(b"}") && out.len() + chunk.len() == input.len();
+                assert!(chunk.ends_with(b"\n") || whole_last, "size {size}");
+                out.extend_from_slice(&chunk);
+            }
+            assert_eq!(out, input, "size {size}");
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! so far and hashes of the bytes before it) and what a refresh must do with it now.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 use std::path::Path;
 
 use skein_layout::Source;
@@ -130,18 +130,23 @@ pub(crate) fn plan(source: &Source, now: &Stat, stored: Option<&Stored>) -> Plan
 }
 
 /// xxh3 of `len` bytes of `file` at `at`.
-fn hash_at(file: &mut File, at: u64, len: u64, buf: &mut Vec<u8>) -> io::Result<u64> {
+/// Positional reads only: the indexer hashes through a handle that shares its file position
+/// with the reader of the new lines (`try_clone`), so moving that position would make the
+/// reader read bytes again (every offset after the first 8 MiB chunk was off by the length of
+/// the line cut at the chunk's end, and each refresh re-indexed the file from its start).
+fn hash_at(file: &File, at: u64, len: u64, buf: &mut Vec<u8>) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt as _;
     buf.clear();
-    file.seek(SeekFrom::Start(at))?;
-    file.by_ref().take(len).read_to_end(buf)?;
-    if buf.len() as u64 != len {
-        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank"));
-    }
+    buf.resize(usize::try_from(len).unwrap_or(usize::MAX), 0);
+    file.read_exact_at(buf, at).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank"),
+        _ => e,
+    })?;
     Ok(XxHash3_64::oneshot(buf))
 }
 
 /// The head and tail hashes of the first `offset` bytes of a live file.
-pub(crate) fn hashes(file: &mut File, offset: u64) -> io::Result<(u64, u64)> {
+pub(crate) fn hashes(file: &File, offset: u64) -> io::Result<(u64, u64)> {
     let mut buf = Vec::with_capacity(HASH_WINDOW as usize);
     let n = offset.min(HASH_WINDOW);
     let head = hash_at(file, 0, n, &mut buf)?;
@@ -150,7 +155,7 @@ pub(crate) fn hashes(file: &mut File, offset: u64) -> io::Result<(u64, u64)> {
 }
 
 /// Whether the first `stored.offset` bytes of the file are still the ones indexed.
-pub(crate) fn same_prefix(file: &mut File, stored: &Stored) -> bool {
+pub(crate) fn same_prefix(file: &File, stored: &Stored) -> bool {
     hashes(file, stored.offset).is_ok_and(|h| h == (stored.head_hash, stored.tail_hash))
 }
 

@@ -218,3 +218,56 @@ fn a_whole_last_record_without_a_newline_is_indexed() {
     assert_eq!(c.stats().expect("stats").docs, before.docs + 2);
     assert_eq!(c.integrity_check().expect("check"), Ok(()));
 }
+
+/// A file longer than two read chunks (8 MiB each): every line is indexed once at its own
+/// offset (a hit's uuid and snippet are read back by offset), and an append afterwards is
+/// read alone instead of the whole file again.
+#[test]
+fn a_file_longer_than_a_chunk_keeps_its_offsets_and_appends() {
+    use skein_catalog::SearchQuery;
+    let f = Fixture::new();
+    let main = f.main_file(A, "-home-me-widgets");
+    let mut text = String::new();
+    let mut n = 0;
+    while text.len() < 17 << 20 {
+        // Lines of varying length, so a chunk's end falls inside a line.
+        let pad = "lorem ipsum ".repeat(20 + n % 37);
+        text.push_str(&user_line(&format!("u{n}"), &format!("line {n} {pad}")));
+        text.push('\n');
+        n += 1;
+    }
+    text.push_str(&user_line("ulast", "the quokka at the end"));
+    text.push('\n');
+    std::fs::write(&main, &text).expect("write");
+    let mut c = f.open();
+    f.refresh(&mut c);
+    let found = |c: &skein_catalog::Catalog, word: &str| {
+        c.search(&SearchQuery {
+            query: word.into(),
+            limit: 5,
+            ..SearchQuery::default()
+        })
+        .expect("search")
+    };
+    let hit = found(&c, "quokka");
+    assert_eq!(hit.len(), 1);
+    assert_eq!(
+        hit[0].uuid.as_deref(),
+        Some("ulast"),
+        "read back at its offset"
+    );
+    assert!(hit[0].snippet.contains("quokka"), "{}", hit[0].snippet);
+    append(
+        &main,
+        &format!("{}\n", user_line("unext", "a numbat appended")),
+    );
+    let r = f.refresh(&mut c);
+    assert_eq!(
+        (r.appended, r.reindexed),
+        (1, 0),
+        "only the new line is read"
+    );
+    let hit = found(&c, "numbat");
+    assert_eq!(hit.len(), 1);
+    assert_eq!(hit[0].uuid.as_deref(), Some("unext"));
+}
