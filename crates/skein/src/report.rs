@@ -2,17 +2,14 @@
 //! projects directories by default), filters (dates, project, include/exclude globs), the
 //! progress bar, parallel per-session jobs with ordered output, and the output formats.
 
-use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::mpsc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
 use serde::Serialize;
 use skein_core::Parser;
 use skein_core::time::{DateRange, Zone};
@@ -231,47 +228,43 @@ impl ReportArgs {
         mut emit: impl FnMut(&SessionFiles, T) -> Result<()>,
     ) -> Result<bool> {
         let bar = self.progress(sessions.len());
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.threads.unwrap_or(0))
-            .build()
-            .context("cannot start worker threads")?;
+        let threads = match self.threads.unwrap_or(0) {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n,
+        };
         // Sessions go to the workers in runs (up to 16 on a big tree, one each on a small one):
         // one message per session woke this thread for every session, ~4 % of the CPU time of
-        // a scan of 2,000 sessions in futex wake-ups and context switches.
-        let run = (sessions.len() / (pool.current_num_threads() * 64)).clamp(1, 16);
-        let (tx, rx) = mpsc::channel::<(usize, Vec<Result<T>>)>();
-        let mut pending: BTreeMap<usize, Result<T>> = BTreeMap::new();
+        // a scan of 2,000 sessions in futex wake-ups and context switches. The workers stay
+        // within a few runs of the writer (`skein_core::ordered`), so a slow session holds them
+        // back instead of letting finished results pile up in memory.
+        let run = (sessions.len() / (threads * 64)).clamp(1, 16);
+        let runs: Vec<&[SessionFiles]> = sessions.chunks(run).collect();
         let mut next = 0;
         let mut ok = true;
-        let mut outcome = Ok(());
-        pool.in_place_scope(|scope| {
-            let job = &job;
-            scope.spawn(move |_| {
-                sessions.par_chunks(run).enumerate().for_each_init(
-                    || (tx.clone(), Parser::new()),
-                    |(tx, parser), (c, chunk)| {
-                        let results = chunk.iter().map(|s| job(s, parser)).collect();
-                        let _ = tx.send((c * run, results));
-                    },
-                );
-                drop(tx);
-            });
-            for (first, results) in rx {
+        let outcome = skein_core::ordered::ordered(
+            &runs,
+            threads,
+            Parser::new,
+            |parser, chunk| {
+                let results: Vec<Result<T>> = chunk.iter().map(|s| job(s, parser)).collect();
+                Ok::<_, anyhow::Error>(results)
+            },
+            |results| {
                 bar.inc(results.len() as u64);
-                pending.extend((first..).zip(results));
-                while let Some(r) = pending.remove(&next) {
+                for r in results {
+                    let s = &sessions[next];
+                    next += 1;
                     match r {
-                        Ok(v) if outcome.is_ok() => outcome = emit(&sessions[next], v),
-                        Ok(_) => {}
+                        Ok(v) => emit(s, v)?,
                         Err(e) => {
                             ok = false;
                             bar.suspend(|| error_line(&crate::output::error_text(&e)));
                         }
                     }
-                    next += 1;
                 }
-            }
-        });
+                Ok(())
+            },
+        );
         bar.finish_and_clear();
         outcome.map(|()| ok)
     }
