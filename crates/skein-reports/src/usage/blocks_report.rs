@@ -6,7 +6,8 @@ use serde::Serialize;
 use skein_core::time::{DateRange, Zone, format_ms};
 
 use super::blocks::{ActiveFigures, Block, PricedRequest, blocks, sort_by_time};
-use super::build::{NO_MODEL, Pricer, UsageBuilder};
+use super::build::{NO_MODEL, UsageBuilder};
+use super::groups::Pricer;
 use super::rows::{Acc, ModelUsage, SourceTokens, TotalsRow};
 use crate::pricing::PricingTable;
 

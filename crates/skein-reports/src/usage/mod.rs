@@ -33,13 +33,15 @@
 //!
 //! Files: `scan` (one session's files → per-file
 //! copies), `store` (the kept copies, compactly: ~150 bytes a request),
-//! `build` (copies of all sessions → deduplicated requests → rows), `rows` (the
+//! `groups` (pricing, and requests the catalog pre-summed), `build` (copies of all sessions →
+//! deduplicated requests → rows), `rows` (the
 //! serialized rows and their accumulator), `blocks` (billing blocks of priced requests) and
 //! `blocks_report` (`skein usage blocks`).
 
 pub mod blocks;
 mod blocks_report;
 mod build;
+mod groups;
 mod rows;
 mod scan;
 mod store;
@@ -48,10 +50,8 @@ pub use blocks_report::{
     BlockOptions, BlockRow, BlocksReport, LimitFigures, LimitStatus, PricedRequests, TokenLimit,
     blocks_report,
 };
-pub use build::{
-    GROUP_LONG_THRESHOLD, KeptRequests, NO_MODEL, RequestGroup, ScanStats, UsageBuilder, UsageKind,
-    UsageOptions, groups_fit,
-};
+pub use build::{KeptRequests, NO_MODEL, ScanStats, UsageBuilder, UsageKind, UsageOptions};
+pub use groups::{GROUP_LONG_THRESHOLD, RequestGroup, groups_fit};
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
 pub use scan::{RequestCopy, SKIPPED_KEPT, SessionScan, SkippedLine, Source, UsageScanner};
 pub use store::RequestRef;

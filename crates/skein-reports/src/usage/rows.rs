@@ -82,7 +82,7 @@ impl Acc {
     }
 
     /// The figures, each model's cost from its token sums ([`Acc::add_tokens`]).
-    pub(super) fn priced_figures(&mut self, pricer: &mut super::build::Pricer<'_>) -> Figures {
+    pub(super) fn priced_figures(&mut self, pricer: &mut super::groups::Pricer<'_>) -> Figures {
         let mut total = 0.0;
         for (model, m) in &mut self.models {
             m.cost = pricer.cost_of_sums(model, &m.tiers);
