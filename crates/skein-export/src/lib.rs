@@ -54,6 +54,9 @@ pub struct ExportOptions<'a> {
     /// `tool_calls.input_json`, titles, `cwd`, …). The usage scan reads only ids, models and
     /// token counts, which redaction never changes.
     pub redactor: Option<&'a skein_redact::Redactor>,
+    /// Deduplication passes of the usage scan (`None`: one per [`usage::PASS_BYTES`] of
+    /// input); more passes, less memory, one more read of the usage lines each.
+    pub usage_passes: Option<u32>,
 }
 
 /// What an export read.
@@ -70,6 +73,20 @@ pub struct ExportStats {
     pub usage: ScanStats,
 }
 
+/// Transcript bytes of `sessions`, archive files counted at ten times their compressed size
+/// (for [`usage::passes_for`]; a file that cannot be stat'ed counts nothing).
+fn input_bytes(sessions: &[SessionFiles]) -> u64 {
+    sessions
+        .iter()
+        .flat_map(SessionFiles::files)
+        .filter_map(|p| {
+            let len = std::fs::metadata(p).ok()?.len();
+            let zst = p.extension().is_some_and(|e| e == "zst");
+            Some(if zst { len.saturating_mul(10) } else { len })
+        })
+        .sum()
+}
+
 /// Exports `sessions` (in this order; the usage deduplication depends on it) into `out`.
 /// Call [`Dataset::commit`] afterwards to make the files appear.
 ///
@@ -83,32 +100,38 @@ pub fn export(
     out: &mut Dataset,
 ) -> Result<ExportStats, Error> {
     let shard = options.shard.unwrap_or(Shard::ALL);
-    let usage = usage::usage_rows(sessions, pricing, options.mmap)?;
-    let mut stats = ExportStats {
-        sessions: sessions.len() as u64,
-        usage: usage.stats,
-        ..ExportStats::default()
-    };
     let chosen: Vec<usize> = (0..sessions.len())
         .filter(|&i| shard.contains(&sessions[i].session_id))
         .collect();
-    stats.exported = chosen.len() as u64;
-    // Usage rows first, by session in input order (each session's in deduplication order),
-    // made and written one at a time; the row pass below needs only the costs.
     let mut exported = vec![false; sessions.len()];
     for &i in &chosen {
         exported[i] = true;
     }
+    // Usage rows first, pass by pass, by session in input order (each session's in
+    // deduplication order), made and written one at a time; the row pass below needs only
+    // the costs.
+    let passes = options
+        .usage_passes
+        .unwrap_or_else(|| usage::passes_for(input_bytes(sessions)));
     let mut project = (usize::MAX, String::new());
-    for (i, copy) in usage.requests.iter() {
-        if !exported[i] {
-            continue;
+    let usage = usage::usage_passes(sessions, pricing, options.mmap, passes, |kept| {
+        for (i, copy) in kept.iter() {
+            if !exported[i] {
+                continue;
+            }
+            if project.0 != i {
+                project = (i, sessions[i].project());
+            }
+            out.push(&project.1, usage::row(&sessions[i], &copy, pricing))?;
         }
-        if project.0 != i {
-            project = (i, sessions[i].project());
-        }
-        out.push(&project.1, usage::row(&sessions[i], &copy, pricing))?;
-    }
+        Ok(())
+    })?;
+    let mut stats = ExportStats {
+        sessions: sessions.len() as u64,
+        exported: chosen.len() as u64,
+        usage: usage.stats,
+        ..ExportStats::default()
+    };
     let cost = &usage.cost;
     let rows_of = |parser: &mut Parser, i: usize| session_rows(sessions, i, options, cost, parser);
     let rows_of = |parser: &mut Parser, &i: &usize| rows_of(parser, i);

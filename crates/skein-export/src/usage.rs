@@ -3,61 +3,127 @@
 
 use skein_layout::SessionFiles;
 use skein_reports::pricing::PricingTable;
-use skein_reports::usage::{KeptRequests, RequestRef, ScanStats, UsageBuilder, UsageScanner};
+use skein_reports::usage::{
+    KeptRequests, RequestCopy, RequestRef, ScanStats, SessionScan, UsageBuilder, UsageScanner,
+};
 
 use crate::error::Error;
 use crate::rows::UsageRow;
 
-/// The deduplicated requests of a whole input.
+/// Transcript bytes per deduplication pass. The deduplication keeps one slot per distinct
+/// request of the whole input (about 175 bytes, roughly one request per 16 KB of transcript);
+/// past this size the input is deduplicated in several passes, each over a disjoint share of
+/// the message ids, so its memory stays under about 50 MB however large the input.
+pub const PASS_BYTES: u64 = 4 << 30;
+
+/// How many passes an input of `bytes` transcript bytes takes (at least one).
+pub fn passes_for(bytes: u64) -> u32 {
+    u32::try_from(bytes.div_ceil(PASS_BYTES))
+        .unwrap_or(u32::MAX)
+        .max(1)
+}
+
+/// The pass of `copy` out of `passes`: every copy of a message id in the same pass (the
+/// deduplication's rules compare copies of one message id), copies without one in the first.
+fn pass_of(copy: &RequestCopy, passes: u32) -> u32 {
+    use std::hash::{Hash, Hasher};
+    match copy.message_id.as_deref() {
+        Some(mid) if passes > 1 => {
+            // FxHasher: stable across runs and machines (no random seed), so the files are too.
+            let mut h = rustc_hash::FxHasher::default();
+            mid.hash(&mut h);
+            (h.finish() % u64::from(passes)) as u32
+        }
+        _ => 0,
+    }
+}
+
+/// What the usage scan of a whole input gives besides the rows.
 #[derive(Debug)]
-pub struct UsageRows {
-    /// (index of the session in the input, request), by session, each session's in the
-    /// deduplication's order ([`KeptRequests::iter`]); [`row`] makes each a row. Held
-    /// compactly (about 150 bytes a request), so the export's memory does not follow the
-    /// input's size the way whole copies would.
-    pub requests: KeptRequests,
+pub struct UsageScan {
     /// Per session (by index), the cost of its own requests per agent id (`None`: the main
     /// transcript), deduplicated within the session as `skein sessions` and `skein usage
     /// session` count them (so a request copied into a resumed session costs in both
-    /// sessions; `rows` count it once).
+    /// sessions; the rows count it once).
     pub cost: Vec<Vec<(Option<String>, f64)>>,
     pub stats: ScanStats,
 }
 
 /// Scans every session of the input (always the whole input, also for a shard: a request
 /// copied into two sessions must be counted once, in the session the deduplication chooses,
-/// whichever shard reads it).
-pub fn usage_rows(
+/// whichever shard reads it), in `passes` passes (see [`PASS_BYTES`]). `each` gets each
+/// pass's kept requests: (index of the session in the input, request), by session, each
+/// session's in the deduplication's order; [`row`] makes each a row.
+pub fn usage_passes(
     sessions: &[SessionFiles],
     pricing: &PricingTable,
     mmap: bool,
-) -> Result<UsageRows, Error> {
+    passes: u32,
+    mut each: impl FnMut(&KeptRequests) -> Result<(), Error>,
+) -> Result<UsageScan, Error> {
     let mut scanner = UsageScanner::new();
-    let mut builder = UsageBuilder::new();
     let mut cost = Vec::with_capacity(sessions.len());
-    for s in sessions {
-        let scan = scanner.scan_session(s, mmap)?;
-        let mut own = UsageBuilder::new();
-        own.add(s, scan.clone());
-        let mut by_agent: Vec<(Option<String>, f64)> = Vec::new();
-        for (_, copy) in own.into_kept().0.iter() {
-            let agent = copy.agent_id;
-            let c = price(pricing, &copy);
-            match by_agent.iter_mut().find(|(a, _)| a.as_deref() == agent) {
-                Some((_, sum)) => *sum += c,
-                None => by_agent.push((agent.map(str::to_owned), c)),
+    let mut stats = ScanStats::default();
+    for pass in 0..passes.max(1) {
+        let mut builder = UsageBuilder::new();
+        for s in sessions {
+            let mut scan = scanner.scan_session(s, mmap)?;
+            if pass == 0 {
+                cost.push(own_cost(s, &scan, pricing));
+            } else {
+                // Lines and files are counted by the first pass.
+                scan.usage_lines = 0;
+                scan.invalid_lines = 0;
+                scan.no_timestamp = 0;
+                scan.files = 0;
+                scan.bytes = 0;
             }
+            if passes > 1 {
+                scan.copies.retain(|c| pass_of(c, passes) == pass);
+            }
+            builder.add(s, scan);
         }
-        cost.push(by_agent);
-        builder.add(s, scan);
+        let (kept, pass_stats) = builder.into_kept();
+        each(&kept)?;
+        stats = add_stats(stats, pass_stats, pass == 0);
     }
-    let (requests, stats) = builder.into_kept();
-    let out = UsageRows {
-        requests,
-        cost,
-        stats,
-    };
-    Ok(out)
+    Ok(UsageScan { cost, stats })
+}
+
+/// `a` and the stats of one more pass `b` (sessions counted by the first pass only).
+fn add_stats(a: ScanStats, b: ScanStats, first: bool) -> ScanStats {
+    ScanStats {
+        sessions: if first { b.sessions } else { a.sessions },
+        files: a.files + b.files,
+        bytes: a.bytes + b.bytes,
+        usage_lines: a.usage_lines + b.usage_lines,
+        invalid_lines: a.invalid_lines + b.invalid_lines,
+        no_timestamp: a.no_timestamp + b.no_timestamp,
+        copies: a.copies + b.copies,
+        duplicate_copies: a.duplicate_copies + b.duplicate_copies,
+        sidechain_replays: a.sidechain_replays + b.sidechain_replays,
+        requests: a.requests + b.requests,
+    }
+}
+
+/// The cost of session `s`'s own requests per agent (see [`UsageScan::cost`]).
+fn own_cost(
+    s: &SessionFiles,
+    scan: &SessionScan,
+    pricing: &PricingTable,
+) -> Vec<(Option<String>, f64)> {
+    let mut own = UsageBuilder::new();
+    own.add(s, scan.clone());
+    let mut by_agent: Vec<(Option<String>, f64)> = Vec::new();
+    for (_, copy) in own.into_kept().0.iter() {
+        let agent = copy.agent_id;
+        let c = price(pricing, &copy);
+        match by_agent.iter_mut().find(|(a, _)| a.as_deref() == agent) {
+            Some((_, sum)) => *sum += c,
+            None => by_agent.push((agent.map(str::to_owned), c)),
+        }
+    }
+    by_agent
 }
 
 /// The price of `copy` in `pricing` (0 when its model is not priced).

@@ -88,3 +88,34 @@ fn project_partitions_and_reruns_replace_their_files() {
         .count();
     assert_eq!(stray, 0);
 }
+
+/// The usage deduplication in several passes (each over a share of the message ids, for
+/// bounded memory on large inputs) gives the rows and counts of one pass.
+#[test]
+fn usage_passes_give_the_rows_of_one_pass() {
+    let sessions = sessions();
+    let jsonl = Layout {
+        format: Format::Jsonl,
+        ..Layout::default()
+    };
+    let run = |passes: u32| {
+        let dir = tempfile::tempdir().expect("tmp");
+        let options = ExportOptions {
+            usage_passes: Some(passes),
+            ..ExportOptions::default()
+        };
+        let (stats, _) = export(&sessions, dir.path(), jsonl, &options);
+        (stats, lines(dir.path()))
+    };
+    let (one, rows) = run(1);
+    assert!(one.usage.requests > 10, "{:?}", one.usage);
+    assert!(
+        one.usage.duplicate_copies > 0,
+        "the input has copies to deduplicate"
+    );
+    for passes in [2, 3, 7] {
+        let (stats, other) = run(passes);
+        assert_eq!(stats, one, "{passes} passes");
+        assert_eq!(other, rows, "{passes} passes");
+    }
+}

@@ -65,6 +65,10 @@ pub(crate) struct ExportArgs {
     /// Rows per Parquet row group (at most).
     #[arg(long, value_name = "N", default_value_t = 131_072)]
     pub(crate) row_group_rows: usize,
+    /// Deduplicate the usage table in N passes over the input's usage lines, each holding a
+    /// share of the requests (default: one pass per 4 GiB of transcript).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) usage_passes: Option<u32>,
     /// A JSON price table whose entries extend or override the embedded one.
     #[arg(long, value_name = "FILE")]
     pub(crate) pricing: Option<PathBuf>,
@@ -162,6 +166,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         mmap: a.mmap,
         threads: a.threads,
         redactor: redactor.as_ref(),
+        usage_passes: a.usage_passes,
     };
     let mut dataset = Dataset::create(&a.to, layout)
         .with_context(|| format!("cannot export to {}", a.to.display()))?;
