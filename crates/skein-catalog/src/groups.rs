@@ -17,7 +17,7 @@ use skein_layout::{SessionFiles, Source};
 use skein_reports::usage::{RequestCopy, RequestGroup, SessionScan, SkippedLine, Source as Origin};
 
 use crate::error::{Error, Result};
-use crate::usage::{COPY_COLUMNS, Row, Rows, copy_of};
+use crate::usage::{Row, Rows};
 use crate::write::origin_of;
 
 /// One session's usage from [`session_groups`]: the contested copies in `scan` (with the
@@ -143,16 +143,7 @@ fn all_groups(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestGro
 
 /// Every contested copy, by source id, each source's in the scanner's order.
 fn contested_copies(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestCopy>>> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT source_id, {COPY_COLUMNS} FROM requests WHERE contested = 1 \
-         ORDER BY source_id, seq"
-    ))?;
-    let mut out: HashMap<i64, Vec<RequestCopy>> = HashMap::new();
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        out.entry(r.get(0)?).or_default().push(copy_of(r, 1)?);
-    }
-    Ok(out)
+    crate::usage::copies_by_source(conn, "WHERE contested = 1")
 }
 
 /// The sessions of the catalogued sources at `paths` (what a refresh of a scope reports), as

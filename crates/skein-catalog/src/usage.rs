@@ -102,8 +102,17 @@ pub(crate) fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Requ
 /// Every catalogued copy, by source id, each source's in the scanner's order (one pass over
 /// the table).
 fn all_copies(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestCopy>>> {
+    copies_by_source(conn, "")
+}
+
+/// The copies of `requests` that pass `filter` (an SQL `WHERE …` clause, or empty), by source
+/// id, each source's in the scanner's order.
+pub(crate) fn copies_by_source(
+    conn: &Connection,
+    filter: &str,
+) -> rusqlite::Result<HashMap<i64, Vec<RequestCopy>>> {
     let mut stmt = conn.prepare(&format!(
-        "SELECT source_id, {COPY_COLUMNS} FROM requests ORDER BY source_id, seq"
+        "SELECT source_id, {COPY_COLUMNS} FROM requests {filter} ORDER BY source_id, seq"
     ))?;
     let mut out: HashMap<i64, Vec<RequestCopy>> = HashMap::new();
     let mut rows = stmt.query([])?;
