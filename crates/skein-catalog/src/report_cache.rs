@@ -18,7 +18,7 @@ use twox_hash::XxHash3_64;
 
 use crate::db::write_transaction;
 
-/// (project, session id) → (fingerprint, body).
+/// (project, session id) → (fingerprint, compressed body: [`unpack`] it on a hit).
 pub type CachedResults = HashMap<(String, String), (u64, Vec<u8>)>;
 
 /// One session's result to remember.
@@ -55,25 +55,23 @@ fn stat_into(h: &mut XxHash3_64, path: &Path) -> Option<()> {
     Some(())
 }
 
-/// Every result remembered for `report`.
+/// Every result remembered for `report`, still compressed: only the sessions a report asks
+/// for are decompressed ([`unpack`]), not every session ever remembered.
 pub(crate) fn load(conn: &Connection, report: &str) -> rusqlite::Result<CachedResults> {
     let mut stmt = conn.prepare_cached(
         "SELECT project, session_id, fingerprint, body FROM report_cache WHERE report = ?1",
     )?;
     let rows = stmt.query_map([report], |r| {
         let fp: i64 = r.get(2)?;
-        let body: Vec<u8> = r.get(3)?;
-        Ok(((r.get(0)?, r.get(1)?), (fp.cast_unsigned(), body)))
+        Ok(((r.get(0)?, r.get(1)?), (fp.cast_unsigned(), r.get(3)?)))
     })?;
-    let mut out = HashMap::new();
-    for row in rows {
-        let (key, (fp, packed)) = row?;
-        // A body that does not decompress is treated as absent (the session is read again).
-        if let Ok(body) = zstd::bulk::decompress(&packed, MAX_BODY) {
-            out.insert(key, (fp, body));
-        }
-    }
-    Ok(out)
+    rows.collect()
+}
+
+/// A remembered body, decompressed; `None` when it does not decompress (the session is then
+/// read again).
+pub fn unpack(packed: &[u8]) -> Option<Vec<u8>> {
+    zstd::bulk::decompress(packed, MAX_BODY).ok()
 }
 
 /// Bodies larger than this are not remembered (a session with millions of tool calls is

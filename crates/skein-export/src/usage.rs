@@ -63,47 +63,36 @@ pub fn usage_passes(
 ) -> Result<UsageScan, Error> {
     let mut scanner = UsageScanner::new();
     let mut cost = Vec::with_capacity(sessions.len());
-    let mut stats = ScanStats::default();
+    let mut stats: Option<ScanStats> = None;
     for pass in 0..passes.max(1) {
         let mut builder = UsageBuilder::new();
         for s in sessions {
             let mut scan = scanner.scan_session(s, mmap)?;
             if pass == 0 {
                 cost.push(own_cost(s, &scan, pricing));
-            } else {
-                // Lines and files are counted by the first pass.
-                scan.usage_lines = 0;
-                scan.invalid_lines = 0;
-                scan.no_timestamp = 0;
-                scan.files = 0;
-                scan.bytes = 0;
             }
             if passes > 1 {
                 scan.copies.retain(|c| pass_of(c, passes) == pass);
             }
             builder.add(s, scan);
         }
-        let (kept, pass_stats) = builder.into_kept();
+        let (kept, counted) = builder.into_kept();
         each(&kept)?;
-        stats = add_stats(stats, pass_stats, pass == 0);
+        // What was read is the first pass's; the requests' counts add up over the passes.
+        let total = stats.get_or_insert(ScanStats {
+            copies: 0,
+            duplicate_copies: 0,
+            sidechain_replays: 0,
+            requests: 0,
+            ..counted
+        });
+        total.copies += counted.copies;
+        total.duplicate_copies += counted.duplicate_copies;
+        total.sidechain_replays += counted.sidechain_replays;
+        total.requests += counted.requests;
     }
+    let stats = stats.unwrap_or_default();
     Ok(UsageScan { cost, stats })
-}
-
-/// `a` and the stats of one more pass `b` (sessions counted by the first pass only).
-fn add_stats(a: ScanStats, b: ScanStats, first: bool) -> ScanStats {
-    ScanStats {
-        sessions: if first { b.sessions } else { a.sessions },
-        files: a.files + b.files,
-        bytes: a.bytes + b.bytes,
-        usage_lines: a.usage_lines + b.usage_lines,
-        invalid_lines: a.invalid_lines + b.invalid_lines,
-        no_timestamp: a.no_timestamp + b.no_timestamp,
-        copies: a.copies + b.copies,
-        duplicate_copies: a.duplicate_copies + b.duplicate_copies,
-        sidechain_replays: a.sidechain_replays + b.sidechain_replays,
-        requests: a.requests + b.requests,
-    }
 }
 
 /// The cost of session `s`'s own requests per agent (see [`UsageScan::cost`]).

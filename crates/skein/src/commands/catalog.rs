@@ -293,9 +293,10 @@ impl Remembered {
     ) -> Result<T> {
         let fp = skein_catalog::report_cache::session_fingerprint(s, REMEMBERED_VERSION);
         let key = (s.project(), s.session_id.clone());
-        if let (Some(fp), Some((held, body))) = (fp, self.cached.get(&key))
+        if let (Some(fp), Some((held, packed))) = (fp, self.cached.get(&key))
             && *held == fp
-            && let Ok(v) = serde_json::from_slice(body)
+            && let Some(body) = skein_catalog::report_cache::unpack(packed)
+            && let Ok(v) = serde_json::from_slice(&body)
         {
             return Ok(v);
         }
