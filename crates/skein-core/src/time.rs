@@ -11,7 +11,7 @@
 mod calendar;
 mod zone;
 
-pub use calendar::{Bound, Civil, DateError, DateRange, Day};
+pub use calendar::{Bound, Civil, DateError, DateRange, Day, MsRange};
 pub use zone::{Zone, ZoneError};
 
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -17,7 +17,7 @@ use skein_graph::NodeId;
 
 use crate::session::LoadedSession;
 use crate::tools::{normalized_input, round4, session_files};
-use skein_core::time::{DateRange, Zone, parse_ms};
+use skein_core::time::{MsRange, Zone, parse_ms};
 
 /// Skill name used when a `Skill` call's input names none.
 pub const UNKNOWN_SKILL: &str = "<unknown>";
@@ -321,9 +321,10 @@ impl SkillTotals {
     }
 }
 
-/// True when the invocation's timestamp lies in `dates` (local days in `zone`).
-pub fn in_range(dates: &DateRange, zone: &Zone, call: &SkillCall) -> bool {
-    dates.contains_timestamp(call.timestamp.as_deref(), zone)
+/// True when the invocation's timestamp lies in `window` (a range resolved in the report's
+/// zone, [`skein_core::time::DateRange::in_zone`]).
+pub fn in_range(window: &MsRange, call: &SkillCall) -> bool {
+    window.contains_timestamp(call.timestamp.as_deref())
 }
 
 #[cfg(test)]
@@ -425,7 +426,7 @@ mod tests {
             t.finish()[0].daily,
             BTreeMap::from([("2026-05-02".into(), 1)])
         );
-        let may2 = DateRange {
+        let may2 = skein_core::time::DateRange {
             since: skein_core::time::Day::parse("2026-05-02")
                 .ok()
                 .map(Into::into),
@@ -434,7 +435,7 @@ mod tests {
                 .map(Into::into),
         };
         let c = call("b", "s1", Some("2026-05-01T10:00:00Z"), None);
-        assert!(in_range(&may2, &zone, &c));
-        assert!(!in_range(&may2, &Zone::utc(), &c));
+        assert!(in_range(&may2.in_zone(&zone), &c));
+        assert!(!in_range(&may2.in_zone(&Zone::utc()), &c));
     }
 }

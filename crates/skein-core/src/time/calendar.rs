@@ -223,6 +223,29 @@ fn relative_ms(s: &str) -> Option<i64> {
     digits.parse::<i64>().ok()?.checked_mul(unit)
 }
 
+/// A [`DateRange`] resolved in a zone: `[start, end)` in milliseconds, `None` for no bound.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MsRange {
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+}
+
+impl MsRange {
+    /// True when the instant `ms` lies in the range.
+    pub fn contains(&self, ms: i64) -> bool {
+        self.start.is_none_or(|s| ms >= s) && self.end.is_none_or(|e| ms < e)
+    }
+
+    /// True when the timestamp lies in the range. Timestamps that are missing or do not
+    /// parse pass only when the range is open.
+    pub fn contains_timestamp(&self, ts: Option<&str>) -> bool {
+        if self.start.is_none() && self.end.is_none() {
+            return true;
+        }
+        ts.and_then(parse_ms).is_some_and(|ms| self.contains(ms))
+    }
+}
+
 /// An inclusive range (`--since` / `--until`) of days or instants, read in a time zone.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DateRange {
@@ -237,26 +260,29 @@ impl DateRange {
     }
 
     /// True when the instant `ms` lies in the range; day bounds are local days in `zone`.
+    /// A loop over many instants resolves the range once instead ([`DateRange::in_zone`]).
     pub fn contains_ms(&self, ms: i64, zone: &Zone) -> bool {
-        self.since.is_none_or(|s| ms >= s.start_ms(zone))
-            && self.until.is_none_or(|u| ms < u.end_ms(zone))
+        self.in_zone(zone).contains(ms)
+    }
+
+    /// The range as `[start, end)` milliseconds in `zone`: the zone's rules are looked up
+    /// here once, not for every instant tested.
+    pub fn in_zone(&self, zone: &Zone) -> MsRange {
+        MsRange {
+            start: self.since.map(|s| s.start_ms(zone)),
+            end: self.until.map(|u| u.end_ms(zone)),
+        }
     }
 
     /// The range as `[start, end)` milliseconds in `zone` (for index queries).
     pub fn bounds_ms(&self, zone: &Zone) -> (Option<i64>, Option<i64>) {
-        (
-            self.since.map(|s| s.start_ms(zone)),
-            self.until.map(|u| u.end_ms(zone)),
-        )
+        let r = self.in_zone(zone);
+        (r.start, r.end)
     }
 
     /// True when the timestamp lies in the range in `zone`. Timestamps that are missing or do
     /// not parse pass only when the range is open.
     pub fn contains_timestamp(&self, ts: Option<&str>, zone: &Zone) -> bool {
-        if self.is_open() {
-            return true;
-        }
-        ts.and_then(parse_ms)
-            .is_some_and(|ms| self.contains_ms(ms, zone))
+        self.in_zone(zone).contains_timestamp(ts)
     }
 }

@@ -22,7 +22,7 @@ use skein_analysis::ToolPairing;
 use skein_analysis::tools::Pair;
 
 use crate::session::LoadedSession;
-use skein_core::time::{DateRange, Zone};
+use skein_core::time::MsRange;
 
 /// Longest `input_summary`, in characters (a longer one ends with `…` at this length).
 pub const MAX_SUMMARY_CHARS: usize = 120;
@@ -158,9 +158,9 @@ pub fn tool_calls<V>(s: &LoadedSession<V>) -> Vec<ToolCall> {
 /// Which calls (and loops) a report keeps.
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {
-    /// Local days (in `zone`) of the call's timestamp (a loop's first call).
-    pub dates: DateRange,
-    pub zone: Zone,
+    /// The days or instants of the call's timestamp (a loop's first call), resolved in the
+    /// report's zone once ([`skein_core::time::DateRange::in_zone`]).
+    pub window: MsRange,
     /// Tool names to keep (exact match); empty keeps all.
     pub tools: Vec<String>,
 }
@@ -173,18 +173,12 @@ impl ToolFilter {
 
     /// True when the call passes.
     pub fn keeps(&self, call: &ToolCall) -> bool {
-        self.keeps_tool(&call.tool)
-            && self
-                .dates
-                .contains_timestamp(call.timestamp.as_deref(), &self.zone)
+        self.keeps_tool(&call.tool) && self.window.contains_timestamp(call.timestamp.as_deref())
     }
 
     /// True when the loop passes.
     pub fn keeps_loop(&self, l: &ToolLoop) -> bool {
-        self.keeps_tool(&l.tool)
-            && self
-                .dates
-                .contains_timestamp(l.first_timestamp.as_deref(), &self.zone)
+        self.keeps_tool(&l.tool) && self.window.contains_timestamp(l.first_timestamp.as_deref())
     }
 }
 

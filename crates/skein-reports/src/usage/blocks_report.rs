@@ -178,11 +178,12 @@ pub fn blocks_report(
     let mut rows = Vec::new();
     let mut totals = Acc::default();
     let mut sources = SourceTokens::default();
+    let window = options.range.in_zone(&options.zone);
     for b in &all {
         let is_active = active(b);
         if (b.gap && !options.gaps)
             || (options.active_only && !is_active)
-            || !options.range.contains_ms(b.start_ms, &options.zone)
+            || !window.contains(b.start_ms)
         {
             continue;
         }

@@ -315,13 +315,14 @@ impl UsageBuilder {
         // the same figures.
         // `long: None`: a single request, whose band is looked up (only when it is in range,
         // so that a model is called unpriced only when it is counted).
+        let window = options.range.in_zone(&options.zone);
         let mut add = |session: u32,
                        model: &str,
                        agent: Option<&str>,
                        g: &RequestGroup,
                        long: Option<bool>,
                        rows: &mut Rows| {
-            if !options.range.contains_ms(g.first_ms, &options.zone) {
+            if !window.contains(g.first_ms) {
                 return;
             }
             let long = long.unwrap_or_else(|| pricer.is_long(model, &g.tokens));

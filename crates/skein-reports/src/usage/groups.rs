@@ -95,13 +95,13 @@ pub fn groups_fit<'g>(
     pricing: &PricingTable,
 ) -> bool {
     let mut pricer = Pricer::new(pricing);
-    let (zone, range) = (&options.zone, &options.range);
+    let (zone, window) = (&options.zone, options.range.in_zone(&options.zone));
     groups.into_iter().all(|g| {
         let band = pricer
             .price(g.model.as_deref().unwrap_or(NO_MODEL))
             .and_then(|(m, _)| m.long_context);
         band.is_none_or(|b| b.threshold == GROUP_LONG_THRESHOLD)
-            && range.contains_ms(g.first_ms, zone) == range.contains_ms(g.last_ms, zone)
+            && window.contains(g.first_ms) == window.contains(g.last_ms)
             && zone.day_of(g.first_ms) == zone.day_of(g.last_ms)
     })
 }

@@ -50,8 +50,8 @@ fn cells(r: &SkillRow, zone: &Zone) -> Vec<String> {
 
 pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let format = args.report.format();
-    let dates = args.report.date_range()?;
     let zone = args.report.zone()?;
+    let window = args.report.date_range()?.in_zone(&zone);
     let (sessions, found_ok) = args.report.sessions(env)?;
     let options = AnalysisOptions::default();
     let mut totals = SkillTotals::in_zone(zone.clone());
@@ -72,7 +72,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
                 let loaded = load_session::<IgnoredAny, SkillVisitor>(s, &options, parser, mmap)?;
                 Ok(skill_calls(&loaded, args.slash_commands))
             })?;
-            calls.retain(|c| in_range(&dates, &zone, c));
+            calls.retain(|c| in_range(&window, c));
             Ok(calls)
         },
         |c| {

@@ -164,8 +164,7 @@ fn agent_cells(t: &AgentTotals) -> Vec<String> {
 pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let report = &args.report;
     let filter = ToolFilter {
-        dates: report.date_range()?,
-        zone: report.zone()?,
+        window: report.date_range()?.in_zone(&report.zone()?),
         tools: args.tools.clone(),
     };
     let (sessions, found_ok) = report.sessions(env)?;
