@@ -1,10 +1,11 @@
 //! The copies the deduplication keeps, stored compactly: one fixed-size slot per request,
-//! its ids in one shared text buffer and its model and agent interned. A request costs about
-//! 150 bytes here (a `RequestCopy` with its index key cost about 800), so a report or an
-//! export over a large history holds megabytes, not hundreds of them (issue 15).
+//! its key (`message.id` and `requestId`) interned in one arena ([`Interner`], whose numbers
+//! are the slot numbers), its model and agent interned too. A request costs about 175 bytes
+//! here with the vectors' slack (measured in docs/export.md), where a `RequestCopy` with its
+//! own index key cost about 800.
 
-use rustc_hash::{FxHashMap, FxHasher};
-use std::hash::Hasher;
+use rustc_hash::FxHashMap;
+use skein_core::intern::Interner;
 
 use super::Tokens;
 use super::scan::{RequestCopy, Source};
@@ -12,10 +13,8 @@ use super::scan::{RequestCopy, Source};
 /// A kept request as the builder stores it (see [`RequestRef`] for its fields).
 struct Slot {
     session: u32,
-    /// `message.id` then `requestId`, back to back in [`CopyStore::text`].
-    at: usize,
+    /// Bytes of `message.id` in the slot's key (`message.id`, NUL, `requestId`).
     mid_len: usize,
-    rid_len: usize,
     /// `requestId` was present (an absent one and an empty one are the same key).
     has_rid: bool,
     model: u32,
@@ -93,30 +92,6 @@ fn rank_of(c: &RequestCopy) -> (bool, u64, bool) {
     (c.sidechain, c.tokens.total(), c.foreign_session)
 }
 
-/// Strings seen often (models, agent ids), stored once.
-#[derive(Default)]
-struct Interner {
-    ids: FxHashMap<Box<str>, u32>,
-    names: Vec<Box<str>>,
-}
-
-impl Interner {
-    fn id(&mut self, s: Option<&str>) -> u32 {
-        let Some(s) = s else { return NONE };
-        if let Some(&i) = self.ids.get(s) {
-            return i;
-        }
-        let i = self.names.len() as u32;
-        self.names.push(s.into());
-        self.ids.insert(s.into(), i);
-        i
-    }
-
-    fn get(&self, i: u32) -> Option<&str> {
-        (i != NONE).then(|| &*self.names[i as usize])
-    }
-}
-
 /// What [`CopyStore::add`] did with a copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Added {
@@ -127,65 +102,37 @@ pub(super) enum Added {
 }
 
 /// The deduplicated copies of a whole input, by (`message.id`, `requestId`).
+#[derive(Default)]
 pub(super) struct CopyStore {
     slots: Vec<Slot>,
-    text: String,
-    /// Hash of the key → its slot; a key whose hash another key already holds goes to
-    /// `collided` (keyed by the whole key), so equal hashes never merge two requests.
-    index: FxHashMap<u64, u32>,
-    collided: FxHashMap<Box<str>, u32>,
-    /// The key hash ([`key_hash`]; a test makes every key collide).
-    hash: fn(&str, &str) -> u64,
+    /// Each slot's key, numbered as the slots are.
+    keys: Interner,
     models: Interner,
     agents: Interner,
+    /// The key being looked up (reused).
+    key: String,
     /// Copies without `message.id`: each its own request.
     loose: Vec<(u32, RequestCopy)>,
-    /// After [`CopyStore::apply_replay_rule`]: the slots dropped.
+    /// After [`CopyStore::apply_replay_rule`]: the slots dropped, and how many.
     dropped: Vec<bool>,
+    dropped_count: u64,
 }
 
-impl Default for CopyStore {
-    fn default() -> Self {
-        Self {
-            slots: Vec::new(),
-            text: String::new(),
-            index: FxHashMap::default(),
-            collided: FxHashMap::default(),
-            hash: key_hash,
-            models: Interner::default(),
-            agents: Interner::default(),
-            loose: Vec::new(),
-            dropped: Vec::new(),
-        }
-    }
+/// The number of `s` in `names`, or [`NONE`] for no value.
+fn intern(names: &mut Interner, s: Option<&str>) -> u32 {
+    s.map_or(NONE, |s| names.intern(s))
 }
 
-fn key_hash(mid: &str, rid: &str) -> u64 {
-    let mut h = FxHasher::default();
-    h.write(mid.as_bytes());
-    h.write_u8(0);
-    h.write(rid.as_bytes());
-    h.finish()
+/// The value numbered `i` in `names` ([`NONE`]: none).
+fn named(names: &Interner, i: u32) -> Option<&str> {
+    (i != NONE).then(|| names.name(i))
 }
 
 impl CopyStore {
-    fn key(&self, s: &Slot) -> (&str, &str) {
-        let mid = &self.text[s.at..s.at + s.mid_len];
-        let rid = &self.text[s.at + s.mid_len..s.at + s.mid_len + s.rid_len];
-        (mid, rid)
-    }
-
-    /// The slot holding (`mid`, `rid`), if any.
-    fn find(&self, hash: u64, mid: &str, rid: &str) -> Option<u32> {
-        let &i = self.index.get(&hash)?;
-        if self.key(&self.slots[i as usize]) == (mid, rid) {
-            return Some(i);
-        }
-        let mut whole = String::with_capacity(mid.len() + 1 + rid.len());
-        whole.push_str(mid);
-        whole.push('\0');
-        whole.push_str(rid);
-        self.collided.get(whole.as_str()).copied()
+    fn key(&self, i: usize) -> (&str, &str) {
+        let key = self.keys.name(i as u32);
+        let mid = self.slots[i].mid_len;
+        (&key[..mid], &key[mid + 1..])
     }
 
     /// Adds `copy`, read in session `session` (sessions in a fixed order).
@@ -194,96 +141,69 @@ impl CopyStore {
             self.loose.push((session, copy));
             return Added::New;
         };
-        let rid = copy.request_id.as_deref().unwrap_or("");
-        let hash = (self.hash)(mid, rid);
-        if let Some(i) = self.find(hash, mid, rid) {
-            let slot = &self.slots[i as usize];
-            let held = (slot.sidechain, slot.tokens.total(), slot.foreign_session);
-            if better(rank_of(&copy), held) {
-                let (model, agent) = (
-                    self.models.id(copy.model.as_deref()),
-                    self.agents.id(copy.agent_id.as_deref()),
-                );
-                let slot = &mut self.slots[i as usize];
-                slot.session = session;
-                slot.has_rid = copy.request_id.is_some();
-                slot.model = model;
-                slot.agent = agent;
-                slot.tokens = copy.tokens;
-                slot.timestamp_ms = copy.timestamp_ms;
-                slot.sidechain = copy.sidechain;
-                slot.foreign_session = copy.foreign_session;
-                slot.source = copy.source;
-            }
-            return Added::Duplicate;
-        }
-        let i = self.slots.len() as u32;
-        let at = self.text.len();
-        self.text.push_str(mid);
-        self.text.push_str(rid);
+        self.key.clear();
+        self.key.push_str(mid);
+        self.key.push('\0');
+        self.key.push_str(copy.request_id.as_deref().unwrap_or(""));
+        let (i, new) = self.keys.insert(&self.key);
         let slot = Slot {
             session,
-            at,
             mid_len: mid.len(),
-            rid_len: rid.len(),
             has_rid: copy.request_id.is_some(),
-            model: self.models.id(copy.model.as_deref()),
-            agent: self.agents.id(copy.agent_id.as_deref()),
+            model: intern(&mut self.models, copy.model.as_deref()),
+            agent: intern(&mut self.agents, copy.agent_id.as_deref()),
             tokens: copy.tokens,
             timestamp_ms: copy.timestamp_ms,
             sidechain: copy.sidechain,
             foreign_session: copy.foreign_session,
             source: copy.source,
         };
-        self.slots.push(slot);
-        match self.index.entry(hash) {
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(i);
-            }
-            std::collections::hash_map::Entry::Occupied(_) => {
-                let mut whole = String::with_capacity(mid.len() + 1 + rid.len());
-                whole.push_str(mid);
-                whole.push('\0');
-                whole.push_str(rid);
-                self.collided.insert(whole.into(), i);
-            }
+        if new {
+            self.slots.push(slot);
+            return Added::New;
         }
-        Added::New
+        let held = &mut self.slots[i as usize];
+        if better(
+            rank_of(&copy),
+            (held.sidechain, held.tokens.total(), held.foreign_session),
+        ) {
+            *held = slot;
+        }
+        Added::Duplicate
     }
 
-    fn view(&self, s: &Slot) -> RequestRef<'_> {
-        let (mid, rid) = self.key(s);
+    fn view(&self, i: usize) -> RequestRef<'_> {
+        let s = &self.slots[i];
+        let (mid, rid) = self.key(i);
         RequestRef {
             message_id: Some(mid),
             request_id: s.has_rid.then_some(rid),
-            model: self.models.get(s.model),
+            model: named(&self.models, s.model),
             tokens: s.tokens,
             timestamp_ms: s.timestamp_ms,
             sidechain: s.sidechain,
             foreign_session: s.foreign_session,
             source: s.source,
-            agent_id: self.agents.get(s.agent),
+            agent_id: named(&self.agents, s.agent),
         }
     }
 
     /// Applies the sidechain-replay rule (module documentation of `usage`, rule 3) and
-    /// returns how many requests it dropped. The key index is freed: nothing more is added.
+    /// returns how many requests it dropped.
     pub(super) fn apply_replay_rule(&mut self) -> u64 {
-        self.index = FxHashMap::default();
-        self.collided = FxHashMap::default();
         // Chain the slots of each message id: `heads` holds the latest slot of each id and
         // `next` links each slot to the previous one with the same id.
         let mut heads: FxHashMap<&str, u32> = FxHashMap::default();
         let mut next = vec![NONE; self.slots.len()];
-        for (i, slot) in self.slots.iter().enumerate() {
-            if let Some(head) = heads.insert(self.key(slot).0, i as u32) {
-                next[i] = head;
+        for (i, next) in next.iter_mut().enumerate() {
+            if let Some(head) = heads.insert(self.key(i).0, i as u32) {
+                *next = head;
             }
         }
         let mut dropped = vec![false; self.slots.len()];
         let mut members = Vec::new();
-        for (i, slot) in self.slots.iter().enumerate() {
-            if next[i] == NONE || heads.get(self.key(slot).0) != Some(&(i as u32)) {
+        for i in 0..self.slots.len() {
+            if next[i] == NONE || heads.get(self.key(i).0) != Some(&(i as u32)) {
                 continue;
             }
             members.clear();
@@ -314,6 +234,7 @@ impl CopyStore {
         drop(heads);
         let n = dropped.iter().filter(|&&d| d).count() as u64;
         self.dropped = dropped;
+        self.dropped_count = n;
         n
     }
 
@@ -343,7 +264,7 @@ impl CopyStore {
     pub(super) fn at(&self, position: u32) -> (u32, RequestRef<'_>) {
         let p = position as usize;
         if let Some(s) = self.slots.get(p) {
-            (s.session, self.view(s))
+            (s.session, self.view(p))
         } else {
             let (s, c) = &self.loose[p - self.slots.len()];
             (*s, RequestRef::from(c))
@@ -352,8 +273,7 @@ impl CopyStore {
 
     /// Requests kept (after the replay rule).
     pub(super) fn kept_count(&self) -> u64 {
-        let dropped = self.dropped.iter().filter(|&&d| d).count();
-        (self.slots.len() - dropped + self.loose.len()) as u64
+        (self.slots.len() + self.loose.len()) as u64 - self.dropped_count
     }
 }
 
@@ -379,28 +299,21 @@ mod tests {
     }
 
     #[test]
-    fn keys_whose_hashes_collide_stay_apart() {
-        // Every key hashing alike must give what distinct hashes give.
-        let run = |hash: fn(&str, &str) -> u64| {
-            let mut s = CopyStore {
-                hash,
-                ..CopyStore::default()
-            };
-            let added: Vec<Added> = [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("b", 1)]
-                .into_iter()
-                .map(|(k, out)| s.add(out as u32, copy(k, Some("r"), out)))
-                .collect();
-            s.apply_replay_rule();
-            let kept: Vec<(u32, RequestCopy)> =
-                s.kept().map(|(i, c)| (i, c.to_owned_copy())).collect();
-            (added, kept)
-        };
-        let (added, kept) = run(|_, _| 7);
-        assert_eq!(run(key_hash), (added.clone(), kept.clone()));
+    fn copies_of_one_key_keep_the_best_in_its_place() {
+        let mut s = CopyStore::default();
+        let added: Vec<Added> = [("a", 1), ("b", 2), ("a", 3), ("c", 4), ("b", 1)]
+            .into_iter()
+            .map(|(k, out)| s.add(out as u32, copy(k, Some("r"), out)))
+            .collect();
+        s.apply_replay_rule();
+        let kept: Vec<(u32, RequestCopy)> = s.kept().map(|(i, c)| (i, c.to_owned_copy())).collect();
         let (new, dup) = (Added::New, Added::Duplicate);
         assert_eq!(added, [new, new, dup, new, dup]);
+        // First-seen order of the keys; the better copy (more tokens) in its key's place.
         let outputs: Vec<u64> = kept.iter().map(|(_, c)| c.tokens.output).collect();
         assert_eq!(outputs, [3, 2, 4]);
+        let sessions: Vec<u32> = kept.iter().map(|(i, _)| *i).collect();
+        assert_eq!(sessions, [3, 2, 4]);
     }
 
     #[test]
