@@ -38,14 +38,7 @@ pub(crate) fn with_lines<T>(
                 f(&mut SliceLines::new(&map), parser).with_context(|| format!("{shown}"))
             }
             Input::Stream(r) => {
-                let mut lines = ReadLines::with_buffer(
-                    r,
-                    std::env::var("SKEIN_EXP_BLOCK")
-                        .ok()
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(DEFAULT_BLOCK),
-                    std::mem::take(buf),
-                );
+                let mut lines = ReadLines::with_buffer(r, DEFAULT_BLOCK, std::mem::take(buf));
                 let result = f(&mut lines, parser).with_context(|| format!("{shown}"));
                 *buf = lines.into_buffer();
                 result

@@ -235,18 +235,7 @@ struct RepairArgs {
 pub(crate) fn run(args: &ArchiveArgs, env: &skein_layout::Env) -> Result<ExitCode> {
     // The maintenance commands work on the archive the hook and `skein archive` write to
     // when no directory is given.
-    let dir = |given: &Option<PathBuf>| -> Result<PathBuf> {
-        if let Some(d) = given {
-            return Ok(d.clone());
-        }
-        let configured = super::config::load(env)?.archive_dir.clone();
-        configured.or_else(|| env.default_archive()).ok_or_else(|| {
-            anyhow::anyhow!(
-                "no archive directory: give DIR, or set [archive] dir in the config \
-                 (no state directory: neither XDG_STATE_HOME nor HOME is set)"
-            )
-        })
-    };
+    let dir = |given: &Option<PathBuf>| super::config::archive_dir(env, given.as_deref(), "DIR");
     match &args.action {
         None => run::run(&args.ingest, env),
         Some(Action::Verify(a)) => admin::verify(a, &dir(&a.dir)?),

@@ -52,9 +52,8 @@ impl RefreshArgs {
         paths: &[PathBuf],
     ) -> Result<(Catalog, Scope, RootsReport)> {
         let mut catalog = catalog;
-        let configured = super::config::load(env)?.archive_dir;
-        let archive = self.archive.as_deref().or(configured.as_deref());
-        let scope = Scope::of(env, paths, archive);
+        let archive = super::config::archive_dir_or_none(env, self.archive.as_deref())?;
+        let scope = Scope::of(env, paths, archive.as_deref());
         let report = refresh(&mut catalog, &scope, self.threads.unwrap_or(0), self.quiet)?;
         Ok((catalog, scope, report))
     }
@@ -241,7 +240,9 @@ pub(crate) fn for_report(
 /// Shared by the worker threads; the catalog itself stays with the caller for [`save`].
 pub(crate) struct Remembered {
     report: &'static str,
-    cached: skein_catalog::report_cache::CachedResults,
+    /// `None`: no catalog (`--no-catalog`, or it could not be opened): nothing is
+    /// fingerprinted or kept.
+    cached: Option<skein_catalog::report_cache::CachedResults>,
     fresh: std::sync::Mutex<Vec<skein_catalog::report_cache::SessionResult>>,
 }
 
@@ -250,7 +251,7 @@ pub(crate) struct Remembered {
 const REMEMBERED_VERSION: &str = concat!("skein ", env!("CARGO_PKG_VERSION"), " report cache 1");
 
 impl Remembered {
-    /// The catalog and what it remembers for `report`; `(None, empty)` when `enabled` is
+    /// The catalog and what it remembers for `report`; `(None, nothing)` when `enabled` is
     /// false or the catalog cannot be opened (said on stderr unless `quiet`).
     pub(crate) fn open(
         args: &CatalogArgs,
@@ -261,7 +262,7 @@ impl Remembered {
     ) -> (Option<Catalog>, Self) {
         let mut memo = Self {
             report,
-            cached: skein_catalog::report_cache::CachedResults::new(),
+            cached: None,
             fresh: std::sync::Mutex::new(Vec::new()),
         };
         if !enabled {
@@ -272,7 +273,7 @@ impl Remembered {
             .and_then(|c| Ok((c.cached_results(report)?, c)));
         match opened {
             Ok((cached, c)) => {
-                memo.cached = cached;
+                memo.cached = Some(cached);
                 (Some(c), memo)
             }
             Err(e) => {
@@ -291,9 +292,12 @@ impl Remembered {
         s: &skein_layout::SessionFiles,
         compute: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
+        let Some(cached) = &self.cached else {
+            return compute();
+        };
         let fp = skein_catalog::report_cache::session_fingerprint(s, REMEMBERED_VERSION);
         let key = (s.project(), s.session_id.clone());
-        if let (Some(fp), Some((held, packed))) = (fp, self.cached.get(&key))
+        if let (Some(fp), Some((held, packed))) = (fp, cached.get(&key))
             && *held == fp
             && let Some(body) = skein_catalog::report_cache::unpack(packed)
             && let Ok(v) = serde_json::from_slice(&body)

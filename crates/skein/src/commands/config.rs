@@ -48,6 +48,26 @@ enum Action {
 
 /// The user config, for a command: built-in defaults under the user file (no project layer:
 /// a command is not run "in" a project the way a hook event is). Read and parsed once per
+/// The archive a command works on: `given`, else the config's `[archive] dir`, else the
+/// hook's default `<state>/archive`; `None` without any (no state directory).
+pub(crate) fn archive_dir_or_none(env: &Env, given: Option<&Path>) -> Result<Option<PathBuf>> {
+    if let Some(d) = given {
+        return Ok(Some(d.to_path_buf()));
+    }
+    let configured = load(env)?.archive_dir.clone();
+    Ok(configured.or_else(|| env.default_archive()))
+}
+
+/// [`archive_dir_or_none`] for a command that needs an archive (`flag` names its option).
+pub(crate) fn archive_dir(env: &Env, given: Option<&Path>, flag: &str) -> Result<PathBuf> {
+    archive_dir_or_none(env, given)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "no archive directory: give {flag}, or set [archive] dir in the config \
+             (no state directory: neither XDG_STATE_HOME nor HOME is set)"
+        )
+    })
+}
+
 /// process (the environment does not change), however many parts of a command ask.
 pub(crate) fn load(env: &Env) -> Result<Config> {
     static LOADED: OnceLock<Result<Config, String>> = OnceLock::new();

@@ -31,14 +31,8 @@ struct Totals {
 
 pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
     let config = crate::commands::config::load(env)?;
-    let default = env.default_archive();
-    let dir = args.to.as_deref().or(config.archive_dir.as_deref());
-    let Some(dir) = dir.or(default.as_deref()) else {
-        bail!(
-            "no archive directory: give --to DIR, or set [archive] dir in the config \
-             (no state directory: neither XDG_STATE_HOME nor HOME is set)"
-        );
-    };
+    let dir = crate::commands::config::archive_dir(env, args.to.as_deref(), "--to DIR")?;
+    let dir = dir.as_path();
     if args.paths.iter().any(|p| p.as_os_str() == "-") {
         bail!("the archive reads files, not standard input");
     }

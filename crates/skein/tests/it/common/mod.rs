@@ -147,16 +147,10 @@ pub(crate) fn report_rows(report: &str, args: &[&str]) -> Vec<Value> {
 /// [`skein`] with `input` on standard input.
 pub(crate) fn skein_stdin(args: &[&str], cwd: &Path, input: &[u8]) -> Output {
     let home = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skein"))
+    let mut child = hermetic(&mut Command::new(env!("CARGO_BIN_EXE_skein")), home.path())
         .args(args)
         .current_dir(cwd)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE")
-        .env_remove("COLUMNS")
-        .env_remove("XDG_CONFIG_HOME")
         .env("TZ", "UTC")
-        .env("HOME", home.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
