@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 use skein_archive::{
-    Archive, Batch, Checkpoint, IngestReport, IngestRequest, Kind, MetaLater, SessionMeta,
-    Transform, VersionReason,
+    Batch, Checkpoint, IngestReport, IngestRequest, Kind, MetaLater, SessionMeta, Transform,
+    VersionReason,
 };
 use skein_core::Parser;
 use skein_layout::SessionFiles;
@@ -221,7 +221,6 @@ fn is_symlink(path: &Path) -> bool {
 /// the rows.
 #[derive(Debug)]
 pub struct ArchiveJob<'a> {
-    archive: &'a Archive,
     batch: &'a Batch<'a>,
     transforms: Transforms<'a>,
     /// Sources not archived: the row's `reason` code and the message.
@@ -229,14 +228,14 @@ pub struct ArchiveJob<'a> {
 }
 
 impl<'a> ArchiveJob<'a> {
-    /// A job over `sessions`: symlinks, compressed files, files inside the archive, and a
-    /// second source with the archive key of an earlier one (the same session id in two projects would
-    /// otherwise replace each other's archive on every run; the first in order wins) are
-    /// refused.
     /// How many staged sources a commit waits for: each holds its lock (a file descriptor)
     /// until then, and a commit costs two filesystem syncs.
     pub const BATCH_SOURCES: usize = 256;
 
+    /// A job over `sessions`: symlinks, compressed files, files inside the archive, and a
+    /// second source with the archive key of an earlier one (the same session id in two
+    /// projects would otherwise replace each other's archive on every run; the first in order
+    /// wins) are refused.
     pub fn new(
         batch: &'a Batch<'a>,
         transforms: Transforms<'a>,
@@ -274,7 +273,6 @@ impl<'a> ArchiveJob<'a> {
             }
         }
         Self {
-            archive,
             batch,
             transforms,
             refused,
@@ -303,31 +301,29 @@ impl<'a> ArchiveJob<'a> {
         ck: Option<&Checkpoint>,
         size: u64,
     ) -> (Kind, SessionMeta) {
-        let agents: Vec<AgentIdentity> = s
-            .agents
-            .iter()
-            .map(|a| {
-                agent_identity(
-                    &a.agent_id,
-                    a.meta.as_ref(),
-                    None,
-                    Some(&metas.links),
-                    parent_session(s),
-                )
-            })
-            .collect();
+        // Who an agent is (from its sidecar and the main transcript's spawning calls): every
+        // agent for the main transcript's metadata, only its own for an agent's.
+        let identity = |a: &skein_layout::AgentFile| {
+            agent_identity(
+                &a.agent_id,
+                a.meta.as_ref(),
+                None,
+                Some(&metas.links),
+                parent_session(s),
+            )
+        };
         let project = Some(s.project());
         let main = metas.main.as_ref();
         let (kind, m) = match p.agent {
-            None => (
-                p.kind.clone(),
-                main.map(|c| main_meta(c, &s.session_id, project, &agents))
-                    .unwrap_or_default(),
-            ),
-            Some(a) => (
-                agents[a].kind(),
-                agent_meta(&metas.agents[a], &agents[a], project, main),
-            ),
+            None => {
+                let agents: Vec<AgentIdentity> = s.agents.iter().map(identity).collect();
+                let m = main.map(|c| main_meta(c, &s.session_id, project, &agents));
+                (p.kind.clone(), m.unwrap_or_default())
+            }
+            Some(a) => {
+                let id = identity(&s.agents[a]);
+                (id.kind(), agent_meta(&metas.agents[a], &id, project, main))
+            }
         };
         let stored_meta = ck.and_then(|c| c.current.as_ref()).map(|c| &c.meta);
         let mut m = finish(m, stored_meta, size);
@@ -395,7 +391,7 @@ impl<'a> ArchiveJob<'a> {
     /// Archives one session; one row per source. Sources already archived at their current
     /// size, with metadata computed for that size, are not read at all.
     pub fn session(&self, s: &SessionFiles, parser: &mut Parser) -> Result<Vec<IngestRow>, Error> {
-        let root = self.archive.root();
+        let root = self.batch.archive().root();
         let planned = plan(s);
         // Per source: its row when it is settled already (refused, unreadable checkpoint),
         // else its stored checkpoint and its size now.
@@ -413,7 +409,7 @@ impl<'a> ArchiveJob<'a> {
                 continue;
             }
             let md = std::fs::metadata(&p.path).ok();
-            sources.push(match self.archive.checkpoint(&p.kind) {
+            sources.push(match self.batch.archive().checkpoint(&p.kind) {
                 Ok(ck) => {
                     all_unchanged &= unchanged(ck.as_ref(), md.as_ref());
                     Ok((ck, md.map_or(0, |m| m.len())))

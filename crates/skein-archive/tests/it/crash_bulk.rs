@@ -46,25 +46,15 @@ fn source(dir: &Path, i: usize) -> PathBuf {
 
 /// Archive files on disk (not temp files).
 fn archive_files(root: &Path) -> BTreeSet<String> {
-    fn walk(dir: &Path, root: &Path, out: &mut BTreeSet<String>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, root, out);
-            } else if p.to_string_lossy().ends_with(ARCHIVE_SUFFIX) {
-                let rel = p.strip_prefix(root).expect("below root");
-                out.insert(rel.to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    let mut out = BTreeSet::new();
-    for top in [MAIN_DIR, SUBAGENT_DIR] {
-        walk(&root.join(top), root, &mut out);
-    }
-    out
+    [MAIN_DIR, SUBAGENT_DIR]
+        .iter()
+        .flat_map(|top| skein_testkit::files_under(&root.join(top)))
+        .filter(|p| p.to_string_lossy().ends_with(ARCHIVE_SUFFIX))
+        .map(|p| {
+            let rel = p.strip_prefix(root).expect("below root");
+            rel.to_string_lossy().replace('\\', "/")
+        })
+        .collect()
 }
 
 /// Archives every source in one batch (as the child does, in this process), then checks that
