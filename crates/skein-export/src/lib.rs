@@ -114,6 +114,7 @@ pub fn export(
         .usage_passes
         .unwrap_or_else(|| usage::passes_for(input_bytes(sessions)));
     let mut project = (usize::MAX, String::new());
+    let mut pricer = skein_reports::usage::Pricer::new(pricing);
     let usage = usage::usage_passes(sessions, pricing, options.mmap, passes, |kept| {
         for (i, copy) in kept.iter() {
             if !exported[i] {
@@ -122,7 +123,7 @@ pub fn export(
             if project.0 != i {
                 project = (i, sessions[i].project());
             }
-            out.push(&project.1, usage::row(&sessions[i], &copy, pricing))?;
+            out.push(&project.1, usage::row(&sessions[i], &copy, &mut pricer))?;
         }
         Ok(())
     })?;
@@ -133,8 +134,8 @@ pub fn export(
         ..ExportStats::default()
     };
     let cost = &usage.cost;
-    let rows_of = |parser: &mut Parser, i: usize| session_rows(sessions, i, options, cost, parser);
-    let rows_of = |parser: &mut Parser, &i: &usize| rows_of(parser, i);
+    let rows_of =
+        |parser: &mut Parser, &i: &usize| session_rows(sessions, i, options, cost, parser);
     skein_core::ordered::ordered(
         &chosen,
         options.threads,

@@ -4,7 +4,8 @@
 use skein_layout::SessionFiles;
 use skein_reports::pricing::PricingTable;
 use skein_reports::usage::{
-    KeptRequests, RequestCopy, RequestRef, ScanStats, SessionScan, UsageBuilder, UsageScanner,
+    KeptRequests, NO_MODEL, Pricer, RequestCopy, RequestRef, ScanStats, SessionScan, UsageBuilder,
+    UsageScanner,
 };
 
 use crate::error::Error;
@@ -61,6 +62,7 @@ pub fn usage_passes(
     passes: u32,
     mut each: impl FnMut(&KeptRequests) -> Result<(), Error>,
 ) -> Result<UsageScan, Error> {
+    let mut pricer = Pricer::new(pricing);
     let mut scanner = UsageScanner::new();
     let mut cost = Vec::with_capacity(sessions.len());
     let mut stats: Option<ScanStats> = None;
@@ -69,7 +71,7 @@ pub fn usage_passes(
         for s in sessions {
             let mut scan = scanner.scan_session(s, mmap)?;
             if pass == 0 {
-                cost.push(own_cost(s, &scan, pricing));
+                cost.push(own_cost(s, &scan, &mut pricer));
             }
             if passes > 1 {
                 scan.copies.retain(|c| pass_of(c, passes) == pass);
@@ -99,14 +101,14 @@ pub fn usage_passes(
 fn own_cost(
     s: &SessionFiles,
     scan: &SessionScan,
-    pricing: &PricingTable,
+    pricer: &mut Pricer<'_>,
 ) -> Vec<(Option<String>, f64)> {
     let mut own = UsageBuilder::new();
     own.add(s, scan.clone());
     let mut by_agent: Vec<(Option<String>, f64)> = Vec::new();
     for (_, copy) in own.into_kept().0.iter() {
         let agent = copy.agent_id;
-        let c = price(pricing, &copy);
+        let c = price(pricer, &copy);
         match by_agent.iter_mut().find(|(a, _)| a.as_deref() == agent) {
             Some((_, sum)) => *sum += c,
             None => by_agent.push((agent.map(str::to_owned), c)),
@@ -115,15 +117,13 @@ fn own_cost(
     by_agent
 }
 
-/// The price of `copy` in `pricing` (0 when its model is not priced).
-fn price(pricing: &PricingTable, copy: &RequestRef<'_>) -> f64 {
-    copy.model
-        .and_then(|m| pricing.lookup(m))
-        .map_or(0.0, |(price, fast)| price.cost(&copy.tokens, fast))
+/// The price of `copy` (0 when its model is not priced), as `skein usage` prices it.
+fn price(pricer: &mut Pricer<'_>, copy: &RequestRef<'_>) -> f64 {
+    pricer.cost(copy.model.unwrap_or(NO_MODEL), &copy.tokens)
 }
 
 /// The `usage/` row of `copy`, a request of `session`.
-pub fn row(session: &SessionFiles, copy: &RequestRef<'_>, pricing: &PricingTable) -> UsageRow {
+pub fn row(session: &SessionFiles, copy: &RequestRef<'_>, pricer: &mut Pricer<'_>) -> UsageRow {
     let t = copy.tokens;
     UsageRow {
         session_id: session.session_id.clone(),
@@ -136,6 +136,6 @@ pub fn row(session: &SessionFiles, copy: &RequestRef<'_>, pricing: &PricingTable
         output_tokens: crate::rows::int(t.output),
         cache_creation_input_tokens: crate::rows::int(t.cache_creation),
         cache_read_input_tokens: crate::rows::int(t.cache_read),
-        cost_usd: price(pricing, copy),
+        cost_usd: price(pricer, copy),
     }
 }

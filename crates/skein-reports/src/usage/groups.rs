@@ -11,7 +11,8 @@ use super::build::{NO_MODEL, UsageOptions};
 use crate::pricing::{ModelPrice, PricingTable};
 
 /// Prices requests by model, remembering each model's lookup and the models without a price.
-pub(super) struct Pricer<'p> {
+#[derive(Debug)]
+pub struct Pricer<'p> {
     table: &'p PricingTable,
     cache: FxHashMap<Box<str>, Option<(&'p ModelPrice, bool)>>,
     /// Models without a price (their cost counts as 0), sorted.
@@ -19,7 +20,8 @@ pub(super) struct Pricer<'p> {
 }
 
 impl<'p> Pricer<'p> {
-    pub(super) fn new(table: &'p PricingTable) -> Self {
+    /// A pricer over `table`.
+    pub fn new(table: &'p PricingTable) -> Self {
         Self {
             table,
             cache: FxHashMap::default(),
@@ -45,7 +47,7 @@ impl<'p> Pricer<'p> {
     }
 
     /// The cost in USD of `tokens` of `model` (0 for an unpriced model, which is remembered).
-    pub(super) fn cost(&mut self, model: &str, tokens: &super::Tokens) -> f64 {
+    pub fn cost(&mut self, model: &str, tokens: &super::Tokens) -> f64 {
         self.price(model)
             .map_or(0.0, |(m, fast)| m.cost(tokens, fast))
     }
