@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use serde::de::IgnoredAny;
 use skein_analysis::AnalysisOptions;
-use skein_catalog::{Catalog, RootsReport, SessionUsage};
+use skein_catalog::{Catalog, RootsReport};
 use skein_layout::SessionFiles;
 use skein_reports::agents::agent_groups;
 use skein_reports::load_session;
@@ -187,31 +187,54 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         }),
         _ => None,
     };
-    let fits = |answers: &Vec<SessionUsage>| {
-        let groups = answers.iter().flat_map(|a| &a.groups);
-        groups_fit(groups, &options, &pricing)
+    // Every copy of `of` from the catalog, in order; `None` for a session to scan.
+    let every_copy = |of: &[SessionFiles]| -> Vec<Option<(SessionScan, Vec<RequestGroup>)>> {
+        if of.is_empty() {
+            return Vec::new();
+        }
+        match &catalog {
+            Some((c, _)) => SCANNER
+                .with(|sc| c.usage_scans(of, &mut sc.borrow_mut()))
+                .map_err(warn_scan)
+                .ok(),
+            None => None,
+        }
+        .unwrap_or_else(|| vec![None; of.len()])
+        .into_iter()
+        .map(|a| a.map(|scan| (scan, Vec::new())))
+        .collect()
     };
-    // Each session's answer from the catalog: its contested copies and groups, else (the
-    // groups cannot answer) every copy; `None` for a session to scan.
-    let answers: Vec<Option<(SessionScan, Vec<RequestGroup>)>> =
-        if let Some(grouped) = grouped.filter(fits) {
+    // Each session's answer from the catalog: its contested copies and groups, else (its
+    // groups cannot answer: a bound inside a group's 15 minutes, a moved price band) every
+    // copy of that session; `None` for a session to scan. Mixing the two is exact: a grouped
+    // session's summed copies have no other copy anywhere in the catalog.
+    let answers: Vec<Option<(SessionScan, Vec<RequestGroup>)>> = match grouped {
+        Some(grouped) => {
+            let fit: Vec<bool> = grouped
+                .iter()
+                .map(|a| groups_fit(&a.groups, &options, &pricing))
+                .collect();
+            let misfits: Vec<SessionFiles> = sessions
+                .iter()
+                .zip(&fit)
+                .filter(|(_, fits)| !**fits)
+                .map(|(s, _)| s.clone())
+                .collect();
+            let mut copies = every_copy(&misfits).into_iter();
             grouped
                 .into_iter()
-                .map(|a| Some((a.scan, a.groups)))
+                .zip(fit)
+                .map(|(a, fits)| {
+                    if fits {
+                        Some((a.scan, a.groups))
+                    } else {
+                        copies.next().flatten()
+                    }
+                })
                 .collect()
-        } else {
-            match &catalog {
-                Some((c, _)) => SCANNER
-                    .with(|sc| c.usage_scans(&sessions, &mut sc.borrow_mut()))
-                    .map_err(warn_scan)
-                    .ok(),
-                None => None,
-            }
-            .unwrap_or_else(|| vec![None; sessions.len()])
-            .into_iter()
-            .map(|a| a.map(|scan| (scan, Vec::new())))
-            .collect()
-        };
+        }
+        None => every_copy(&sessions),
+    };
     let Gathered {
         builder,
         skipped,

@@ -314,7 +314,7 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
-fn progress_bars_only_on_a_terminal() {
+fn corpus_progress_bars_only_on_a_terminal() {
     // A run long enough for the bar to be drawn (indicatif draws at most 20 times a second).
     let Some(corpus) = crate::common::corpus() else {
         return;
