@@ -133,7 +133,12 @@ impl ReportArgs {
     }
 
     pub(crate) fn date_range(&self) -> Result<DateRange> {
-        crate::zone::date_range(self.since.as_deref(), self.until.as_deref())
+        self.date_range_at(crate::zone::now_ms())
+    }
+
+    /// [`ReportArgs::date_range`] with durations counted back from `now` (`usage blocks --now`).
+    pub(crate) fn date_range_at(&self, now: i64) -> Result<DateRange> {
+        crate::zone::date_range(self.since.as_deref(), self.until.as_deref(), now)
     }
 
     /// The sessions to report on, after the project and glob filters. Unreadable paths are

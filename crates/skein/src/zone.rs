@@ -16,9 +16,8 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 /// `--since` / `--until` as one range: days (`2026-05-01`, `20260501`), RFC 3339 times, or
-/// durations before now (`7d`, `12h`, `30m`, `2w`), the same in every command.
-pub(crate) fn date_range(since: Option<&str>, until: Option<&str>) -> Result<DateRange> {
-    let now = now_ms();
+/// durations before `now` (`7d`, `12h`, `30m`, `2w`), the same in every command.
+pub(crate) fn date_range(since: Option<&str>, until: Option<&str>, now: i64) -> Result<DateRange> {
     let bound = |flag: &str, v: Option<&str>| -> Result<Option<Bound>> {
         v.map(|t| Bound::parse(t, now).map_err(|e| anyhow::anyhow!("--{flag}: {e}")))
             .transpose()

@@ -87,7 +87,11 @@ impl QueryArgs {
     /// `--since` (start of that day) and `--until` (end of that day) in ms, in the zone.
     pub(crate) fn bounds(&self) -> Result<(Option<i64>, Option<i64>)> {
         let zone = crate::zone::resolve(self.timezone.as_deref())?;
-        let range = crate::zone::date_range(self.since.as_deref(), self.until.as_deref())?;
+        let range = crate::zone::date_range(
+            self.since.as_deref(),
+            self.until.as_deref(),
+            crate::zone::now_ms(),
+        )?;
         Ok(range.bounds_ms(&zone))
     }
 

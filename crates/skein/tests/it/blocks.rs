@@ -92,6 +92,15 @@ fn blocks_follow_the_rule_and_add_up_to_the_daily_report() {
     assert!(rows.iter().all(|r| r["gap"] == false));
 }
 
+/// A duration bound counts back from `--now`, as the blocks do, not from the clock.
+#[test]
+fn a_duration_bound_counts_from_now() {
+    let (by_duration, _) = blocks(&["--now", NOW, "--since", "1d"]);
+    let (by_instant, _) = blocks(&["--now", NOW, "--since", "2026-03-28T23:00:00Z"]);
+    assert!(!by_duration.is_empty(), "blocks in the day before --now");
+    assert_eq!(by_duration, by_instant);
+}
+
 #[test]
 fn the_active_block_has_rate_projection_and_limit() {
     let (rows, totals) = blocks(&["--now", NOW, "--active", "--token-limit", "max"]);

@@ -108,10 +108,12 @@ pub(crate) fn finish(
     pricing: &PricingTable,
 ) -> Result<BlocksReport> {
     let zone = report.zone()?;
+    // One "now" for the blocks and for durations such as `--since 7d`.
+    let now_ms = args.now.unwrap_or_else(crate::zone::now_ms);
     let options = BlockOptions {
         length_ms: length_ms(args.session_length)?,
-        now_ms: args.now.unwrap_or_else(crate::zone::now_ms),
-        range: report.date_range()?,
+        now_ms,
+        range: report.date_range_at(now_ms)?,
         zone: zone.clone(),
         gaps: args.gaps,
         active_only: args.active,
