@@ -223,7 +223,7 @@ pub enum Opened {
 /// Opens (creating or rebuilding as needed) the catalog at `path`.
 pub(crate) fn open(path: &Path, busy: Duration) -> Result<(Connection, Opened)> {
     let existed = path.exists();
-    match try_open(path, busy) {
+    match try_open_waiting(path, busy) {
         Ok(conn) => Ok((
             conn,
             if existed {
@@ -235,7 +235,7 @@ pub(crate) fn open(path: &Path, busy: Duration) -> Result<(Connection, Opened)> 
         Err(Unusable::Fatal(e)) => Err(e),
         Err(Unusable::Rebuild(reason)) => {
             remove_files(path)?;
-            let conn = try_open(path, busy).map_err(|e| match e {
+            let conn = try_open_waiting(path, busy).map_err(|e| match e {
                 Unusable::Fatal(e) => e,
                 Unusable::Rebuild(r) => Error::Corrupt {
                     path: path.to_path_buf(),
@@ -243,6 +243,27 @@ pub(crate) fn open(path: &Path, busy: Duration) -> Result<(Connection, Opened)> 
                 },
             })?;
             Ok((conn, Opened::Rebuilt(reason)))
+        }
+    }
+}
+
+/// [`try_open`], tried again while another connection is busy, for up to about `busy`.
+///
+/// SQLite's busy handler does not cover every step of opening: while several connections
+/// create the same new catalog at once (two hooks on a first run), switching it to WAL and
+/// reading its version can answer "busy" at once, without waiting. Such an opener waits in
+/// short sleeps (counted, not timed: the library reads no clock) and opens again.
+fn try_open_waiting(path: &Path, busy: Duration) -> std::result::Result<Connection, Unusable> {
+    const STEP: Duration = Duration::from_millis(5);
+    let tries = busy.as_millis() / STEP.as_millis() + 1;
+    let mut tried = 0;
+    loop {
+        match try_open(path, busy) {
+            Err(Unusable::Fatal(e)) if e.is_busy() && tried < tries => {
+                tried += 1;
+                std::thread::sleep(STEP);
+            }
+            other => return other,
         }
     }
 }
