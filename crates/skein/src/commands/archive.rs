@@ -17,6 +17,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
 
+use super::redaction::RedactFlags;
+
 pub(crate) use files::{CatArgs, CompressArgs, DecompressArgs, cat, compress, decompress};
 
 /// Arguments of `skein archive`.
@@ -56,15 +58,6 @@ enum Action {
     Repair(RepairArgs),
 }
 
-/// Redaction level for `--redact`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum RedactLevelArg {
-    /// Provider tokens and structured secrets.
-    Standard,
-    /// Also the generic rules (`PASSWORD=…`, …). The default.
-    Strict,
-}
-
 /// Prune preset applied on the way in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum PrunePresetArg {
@@ -88,13 +81,8 @@ struct IngestArgs {
     /// `[archive] dir`, else `$XDG_STATE_HOME/skein/archive` (where the hook archives).
     #[arg(long, value_name = "DIR")]
     to: Option<PathBuf>,
-    /// Replace secrets by `[REDACTED:<rule>]` on the way in (the source is not changed), with
-    /// the config's `[redaction]` rules (the hook's).
-    #[arg(long)]
-    redact: bool,
-    /// Redaction level (with --redact).
-    #[arg(long, value_enum, requires = "redact", value_name = "LEVEL")]
-    redact_level: Option<RedactLevelArg>,
+    #[command(flatten)]
+    redaction: RedactFlags,
     /// Prune on the way in with this preset (the source is not changed).
     #[arg(long, value_enum, value_name = "PRESET")]
     prune: Option<PrunePresetArg>,

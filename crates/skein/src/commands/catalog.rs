@@ -106,20 +106,14 @@ impl QueryArgs {
     }
 }
 
-/// The config's redaction rules (`[redaction]`), whether or not `redact` is on: what a
-/// command's own `--redact` applies, so that it redacts as the hook and the catalog do.
-pub(crate) fn redaction_rules(env: &Env) -> Result<skein_redact::RedactOptions> {
-    Ok(super::config::load(env)?.redaction)
-}
-
 impl CatalogArgs {
     /// The catalog file.
     pub(crate) fn path(&self, env: &Env) -> Result<PathBuf> {
         if let Some(p) = &self.catalog {
             return Ok(p.clone());
         }
-        if let Some(p) = super::config::load(env)?.catalog_path {
-            return Ok(p);
+        if let Some(p) = &super::config::load(env)?.catalog_path {
+            return Ok(p.clone());
         }
         skein_catalog::default_path(env)
             .context("no catalog path: give --catalog, or set HOME or XDG_STATE_HOME")
@@ -131,7 +125,7 @@ impl CatalogArgs {
         let config = super::config::load(env)?;
         Ok(CatalogOptions {
             result_cap: self.result_cap,
-            redact: config.redact.then_some(config.redaction),
+            redact: config.redact.then(|| config.redaction.clone()),
             ..CatalogOptions::default()
         })
     }

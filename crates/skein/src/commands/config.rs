@@ -46,8 +46,6 @@ enum Action {
     },
 }
 
-/// The user config, for a command: built-in defaults under the user file (no project layer:
-/// a command is not run "in" a project the way a hook event is). Read and parsed once per
 /// The archive a command works on: `given`, else the config's `[archive] dir`, else the
 /// hook's default `<state>/archive`; `None` without any (no state directory).
 pub(crate) fn archive_dir_or_none(env: &Env, given: Option<&Path>) -> Result<Option<PathBuf>> {
@@ -68,8 +66,11 @@ pub(crate) fn archive_dir(env: &Env, given: Option<&Path>, flag: &str) -> Result
     })
 }
 
-/// process (the environment does not change), however many parts of a command ask.
-pub(crate) fn load(env: &Env) -> Result<Config> {
+/// The user config, for a command: built-in defaults under the user file (no project layer:
+/// a command is not run "in" a project the way a hook event is). Read and parsed once per
+/// process (the environment does not change), however many parts of a command ask; they
+/// share it, and take copies only of what they keep.
+pub(crate) fn load(env: &Env) -> Result<&'static Config> {
     static LOADED: OnceLock<Result<Config, String>> = OnceLock::new();
     LOADED
         .get_or_init(|| {
@@ -85,8 +86,8 @@ pub(crate) fn load(env: &Env) -> Result<Config> {
                     format!("cannot use the config (`skein config check` lists its problems): {e}")
                 })
         })
-        .clone()
-        .map_err(anyhow::Error::msg)
+        .as_ref()
+        .map_err(|e| anyhow::Error::msg(e.clone()))
 }
 
 /// Fills the flags a command was not given from the config (flags win over the config, the
@@ -238,7 +239,7 @@ fn show(out: &mut dyn Write, path: &Path, env: &Env, format: Format) -> Result<(
         log_dir: env.default_log_dir(),
     };
     let file = text.is_some().then_some((path, &lines));
-    let mut rows = entries(&config, file, &defaults);
+    let mut rows = entries(config, file, &defaults);
     // An unset status-line zone is the reports' one; an unset zone is `TZ`'s, else the system
     // zone ("local"), as the commands resolve them.
     let reports = rows.iter().find(|e| e.key == "reports.timezone").cloned();

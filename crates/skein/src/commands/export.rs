@@ -8,9 +8,8 @@ use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use skein_export::{Dataset, ExportOptions, Format, Layout, Shard, TextOptions};
 use skein_layout::Env;
-use skein_redact::Redactor;
 
-use super::passes::LevelArg;
+use super::redaction::RedactFlags;
 use crate::output::error_line;
 use crate::report::{ReportArgs, exit_status};
 
@@ -86,42 +85,6 @@ pub(crate) struct ExportArgs {
     /// No summary line and no warnings.
     #[arg(long, short = 'q')]
     pub(crate) quiet: bool,
-}
-
-/// `--redact` and the rules of `skein redact` (on top of the config's `[redaction]`).
-#[derive(Debug, Default, ClapArgs)]
-pub(crate) struct RedactFlags {
-    /// Replace secrets by `[REDACTED:<rule>]` in every line before anything is taken from it
-    /// (text, tool inputs and outputs, titles, paths), with the config's `[redaction]` rules.
-    #[arg(long)]
-    pub(crate) redact: bool,
-    /// Redaction level: `strict` (default) adds the generic rules (`PASSWORD=…`, …) to the
-    /// provider tokens and structured secrets of `standard`.
-    #[arg(long, value_enum, value_name = "LEVEL", requires = "redact")]
-    pub(crate) redact_level: Option<LevelArg>,
-    /// Switch off a redaction rule by id (repeatable).
-    #[arg(long, value_name = "RULE", requires = "redact")]
-    pub(crate) redact_disable: Vec<String>,
-    /// Keep findings whose text matches this regex (repeatable).
-    #[arg(long, value_name = "REGEX", requires = "redact")]
-    pub(crate) redact_allow: Vec<String>,
-}
-
-impl RedactFlags {
-    /// The redactor `--redact` asks for: the config's rules with the flags on top, as
-    /// `skein redact` builds its own.
-    fn redactor(&self, env: &Env) -> Result<Option<Redactor>> {
-        if !self.redact {
-            return Ok(None);
-        }
-        let mut o = super::catalog::redaction_rules(env)?;
-        if let Some(l) = self.redact_level {
-            o.level = l.level();
-        }
-        o.disable.extend(self.redact_disable.iter().cloned());
-        o.allowlist.extend(self.redact_allow.iter().cloned());
-        Ok(Some(Redactor::new(&o).context("redaction rules")?))
-    }
 }
 
 /// Partition keys beyond the month.

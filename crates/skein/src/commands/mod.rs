@@ -17,6 +17,7 @@ pub(crate) mod export;
 pub(crate) mod hook;
 pub(crate) mod index;
 pub(crate) mod passes;
+pub(crate) mod redaction;
 pub(crate) mod search;
 pub(crate) mod sessions;
 pub(crate) mod show;

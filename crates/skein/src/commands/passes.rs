@@ -19,11 +19,12 @@ use skein_app::sources::{DiffersFrom, FileSource, open_source, temp_spool};
 use skein_layout::Env;
 use skein_layout::claude::{main_path, subagents_dir};
 use skein_passes::{
-    Pass, PassKind, PassReport, PassesConfig, Pipeline, Preset, PruneConfig, RedactLevel,
-    RedactOptions, RedactPass, SnapshotConfig, SnapshotOptions, Source, ToolUseResultMode,
+    Pass, PassKind, PassReport, PassesConfig, Pipeline, Preset, PruneConfig, RedactPass,
+    SnapshotConfig, SnapshotOptions, Source, ToolUseResultMode,
 };
 use skein_store::{InPlaceError, InPlaceOptions, ensure_not_input, rewrite_in_place_streaming};
 
+use super::redaction::{LevelArg, with_flags};
 use crate::output::{ReportFormat, stream_output};
 
 /// Where the input comes from and where the output and reports go.
@@ -101,23 +102,6 @@ enum ToolUseResultArg {
     Dedupe,
     Slim,
     Drop,
-}
-
-/// A redaction level on the command line (`skein redact --level`, `skein export
-/// --redact-level`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum LevelArg {
-    Standard,
-    Strict,
-}
-
-impl LevelArg {
-    pub(crate) fn level(self) -> RedactLevel {
-        match self {
-            Self::Standard => RedactLevel::Standard,
-            Self::Strict => RedactLevel::Strict,
-        }
-    }
 }
 
 /// The rules of `prune`.
@@ -313,12 +297,7 @@ fn build_pass(config: &PassesConfig, flags: &Flags<'_>) -> Result<Pass> {
             Pass::Snapshot(SnapshotOptions::try_from(c).context("snapshot options")?)
         }
         Flags::Redact(r) => {
-            let mut o: RedactOptions = config.redact.clone();
-            if let Some(l) = r.level {
-                o.level = l.level();
-            }
-            o.disable.extend(r.disable.iter().cloned());
-            o.allowlist.extend(r.allow.iter().cloned());
+            let o = with_flags(config.redact.clone(), r.level, &r.disable, &r.allow);
             Pass::Redact(RedactPass::new(&o).context("redaction rules")?)
         }
     })

@@ -107,7 +107,7 @@ fn full_line(
     args: &Args,
     env: &Env,
     input: &Result<StatusInput>,
-    config: &Result<skein_hook::Config>,
+    config: &Result<&skein_hook::Config>,
     color: bool,
 ) -> Result<String> {
     let input = input.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;

@@ -664,6 +664,26 @@ fn redact_on_the_way_in_uses_the_configs_rules() {
 }
 
 #[test]
+fn redact_flags_add_to_the_configs_rules() {
+    // `--redact-disable` switches a rule off and `--redact-allow` keeps a match, as they do
+    // for `export` and `skein redact` (one merge of flags over `[redaction]`).
+    let env = Env::new();
+    env.archive(&[
+        "--redact",
+        "--redact-disable",
+        "github-token",
+        "--redact-allow",
+        &format!("^{AWS_KEY}$"),
+    ]);
+    let text = String::from_utf8(env.cat(MAIN_FILE)).expect("utf8");
+    assert!(text.contains(GH_TOKEN), "the rule is off: {text}");
+    assert!(text.contains(AWS_KEY), "the match is allowed: {text}");
+    // Without `--redact` the rule flags are refused, not ignored.
+    let out = env.skein(&["archive", "--redact-disable", "github-token"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn prune_on_the_way_in_reparents() {
     let env = Env::new();
     env.archive(&["--prune", "safe"]);

@@ -14,10 +14,9 @@ use skein_app::{ArchiveJob, IngestRow, Transforms};
 use skein_archive::{Archive, ArchiveOptions, CodecOptions, DictMode};
 use skein_layout::Env;
 use skein_layout::teams::teams_dirs_of;
-use skein_passes::{Preset, PruneOptions, RedactLevel, RedactOptions};
-use skein_redact::Redactor;
+use skein_passes::{Preset, PruneOptions};
 
-use super::{IngestArgs, PrunePresetArg, RedactLevelArg};
+use super::{IngestArgs, PrunePresetArg};
 use crate::output::error_line;
 use crate::report::ReportArgs;
 
@@ -66,18 +65,8 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
         },
     )
     .with_context(|| format!("archive {}", dir.display()))?;
-    let redactor = if args.redact {
-        // The rules the hook's archive pass uses (`[redaction]`), the level from the flag.
-        let mut opts: RedactOptions = config.redaction.clone();
-        match args.redact_level {
-            Some(RedactLevelArg::Standard) => opts.level = RedactLevel::Standard,
-            Some(RedactLevelArg::Strict) => opts.level = RedactLevel::Strict,
-            None => {}
-        }
-        Some(Redactor::new(&opts).map_err(|e| anyhow::anyhow!("redaction rules: {e}"))?)
-    } else {
-        None
-    };
+    // The rules the hook's archive pass uses (`[redaction]`), the flags on top.
+    let redactor = args.redaction.redactor(env)?;
     let prune = args.prune.map(|p| PruneOptions {
         // Decided over the whole transcript while the session may still grow: abandoned
         // branches and pre-compaction history are not final, so those rules stay off.
