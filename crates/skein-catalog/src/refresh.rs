@@ -236,6 +236,9 @@ pub(crate) fn refresh(
         for id in &gone {
             delete_source(conn, *id).map_err(|e| Error::sql(db, e))?;
         }
+        if !gone.is_empty() {
+            crate::report_cache::forget_orphans(conn).map_err(|e| Error::sql(db, e))?;
+        }
         report.removed = gone.len();
         work.sort_by_key(|w| std::cmp::Reverse(w.stat.size));
         run(

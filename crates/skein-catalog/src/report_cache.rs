@@ -102,3 +102,14 @@ pub(crate) fn store(
         Ok(())
     })
 }
+
+/// Forgets the results of sessions that have no source left in the catalog (their files were
+/// deleted, and no archive holds them): what the cache keeps is small, but a deleted session
+/// should leave nothing behind. Runs inside the refresh's transaction that removed sources.
+pub(crate) fn forget_orphans(conn: &Connection) -> rusqlite::Result<usize> {
+    conn.prepare_cached(
+        "DELETE FROM report_cache WHERE NOT EXISTS (SELECT 1 FROM sources s \
+         WHERE s.session_id = report_cache.session_id AND s.project = report_cache.project)",
+    )?
+    .execute([])
+}

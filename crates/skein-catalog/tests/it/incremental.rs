@@ -2,6 +2,8 @@
 //! line waits until it is complete, a rewritten file is indexed again from zero, a deleted
 //! one leaves the catalog.
 
+use skein_catalog::report_cache::SessionResult;
+
 use crate::common::{A, B, Fixture, append, hits};
 
 fn user_line(uuid: &str, text: &str) -> String {
@@ -65,11 +67,33 @@ fn a_rewritten_file_is_indexed_again_and_a_deleted_one_dropped() {
         1,
         "no duplicates after re-indexing"
     );
-    // A deleted file leaves the catalog when its root is refreshed.
+    // A deleted file leaves the catalog when its root is refreshed, and so do the report
+    // results remembered for its session (not those of a session still there).
+    let remember = |project: &str, session: &str| SessionResult {
+        project: project.into(),
+        session_id: session.into(),
+        fingerprint: 1,
+        body: b"{}".to_vec(),
+    };
+    c.store_results(
+        "tools",
+        &[
+            remember("-home-me-other", B),
+            remember("-home-me-widgets", A),
+        ],
+    )
+    .expect("remember");
+    assert_eq!(c.cached_results("tools").expect("cached").len(), 2);
     std::fs::remove_file(f.main_file(B, "-home-me-other")).expect("rm");
     let r = f.refresh(&mut c);
     assert_eq!(r.removed, 1);
     assert!(hits(&c, "capybara").is_empty());
+    let kept: Vec<_> = c
+        .cached_results("tools")
+        .expect("cached")
+        .into_keys()
+        .collect();
+    assert_eq!(kept, [("-home-me-widgets".to_string(), A.to_string())]);
     assert_eq!(c.integrity_check().expect("check"), Ok(()));
 }
 
