@@ -122,9 +122,12 @@ pub(super) fn run(args: &IngestArgs, env: &Env) -> Result<ExitCode> {
                 error_line(&format!("{}: {e}", row.source));
             }
             *totals.counts.entry(row.status).or_default() += 1;
-            totals.lines += row.lines;
-            totals.raw += row.raw_bytes;
-            totals.compressed += row.compressed_bytes;
+            // What a failed commit staged is not in the archive: the summary does not count it.
+            if row.status != "error" {
+                totals.lines += row.lines;
+                totals.raw += row.raw_bytes;
+                totals.compressed += row.compressed_bytes;
+            }
             serde_json::to_writer(&mut out, &row)?;
             out.write_all(b"\n")?;
         }
