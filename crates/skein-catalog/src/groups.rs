@@ -17,7 +17,8 @@ use skein_layout::{SessionFiles, Source};
 use skein_reports::usage::{RequestCopy, RequestGroup, SessionScan, SkippedLine, Source as Origin};
 
 use crate::error::{Error, Result};
-use crate::usage::{Row, Rows};
+use crate::refresh::Rows;
+use crate::track::Stored as Row;
 use crate::write::origin_of;
 
 /// One session's usage from [`session_groups`]: the contested copies in `scan` (with the
@@ -53,7 +54,9 @@ pub(crate) fn session_groups(
             };
             // Not read to its end by the refresh just made (a torn last line, a concurrent
             // writer), or listed twice: the copies path handles those.
-            if row.unknown_size || (!row.archived && row.size != row.offset) || !used.insert(row.id)
+            if row.facts.unknown_size
+                || (!row.archived && row.stat.size != row.offset)
+                || !used.insert(row.id)
             {
                 return Ok(None);
             }
@@ -76,17 +79,17 @@ pub(crate) fn session_groups(
             let mut copies = contested.remove(&row.id).unwrap_or_default();
             for c in &mut copies {
                 if c.source != Origin::Progress {
-                    c.agent_id = row.agent_id.as_deref().map(Into::into);
+                    c.agent_id = row.facts.agent_id.as_deref().map(Into::into);
                 }
             }
             scan.copies.append(&mut copies);
             summed.append(&mut groups.remove(&row.id).unwrap_or_default());
             scan.files += 1;
-            scan.usage_lines += row.usage_lines;
-            scan.invalid_lines += row.usage_invalid;
-            scan.no_timestamp += row.usage_no_timestamp;
+            scan.usage_lines += row.facts.usage_lines;
+            scan.invalid_lines += row.facts.usage_invalid;
+            scan.no_timestamp += row.facts.usage_no_timestamp;
             scan.bytes += row.offset;
-            if row.usage_invalid + row.usage_no_timestamp > 0 {
+            if row.facts.usage_invalid + row.facts.usage_no_timestamp > 0 {
                 let located = skips
                     .query_map([row.id], |r| {
                         Ok(SkippedLine {
@@ -161,7 +164,7 @@ pub(crate) fn listed_sessions(rows: &Rows, paths: &HashSet<String>) -> Option<Ve
         if row.archived {
             return None;
         }
-        sources.push(Source::live_known(Path::new(path), &row.session_id)?);
+        sources.push(Source::live_known(Path::new(path), &row.facts.session_id)?);
     }
     Some(skein_layout::group(sources))
 }

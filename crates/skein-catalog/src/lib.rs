@@ -119,7 +119,7 @@ pub struct Catalog {
     extract: std::sync::OnceLock<extract::ExtractOptions>,
     /// The sources' usage facts, read once after a refresh for the listing and the usage of
     /// one command (a refresh clears them).
-    rows: std::cell::OnceCell<usage::Rows>,
+    rows: std::cell::OnceCell<refresh::Rows>,
 }
 
 impl Catalog {
@@ -215,7 +215,7 @@ impl Catalog {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RootsReport> {
         self.rows = std::cell::OnceCell::new();
-        roots::refresh_roots(
+        let mut report = roots::refresh_roots(
             &self.conn,
             &self.path,
             self.extract()?,
@@ -223,7 +223,12 @@ impl Catalog {
             options,
             options.now_ns,
             progress,
-        )
+        )?;
+        // The refresh read every source's row: the report that follows uses them.
+        if let Some(rows) = report.rows.take() {
+            self.rows = std::cell::OnceCell::from(rows);
+        }
+        Ok(report)
     }
 
     /// Refreshes one file on the calling thread, at most `limit` new bytes (the hook's and a
@@ -285,13 +290,22 @@ impl Catalog {
         Ok(groups::listed_sessions(self.source_rows()?, paths))
     }
 
-    /// The sources' usage facts, read on first use after a refresh.
-    fn source_rows(&self) -> Result<&usage::Rows> {
+    /// The sources' rows: those the last refresh of roots read, else read on first use.
+    fn source_rows(&self) -> Result<&refresh::Rows> {
         if let Some(rows) = self.rows.get() {
             return Ok(rows);
         }
-        let rows = usage::source_rows(&self.conn).map_err(|e| Error::sql(&self.path, e))?;
+        let rows = refresh::load_stored(&self.conn).map_err(|e| Error::sql(&self.path, e))?;
         Ok(self.rows.get_or_init(|| rows))
+    }
+
+    /// Lets go of the source rows read for the last refresh without freeing them, for a short
+    /// command about to exit: freeing thousands of small strings one by one costs more than
+    /// the process's exit, which returns the memory at once. A later report reads them again.
+    pub fn leak_rows(&mut self) {
+        if let Some(rows) = self.rows.take() {
+            std::mem::forget(rows);
+        }
     }
 
     /// The per-session results remembered for `report` (see [`report_cache`]).

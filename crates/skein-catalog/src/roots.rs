@@ -32,6 +32,8 @@ pub struct RootsReport {
     pub errors: Vec<InputError>,
     /// The directories were unchanged: no listing was needed.
     pub fast: bool,
+    /// Every source's row as the refresh left them (read once, for the report that follows).
+    pub(crate) rows: Option<refresh::Rows>,
 }
 
 fn mtime_ns(m: &std::fs::Metadata) -> i64 {
@@ -123,6 +125,7 @@ struct Quick {
     changed: Vec<Source>,
     unchanged: usize,
     paths: HashSet<String>,
+    rows: refresh::Rows,
 }
 
 /// The fast path: `Some` when no directory changed and every catalogued file under the roots
@@ -197,6 +200,7 @@ fn quick_check(
         changed,
         unchanged,
         paths,
+        rows: stored,
     }))
 }
 
@@ -221,6 +225,7 @@ pub(crate) fn refresh_roots(
         changed,
         unchanged,
         paths,
+        mut rows,
     }) = quick_check(conn, roots, opts.threads).map_err(sql)?
     {
         let mut report = refresh::refresh(
@@ -236,11 +241,16 @@ pub(crate) fn refresh_roots(
         )?;
         report.sources += unchanged;
         report.unchanged += unchanged;
+        let touched = changed
+            .iter()
+            .map(|s| s.path.to_string_lossy().into_owned());
+        refresh::patch_rows(conn, &mut rows, touched).map_err(sql)?;
         return Ok(RootsReport {
             refresh: report,
             paths,
             errors: Vec::new(),
             fast: true,
+            rows: Some(rows),
         });
     }
     let mut dirs = Vec::with_capacity(roots.len());
@@ -250,7 +260,7 @@ pub(crate) fn refresh_roots(
         dirs.push((r.clone(), list));
     }
     let listing = skein_layout::sources(roots);
-    let report = refresh::refresh(
+    let (report, rows) = refresh::refresh_keeping(
         conn,
         db,
         cap,
@@ -274,5 +284,6 @@ pub(crate) fn refresh_roots(
         paths,
         errors: listing.errors,
         fast: false,
+        rows,
     })
 }

@@ -290,3 +290,46 @@ fn corpus_is_equal() {
     };
     check(&corpus);
 }
+
+/// A refresh that finds no directory changed hands the report the source rows it read before
+/// indexing, brought up to date for the files it indexed: the usage from them is the usage
+/// from the table read afresh (stale rows would keep the old sizes and counters).
+#[test]
+fn a_fast_refresh_hands_the_report_current_rows() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("projects");
+    copy_dir(&testdata("reports/usage/projects"), &root);
+    let db = dir.path().join("c.db");
+    let options = skein_catalog::CatalogOptions::default();
+    let mut c = Catalog::open(&db, options.clone()).expect("open");
+    // A clock far ahead: every directory counts as settled, so the next refresh is fast.
+    let opts = RefreshOptions {
+        now_ns: Some(i64::MAX / 2),
+        ..RefreshOptions::default()
+    };
+    let roots = [root.clone()];
+    let first = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("first");
+    assert!(!first.fast);
+    let usage = |c: &Catalog, paths: &HashSet<String>| {
+        let sessions = c.listed_sessions(paths).expect("list").expect("live");
+        let answers = c.usage_groups(&sessions).expect("groups").expect("covered");
+        format!("{answers:?}")
+    };
+    let before = usage(&c, &first.paths);
+    append(
+        &root.join("-home-me-alpha/sess-a1.jsonl"),
+        concat!(
+            r#"{"type":"assistant","timestamp":"2026-06-01T00:30:00.000Z","sessionId":"sess-a1","requestId":"req_n","message":{"id":"msg_n","model":"claude-sonnet-4-6","usage":{"input_tokens":7,"output_tokens":9}}}"#,
+            "\n"
+        ),
+    );
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
+    assert!(r.fast, "no directory changed");
+    assert_eq!(r.refresh.appended, 1);
+    let handed = usage(&c, &r.paths);
+    let read = usage(&Catalog::open(&db, options).expect("reopen"), &r.paths);
+    assert_eq!(handed, read);
+    assert_ne!(handed, before, "the append is counted");
+}
