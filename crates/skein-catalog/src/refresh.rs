@@ -219,15 +219,15 @@ pub(crate) fn refresh_keeping(
     }
     let whole = !(opts.scope.is_empty() && sources.len() <= 16);
     // A few files (the hook, a status line): look them up; else read every row at once.
-    let mut stored = if !whole {
+    let mut stored = if whole {
+        load_stored(conn)
+    } else {
         load_stored_paths(
             conn,
             sources
                 .iter()
                 .map(|s| s.path.to_string_lossy().into_owned()),
         )
-    } else {
-        load_stored(conn)
     }
     .map_err(|e| Error::sql(db, e))?;
     let mut report = RefreshReport {
