@@ -9,11 +9,11 @@
 //! sources instead of a second listing of the tree.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rusqlite::Connection;
-use skein_layout::{SessionFiles, Source};
+use skein_layout::{AgentFile, SessionFiles, Source};
 use skein_reports::usage::{RequestCopy, RequestGroup, SessionScan, SkippedLine, Source as Origin};
 
 use crate::error::{Error, Result};
@@ -167,4 +167,159 @@ pub(crate) fn listed_sessions(rows: &Rows, paths: &HashSet<String>) -> Option<Ve
         sources.push(Source::live_known(Path::new(path), &row.facts.session_id)?);
     }
     Some(skein_layout::group(sources))
+}
+
+/// Whether `listing` names exactly the files at `paths` (a kept listing is checked against
+/// what the refresh found before it is used: any doubt lists again).
+pub(crate) fn covers(listing: &[SessionFiles], paths: &HashSet<String>) -> bool {
+    let files: usize = listing.iter().map(|s| s.files().count()).sum();
+    files == paths.len()
+        && listing
+            .iter()
+            .flat_map(SessionFiles::files)
+            .all(|p| p.to_str().is_some_and(|p| paths.contains(p)))
+}
+
+/// Format of an encoded listing (the first byte): another value is not read.
+const LISTING_FORMAT: u8 = 1;
+
+/// `sessions` (as [`listed_sessions`] made them: live files, no sidecars) in a compact form
+/// for the `listings` table; `None` when a path is not UTF-8 (such a listing is not kept).
+pub(crate) fn encode_listing(sessions: &[SessionFiles]) -> Option<Vec<u8>> {
+    fn put(out: &mut Vec<u8>, s: &str) {
+        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+    }
+    let mut out = vec![LISTING_FORMAT];
+    out.extend_from_slice(&(sessions.len() as u32).to_le_bytes());
+    for s in sessions {
+        put(&mut out, &s.session_id);
+        put(&mut out, s.project_dir.to_str()?);
+        match &s.main {
+            Some(m) => {
+                out.push(1);
+                put(&mut out, m.to_str()?);
+            }
+            None => out.push(0),
+        }
+        out.extend_from_slice(&(s.agents.len() as u32).to_le_bytes());
+        for a in &s.agents {
+            put(&mut out, &a.agent_id);
+            put(&mut out, a.path.to_str()?);
+            out.push(u8::from(a.internal) | u8::from(a.legacy) << 1);
+        }
+    }
+    Some(out)
+}
+
+/// The sessions [`encode_listing`] wrote; `None` for anything else.
+pub(crate) fn decode_listing(bytes: &[u8]) -> Option<Vec<SessionFiles>> {
+    struct Reader<'a>(&'a [u8]);
+    impl<'a> Reader<'a> {
+        fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+            let (head, rest) = self.0.split_at_checked(n)?;
+            self.0 = rest;
+            Some(head)
+        }
+        fn byte(&mut self) -> Option<u8> {
+            self.take(1).map(|b| b[0])
+        }
+        fn count(&mut self) -> Option<usize> {
+            let b = self.take(4)?.try_into().ok()?;
+            usize::try_from(u32::from_le_bytes(b)).ok()
+        }
+        fn text(&mut self) -> Option<&'a str> {
+            let n = self.count()?;
+            std::str::from_utf8(self.take(n)?).ok()
+        }
+    }
+    let mut r = Reader(bytes);
+    if r.byte()? != LISTING_FORMAT {
+        return None;
+    }
+    let n = r.count()?;
+    // Each session takes at least 13 bytes: a corrupt count cannot reserve much.
+    let mut out = Vec::with_capacity(n.min(bytes.len() / 13));
+    for _ in 0..n {
+        let session_id = r.text()?.to_owned();
+        let project_dir = PathBuf::from(r.text()?);
+        let main = match r.byte()? {
+            0 => None,
+            1 => Some(PathBuf::from(r.text()?)),
+            _ => return None,
+        };
+        let k = r.count()?;
+        let mut agents = Vec::with_capacity(k.min(r.0.len() / 9));
+        for _ in 0..k {
+            let agent_id = r.text()?.to_owned();
+            let path = PathBuf::from(r.text()?);
+            let flags = r.byte()?;
+            agents.push(AgentFile {
+                agent_id,
+                path,
+                meta: None,
+                internal: flags & 1 != 0,
+                legacy: flags & 2 != 0,
+            });
+        }
+        out.push(SessionFiles {
+            session_id,
+            project_dir,
+            main,
+            agents,
+        });
+    }
+    r.0.is_empty().then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: &str, agents: usize, main: bool) -> SessionFiles {
+        let dir = PathBuf::from("/p/-home-me-x");
+        SessionFiles {
+            session_id: id.into(),
+            main: main.then(|| dir.join(format!("{id}.jsonl"))),
+            agents: (0..agents)
+                .map(|i| AgentFile {
+                    agent_id: format!("a{i}"),
+                    path: dir.join(format!("{id}/subagents/agent-a{i}.jsonl")),
+                    meta: None,
+                    internal: i == 1,
+                    legacy: i == 2,
+                })
+                .collect(),
+            project_dir: dir,
+        }
+    }
+
+    #[test]
+    fn a_listing_reads_back_as_written() {
+        let sessions = vec![
+            session("s1", 3, true),
+            session("s2", 0, true),
+            session("é", 1, false),
+        ];
+        let bytes = encode_listing(&sessions).expect("utf-8");
+        assert_eq!(decode_listing(&bytes), Some(sessions));
+        assert_eq!(
+            decode_listing(&encode_listing(&[]).expect("empty")),
+            Some(Vec::new())
+        );
+    }
+
+    #[test]
+    fn a_damaged_listing_is_not_read() {
+        let bytes = encode_listing(&[session("s1", 2, true)]).expect("utf-8");
+        for cut in 0..bytes.len() {
+            assert_eq!(decode_listing(&bytes[..cut]), None, "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(decode_listing(&longer), None);
+        let mut other = bytes;
+        other[0] = LISTING_FORMAT + 1;
+        assert_eq!(decode_listing(&other), None);
+    }
 }

@@ -120,6 +120,8 @@ pub struct Catalog {
     /// The sources' usage facts, read once after a refresh for the listing and the usage of
     /// one command (a refresh clears them).
     rows: std::cell::OnceCell<refresh::Rows>,
+    /// The sessions the last refresh of roots kept or grouped, for [`Catalog::listed_sessions`].
+    listing: std::cell::RefCell<Option<Vec<SessionFiles>>>,
 }
 
 impl Catalog {
@@ -147,6 +149,7 @@ impl Catalog {
             opened,
             extract: std::sync::OnceLock::new(),
             rows: std::cell::OnceCell::new(),
+            listing: std::cell::RefCell::new(None),
         })
     }
 
@@ -194,6 +197,7 @@ impl Catalog {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RefreshReport> {
         self.rows = std::cell::OnceCell::new();
+        self.listing.replace(None);
         refresh::refresh(
             &self.conn,
             &self.path,
@@ -215,6 +219,7 @@ impl Catalog {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RootsReport> {
         self.rows = std::cell::OnceCell::new();
+        self.listing.replace(None);
         let mut report = roots::refresh_roots(
             &self.conn,
             &self.path,
@@ -228,6 +233,7 @@ impl Catalog {
         if let Some(rows) = report.rows.take() {
             self.rows = std::cell::OnceCell::from(rows);
         }
+        self.listing.replace(report.listing.take());
         Ok(report)
     }
 
@@ -282,11 +288,18 @@ impl Catalog {
     /// The sessions of the sources a refresh found under its roots
     /// ([`RootsReport::paths`]), grouped and ordered as `skein-layout`'s discovery does,
     /// without listing the tree again; `None` when that cannot be done from the catalog (an
-    /// archive file among them).
+    /// archive file among them). After a refresh that found no directory changed, these are
+    /// the sessions kept with the last listing of the same roots, when they name exactly
+    /// `paths`; else they are grouped from the catalogued sources.
     pub fn listed_sessions(
         &self,
         paths: &std::collections::HashSet<String>,
     ) -> Result<Option<Vec<SessionFiles>>> {
+        if let Some(kept) = self.listing.take()
+            && groups::covers(&kept, paths)
+        {
+            return Ok(Some(kept));
+        }
         Ok(groups::listed_sessions(self.source_rows()?, paths))
     }
 

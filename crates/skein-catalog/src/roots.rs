@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension as _, params};
 use skein_layout::Source;
 use skein_store::InputError;
 
@@ -34,6 +34,9 @@ pub struct RootsReport {
     pub fast: bool,
     /// Every source's row as the refresh left them (read once, for the report that follows).
     pub(crate) rows: Option<refresh::Rows>,
+    /// The sessions of the sources at `paths`, grouped: kept from the last listing when no
+    /// directory changed, else grouped now (`None` when they cannot be: archive files).
+    pub(crate) listing: Option<Vec<skein_layout::SessionFiles>>,
 }
 
 fn mtime_ns(m: &std::fs::Metadata) -> i64 {
@@ -74,6 +77,23 @@ fn key(root: &Path) -> String {
     root.to_string_lossy().into_owned()
 }
 
+/// The `listings` key of a set of roots (NUL cannot occur in a path).
+fn roots_key(roots: &[PathBuf]) -> String {
+    roots.iter().map(|r| key(r)).collect::<Vec<_>>().join("\0")
+}
+
+/// The sessions kept for `roots` by the last listing, if it was of these roots.
+fn kept_listing(
+    conn: &Connection,
+    roots: &[PathBuf],
+) -> rusqlite::Result<Option<Vec<skein_layout::SessionFiles>>> {
+    let body: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT body FROM listings WHERE roots = ?1")?
+        .query_row([roots_key(roots)], |r| r.get(0))
+        .optional()?;
+    Ok(body.and_then(|b| crate::groups::decode_listing(&b)))
+}
+
 /// The recorded directories of every root, `None` when some root has none recorded.
 fn recorded(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<Vec<(String, i64)>>> {
     let mut stmt = conn.prepare_cached("SELECT path, mtime_ns FROM dirs WHERE root = ?1")?;
@@ -90,13 +110,23 @@ fn recorded(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<Vec
     Ok(Some(all))
 }
 
+/// Records the directories under `roots` and, when given, the sessions of their sources
+/// (encoded by `groups::encode_listing`). Only the last listing recorded is kept: one whose
+/// roots' directories were all recorded with it, so an unchanged directory tree vouches for
+/// it (a report still checks it against the files the refresh found).
 fn record(
     conn: &Connection,
     roots: &[PathBuf],
     dirs: &[(PathBuf, Vec<(String, i64)>)],
     now_ns: Option<i64>,
+    listing: Option<&[u8]>,
 ) -> rusqlite::Result<()> {
     crate::db::write_transaction(conn, || {
+        conn.prepare_cached("DELETE FROM listings")?.execute([])?;
+        if let Some(body) = listing {
+            conn.prepare_cached("INSERT INTO listings (roots, body) VALUES (?1, ?2)")?
+                .execute(params![roots_key(roots), body])?;
+        }
         let mut del = conn.prepare_cached("DELETE FROM dirs WHERE root = ?1")?;
         let mut ins = conn.prepare_cached(
             "INSERT OR REPLACE INTO dirs (root, path, mtime_ns) VALUES (?1, ?2, ?3)",
@@ -245,12 +275,20 @@ pub(crate) fn refresh_roots(
             .iter()
             .map(|s| s.path.to_string_lossy().into_owned());
         refresh::patch_rows(conn, &mut rows, touched).map_err(sql)?;
+        // No file came or went: the sessions are the last listing's, unless a file was
+        // indexed again from zero (a legacy agent file's session id is read from its lines).
+        let listing = if report.reindexed == 0 && report.errors.is_empty() {
+            kept_listing(conn, roots).map_err(sql)?
+        } else {
+            None
+        };
         return Ok(RootsReport {
             refresh: report,
             paths,
             errors: Vec::new(),
             fast: true,
             rows: Some(rows),
+            listing,
         });
     }
     let mut dirs = Vec::with_capacity(roots.len());
@@ -271,19 +309,24 @@ pub(crate) fn refresh_roots(
         },
         progress,
     )?;
-    if listing.errors.is_empty() && report.errors.is_empty() && report.skipped == 0 {
-        record(conn, roots, &dirs, now_ns).map_err(sql)?;
-    }
-    let paths = listing
+    let paths: HashSet<String> = listing
         .sources
         .iter()
         .map(|s| s.path.to_string_lossy().into_owned())
         .collect();
+    let grouped = rows
+        .as_ref()
+        .and_then(|rows| crate::groups::listed_sessions(rows, &paths));
+    if listing.errors.is_empty() && report.errors.is_empty() && report.skipped == 0 {
+        let body = grouped.as_deref().and_then(crate::groups::encode_listing);
+        record(conn, roots, &dirs, now_ns, body.as_deref()).map_err(sql)?;
+    }
     Ok(RootsReport {
         refresh: report,
         paths,
         errors: listing.errors,
         fast: false,
         rows,
+        listing: grouped,
     })
 }

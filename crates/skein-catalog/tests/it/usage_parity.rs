@@ -333,3 +333,47 @@ fn a_fast_refresh_hands_the_report_current_rows() {
     assert_eq!(handed, read);
     assert_ne!(handed, before, "the append is counted");
 }
+
+/// The sessions a fast refresh keeps from the last listing are the listing's grouping, and
+/// are only used for exactly the files the refresh found.
+#[test]
+fn a_kept_listing_is_the_grouping_of_the_files_found() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("projects");
+    copy_dir(&testdata("reports/usage/projects"), &root);
+    let db = dir.path().join("c.db");
+    let mut c = Catalog::open(&db, skein_catalog::CatalogOptions::default()).expect("open");
+    let opts = RefreshOptions {
+        now_ns: Some(i64::MAX / 2),
+        ..RefreshOptions::default()
+    };
+    let roots = [root.clone()];
+    let mut found = skein_layout::discover(&roots).sessions;
+    for a in found.iter_mut().flat_map(|s| s.agents.iter_mut()) {
+        a.meta = None;
+    }
+    assert!(
+        found.iter().any(|s| !s.agents.is_empty()),
+        "agents are kept too"
+    );
+    c.refresh_roots(&roots, &opts, &mut |_| {}).expect("first");
+    // A new catalog handle: nothing in memory, the sessions come from the `listings` table.
+    let mut c = Catalog::open(&db, skein_catalog::CatalogOptions::default()).expect("reopen");
+    let r = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("fast");
+    assert!(r.fast);
+    let kept = c.listed_sessions(&r.paths).expect("list").expect("live");
+    assert_eq!(kept, found);
+    // Asked for fewer files than it names, the kept listing is not used.
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("fast again");
+    let mut fewer = r.paths.clone();
+    let main = found[0].main.clone().expect("a main file");
+    assert!(fewer.remove(main.to_str().expect("utf-8")));
+    let listed = c.listed_sessions(&fewer).expect("list").expect("live");
+    assert!(listed.iter().all(|s| s.main.as_ref() != Some(&main)));
+    assert_eq!(
+        listed.iter().map(|s| s.files().count()).sum::<usize>(),
+        fewer.len()
+    );
+}
