@@ -201,7 +201,7 @@ impl Catalog {
         refresh::refresh(
             &self.conn,
             &self.path,
-            self.extract()?,
+            &|| self.extract(),
             sources,
             options,
             progress,
@@ -223,7 +223,7 @@ impl Catalog {
         let mut report = roots::refresh_roots(
             &self.conn,
             &self.path,
-            self.extract()?,
+            &|| self.extract(),
             roots,
             options,
             options.now_ns,
@@ -381,5 +381,43 @@ impl Catalog {
         self.conn
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
             .map_err(|e| Error::sql(&self.path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The redaction rules (on by default) are compiled only when a refresh has something to
+    /// read: an unchanged tree costs its stats, not the rules.
+    #[test]
+    fn a_refresh_with_nothing_new_builds_no_extraction() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let project = dir.path().join("projects/-home-me-x");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        std::fs::write(
+            project.join("s1.jsonl"),
+            "{\"type\":\"user\",\"sessionId\":\"s1\",\"message\":{\"content\":\"hi\"}}\n",
+        )
+        .expect("write");
+        let options = CatalogOptions {
+            redact: Some(skein_redact::RedactOptions::default()),
+            ..CatalogOptions::default()
+        };
+        let db = dir.path().join("c.db");
+        let roots = [dir.path().join("projects")];
+        let refresh = |c: &mut Catalog| {
+            c.refresh_roots(&roots, &RefreshOptions::default(), &mut |_| {})
+                .expect("refresh")
+        };
+        let mut c = Catalog::open(&db, options.clone()).expect("open");
+        assert_eq!(refresh(&mut c).refresh.reindexed, 1);
+        assert!(
+            c.extract.get().is_some(),
+            "a new file is read with the rules"
+        );
+        let mut c = Catalog::open(&db, options).expect("reopen");
+        assert_eq!(refresh(&mut c).refresh.unchanged, 1);
+        assert!(c.extract.get().is_none());
     }
 }

@@ -14,7 +14,6 @@ use skein_layout::Source;
 use skein_store::InputError;
 
 use crate::error::{Error, Result};
-use crate::extract::ExtractOptions;
 use crate::refresh::{self, Progress, RefreshOptions, RefreshReport};
 use crate::track::{self, Plan};
 
@@ -238,7 +237,7 @@ fn quick_check(
 pub(crate) fn refresh_roots(
     conn: &Connection,
     db: &Path,
-    cap: &ExtractOptions,
+    cap: refresh::Extract<'_>,
     roots: &[PathBuf],
     opts: &RefreshOptions,
     now_ns: Option<i64>,
