@@ -121,7 +121,7 @@ pub struct Catalog {
     /// one command (a refresh clears them).
     rows: std::cell::OnceCell<refresh::Rows>,
     /// The sessions the last refresh of roots kept or grouped, for [`Catalog::listed_sessions`].
-    listing: std::cell::RefCell<Option<Vec<SessionFiles>>>,
+    listing: std::cell::RefCell<Option<roots::Listing>>,
 }
 
 impl Catalog {
@@ -295,7 +295,10 @@ impl Catalog {
         &self,
         paths: &std::collections::HashSet<String>,
     ) -> Result<Option<Vec<SessionFiles>>> {
-        if let Some(kept) = self.listing.take()
+        if let Some(listing) = self.listing.take()
+            && let Some(kept) = listing
+                .sessions(&self.conn)
+                .map_err(|e| Error::sql(&self.path, e))?
             && groups::covers(&kept, paths)
         {
             return Ok(Some(kept));

@@ -33,9 +33,32 @@ pub struct RootsReport {
     pub fast: bool,
     /// Every source's row as the refresh left them (read once, for the report that follows).
     pub(crate) rows: Option<refresh::Rows>,
-    /// The sessions of the sources at `paths`, grouped: kept from the last listing when no
-    /// directory changed, else grouped now (`None` when they cannot be: archive files).
-    pub(crate) listing: Option<Vec<skein_layout::SessionFiles>>,
+    /// The sessions of the sources at `paths`: grouped now by a full refresh, or to be read
+    /// from the last listing after a fast one; `None` when they cannot be (archive files).
+    pub(crate) listing: Option<Listing>,
+}
+
+/// Where a report finds the sessions of a refresh's sources.
+#[derive(Debug)]
+pub(crate) enum Listing {
+    /// Grouped by the refresh that listed the roots.
+    Grouped(Vec<skein_layout::SessionFiles>),
+    /// Kept with the last listing of these roots (no directory changed since): read only when
+    /// a report asks (`skein index` never does).
+    Kept(Vec<PathBuf>),
+}
+
+impl Listing {
+    /// The sessions.
+    pub(crate) fn sessions(
+        self,
+        conn: &Connection,
+    ) -> rusqlite::Result<Option<Vec<skein_layout::SessionFiles>>> {
+        match self {
+            Self::Grouped(s) => Ok(Some(s)),
+            Self::Kept(roots) => kept_listing(conn, &roots),
+        }
+    }
 }
 
 fn mtime_ns(m: &std::fs::Metadata) -> i64 {
@@ -286,11 +309,8 @@ pub(crate) fn refresh_roots(
         refresh::patch_rows(conn, &mut rows, touched).map_err(sql)?;
         // No file came or went: the sessions are the last listing's, unless a file was
         // indexed again from zero (a legacy agent file's session id is read from its lines).
-        let listing = if report.reindexed == 0 && report.errors.is_empty() {
-            kept_listing(conn, roots).map_err(sql)?
-        } else {
-            None
-        };
+        let listing = (report.reindexed == 0 && report.errors.is_empty())
+            .then(|| Listing::Kept(roots.to_vec()));
         return Ok(RootsReport {
             refresh: report,
             paths,
@@ -336,6 +356,6 @@ pub(crate) fn refresh_roots(
         errors: listing.errors,
         fast: false,
         rows,
-        listing: grouped,
+        listing: grouped.map(Listing::Grouped),
     })
 }
