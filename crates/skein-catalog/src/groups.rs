@@ -9,6 +9,8 @@
 //! sources instead of a second listing of the tree.
 
 use std::collections::{HashMap, HashSet};
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -40,7 +42,7 @@ pub(crate) fn session_groups(
     let sql = |e| Error::sql(db, e);
     // Each session's catalogued files, in the scanner's order.
     let mut plan: Vec<Vec<(&Row, &Path)>> = Vec::with_capacity(sessions.len());
-    let mut used = HashSet::new();
+    let mut used = FxHashSet::default();
     for files in sessions {
         let mut list = Vec::new();
         for path in files.files() {
@@ -113,12 +115,12 @@ pub(crate) fn session_groups(
 }
 
 /// Every usage group, by source id.
-fn all_groups(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestGroup>>> {
+fn all_groups(conn: &Connection) -> rusqlite::Result<FxHashMap<i64, Vec<RequestGroup>>> {
     let mut stmt = conn.prepare(
         "SELECT source_id, model, origin, long, requests, input, output, cache_creation, \
          cache_5m, cache_1h, cache_read, first_ms, last_ms FROM usage_groups",
     )?;
-    let mut out: HashMap<i64, Vec<RequestGroup>> = HashMap::new();
+    let mut out: FxHashMap<i64, Vec<RequestGroup>> = FxHashMap::default();
     // Few distinct models: one allocation each.
     let mut models: HashMap<String, Arc<str>> = HashMap::new();
     let mut rows = stmt.query([])?;
@@ -145,7 +147,7 @@ fn all_groups(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestGro
 }
 
 /// Every contested copy, by source id, each source's in the scanner's order.
-fn contested_copies(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestCopy>>> {
+fn contested_copies(conn: &Connection) -> rusqlite::Result<FxHashMap<i64, Vec<RequestCopy>>> {
     crate::usage::copies_by_source(conn, "WHERE contested = 1")
 }
 

@@ -109,11 +109,14 @@ fn kept_listing(
     conn: &Connection,
     roots: &[PathBuf],
 ) -> rusqlite::Result<Option<Vec<skein_layout::SessionFiles>>> {
-    let body: Option<Vec<u8>> = conn
+    // Decoded from SQLite's buffer: the blob (~0.9 MB on the bench tree) is not copied first.
+    let decoded = conn
         .prepare_cached("SELECT body FROM listings WHERE roots = ?1")?
-        .query_row([roots_key(roots)], |r| r.get(0))
+        .query_row([roots_key(roots)], |r| {
+            Ok(crate::groups::decode_listing(r.get_ref(0)?.as_blob()?))
+        })
         .optional()?;
-    Ok(body.and_then(|b| crate::groups::decode_listing(&b)))
+    Ok(decoded.flatten())
 }
 
 /// The recorded directories of every root, `None` when some root has none recorded.

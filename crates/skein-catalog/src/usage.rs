@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use rusqlite::Connection;
 use skein_core::SliceLines;
@@ -56,7 +56,7 @@ pub(crate) fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Requ
 
 /// Every catalogued copy, by source id, each source's in the scanner's order (one pass over
 /// the table).
-fn all_copies(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestCopy>>> {
+fn all_copies(conn: &Connection) -> rusqlite::Result<FxHashMap<i64, Vec<RequestCopy>>> {
     copies_by_source(conn, "")
 }
 
@@ -65,11 +65,11 @@ fn all_copies(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestCop
 pub(crate) fn copies_by_source(
     conn: &Connection,
     filter: &str,
-) -> rusqlite::Result<HashMap<i64, Vec<RequestCopy>>> {
+) -> rusqlite::Result<FxHashMap<i64, Vec<RequestCopy>>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT source_id, {COPY_COLUMNS} FROM requests {filter} ORDER BY source_id, seq"
     ))?;
-    let mut out: HashMap<i64, Vec<RequestCopy>> = HashMap::new();
+    let mut out: FxHashMap<i64, Vec<RequestCopy>> = FxHashMap::default();
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         out.entry(r.get(0)?).or_default().push(copy_of(r, 1)?);
@@ -122,7 +122,7 @@ pub(crate) fn session_scans(
 ) -> Result<Vec<Option<SessionScan>>> {
     let mut copies = all_copies(conn).map_err(|e| Error::sql(db, e))?;
     let mut out = Vec::with_capacity(sessions.len());
-    let mut used = HashSet::new();
+    let mut used = FxHashSet::default();
     for files in sessions {
         out.push(one(rows, &mut copies, &mut used, files, scanner)?);
     }
@@ -131,8 +131,8 @@ pub(crate) fn session_scans(
 
 fn one(
     rows: &Rows,
-    copies: &mut HashMap<i64, Vec<RequestCopy>>,
-    used: &mut HashSet<i64>,
+    copies: &mut FxHashMap<i64, Vec<RequestCopy>>,
+    used: &mut FxHashSet<i64>,
     files: &SessionFiles,
     scanner: &mut UsageScanner,
 ) -> Result<Option<SessionScan>> {
