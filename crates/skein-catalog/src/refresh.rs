@@ -205,11 +205,12 @@ pub(crate) fn refresh(
     opts: &RefreshOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RefreshReport> {
-    refresh_keeping(conn, db, cap, sources, opts, progress).map(|(r, _)| r)
+    refresh_keeping(conn, db, cap, sources, opts, progress, None).map(|(r, _)| r)
 }
 
 /// [`refresh`], also giving every source's row as the refresh leaves them when it read the
 /// whole table (a refresh of many sources or of a scope does): what a report asks next.
+/// `preloaded`: every row, read by the caller just before.
 pub(crate) fn refresh_keeping(
     conn: &Connection,
     db: &Path,
@@ -217,13 +218,16 @@ pub(crate) fn refresh_keeping(
     sources: &[Source],
     opts: &RefreshOptions,
     progress: &mut dyn FnMut(Progress),
+    preloaded: Option<Rows>,
 ) -> Result<(RefreshReport, Option<Rows>)> {
     if sources.is_empty() && opts.scope.is_empty() {
         return Ok((RefreshReport::default(), None));
     }
     let whole = !(opts.scope.is_empty() && sources.len() <= 16);
     // A few files (the hook, a status line): look them up; else read every row at once.
-    let mut stored = if whole {
+    let mut stored = if let Some(rows) = preloaded.filter(|_| whole) {
+        Ok(rows)
+    } else if whole {
         load_stored(conn)
     } else {
         load_stored_paths(

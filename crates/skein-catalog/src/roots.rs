@@ -253,7 +253,9 @@ fn quick_check(
             continue;
         }
         // Only a changed file is looked at as a source (its sidecar, its session).
-        let Some(source) = Source::live(p) else {
+        // A legacy agent file keeps the session id it was catalogued with (as in a listing).
+        let known = |_: &Path| (!old.archived).then(|| old.facts.session_id.clone());
+        let Some(source) = Source::live_with(p, &known) else {
             return Ok(None);
         };
         match track::plan(&source, &now, Some(old)) {
@@ -329,7 +331,14 @@ pub(crate) fn refresh_roots(
         walk_dirs(r, &mut list);
         dirs.push((r.clone(), list));
     }
-    let listing = skein_layout::sources(roots);
+    // Legacy agent files already catalogued keep the session id read when they were first
+    // indexed: the listing does not open hundreds of them again.
+    let stored = refresh::load_stored(conn).map_err(sql)?;
+    let known = |p: &Path| {
+        let row = stored.get(p.to_str()?)?;
+        (!row.archived).then(|| row.facts.session_id.clone())
+    };
+    let listing = skein_layout::sources_known(roots, &known);
     let (report, rows) = refresh::refresh_keeping(
         conn,
         db,
@@ -340,6 +349,7 @@ pub(crate) fn refresh_roots(
             ..opts.clone()
         },
         progress,
+        Some(stored),
     )?;
     let paths: HashSet<String> = listing
         .sources
