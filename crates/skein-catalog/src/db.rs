@@ -9,10 +9,28 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension as _};
 use crate::error::{Error, Result};
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Migrations: entry `i` brings a catalog from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 4] = [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_REPORT_CACHE];
+const MIGRATIONS: [&str; 5] = [
+    SCHEMA_V1,
+    SCHEMA_V2,
+    SCHEMA_V3,
+    SCHEMA_REPORT_CACHE,
+    SCHEMA_LISTINGS,
+];
+
+/// The sessions of a set of roots as `skein-layout` groups their sources (`groups.rs`),
+/// recorded with the roots' directories by a refresh that listed them (`roots.rs`): while no
+/// directory changes, the next report takes its sessions from here instead of grouping
+/// thousands of paths again. A catalog migrated to this version has none until its next
+/// listing, which any changed directory (or `skein index`'s first run) causes.
+const SCHEMA_LISTINGS: &str = r"
+CREATE TABLE listings (
+    roots TEXT PRIMARY KEY,
+    body BLOB NOT NULL
+) WITHOUT ROWID;
+";
 
 /// Catalogs older than this are rebuilt rather than migrated: what version 3 adds (which
 /// copies compete, the usage groups) is only computed as sources are indexed.

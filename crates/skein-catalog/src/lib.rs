@@ -119,7 +119,9 @@ pub struct Catalog {
     extract: std::sync::OnceLock<extract::ExtractOptions>,
     /// The sources' usage facts, read once after a refresh for the listing and the usage of
     /// one command (a refresh clears them).
-    rows: std::cell::OnceCell<usage::Rows>,
+    rows: std::cell::OnceCell<refresh::Rows>,
+    /// The sessions the last refresh of roots kept or grouped, for [`Catalog::listed_sessions`].
+    listing: std::cell::RefCell<Option<roots::Listing>>,
 }
 
 impl Catalog {
@@ -147,6 +149,7 @@ impl Catalog {
             opened,
             extract: std::sync::OnceLock::new(),
             rows: std::cell::OnceCell::new(),
+            listing: std::cell::RefCell::new(None),
         })
     }
 
@@ -194,10 +197,11 @@ impl Catalog {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RefreshReport> {
         self.rows = std::cell::OnceCell::new();
+        self.listing.replace(None);
         refresh::refresh(
             &self.conn,
             &self.path,
-            self.extract()?,
+            &|| self.extract(),
             sources,
             options,
             progress,
@@ -215,15 +219,22 @@ impl Catalog {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RootsReport> {
         self.rows = std::cell::OnceCell::new();
-        roots::refresh_roots(
+        self.listing.replace(None);
+        let mut report = roots::refresh_roots(
             &self.conn,
             &self.path,
-            self.extract()?,
+            &|| self.extract(),
             roots,
             options,
             options.now_ns,
             progress,
-        )
+        )?;
+        // The refresh read every source's row: the report that follows uses them.
+        if let Some(rows) = report.rows.take() {
+            self.rows = std::cell::OnceCell::from(rows);
+        }
+        self.listing.replace(report.listing.take());
+        Ok(report)
     }
 
     /// Refreshes one file on the calling thread, at most `limit` new bytes (the hook's and a
@@ -277,21 +288,40 @@ impl Catalog {
     /// The sessions of the sources a refresh found under its roots
     /// ([`RootsReport::paths`]), grouped and ordered as `skein-layout`'s discovery does,
     /// without listing the tree again; `None` when that cannot be done from the catalog (an
-    /// archive file among them).
+    /// archive file among them). After a refresh that found no directory changed, these are
+    /// the sessions kept with the last listing of the same roots, when they name exactly
+    /// `paths`; else they are grouped from the catalogued sources.
     pub fn listed_sessions(
         &self,
         paths: &std::collections::HashSet<String>,
     ) -> Result<Option<Vec<SessionFiles>>> {
+        if let Some(listing) = self.listing.take()
+            && let Some(kept) = listing
+                .sessions(&self.conn)
+                .map_err(|e| Error::sql(&self.path, e))?
+            && groups::covers(&kept, paths)
+        {
+            return Ok(Some(kept));
+        }
         Ok(groups::listed_sessions(self.source_rows()?, paths))
     }
 
-    /// The sources' usage facts, read on first use after a refresh.
-    fn source_rows(&self) -> Result<&usage::Rows> {
+    /// The sources' rows: those the last refresh of roots read, else read on first use.
+    fn source_rows(&self) -> Result<&refresh::Rows> {
         if let Some(rows) = self.rows.get() {
             return Ok(rows);
         }
-        let rows = usage::source_rows(&self.conn).map_err(|e| Error::sql(&self.path, e))?;
+        let rows = refresh::load_stored(&self.conn).map_err(|e| Error::sql(&self.path, e))?;
         Ok(self.rows.get_or_init(|| rows))
+    }
+
+    /// Lets go of the source rows read for the last refresh without freeing them, for a short
+    /// command about to exit: freeing thousands of small strings one by one costs more than
+    /// the process's exit, which returns the memory at once. A later report reads them again.
+    pub fn leak_rows(&mut self) {
+        if let Some(rows) = self.rows.take() {
+            std::mem::forget(rows);
+        }
     }
 
     /// The per-session results remembered for `report` (see [`report_cache`]).
@@ -354,5 +384,43 @@ impl Catalog {
         self.conn
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
             .map_err(|e| Error::sql(&self.path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The redaction rules (on by default) are compiled only when a refresh has something to
+    /// read: an unchanged tree costs its stats, not the rules.
+    #[test]
+    fn a_refresh_with_nothing_new_builds_no_extraction() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let project = dir.path().join("projects/-home-me-x");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        std::fs::write(
+            project.join("s1.jsonl"),
+            "{\"type\":\"user\",\"sessionId\":\"s1\",\"message\":{\"content\":\"hi\"}}\n",
+        )
+        .expect("write");
+        let options = CatalogOptions {
+            redact: Some(skein_redact::RedactOptions::default()),
+            ..CatalogOptions::default()
+        };
+        let db = dir.path().join("c.db");
+        let roots = [dir.path().join("projects")];
+        let refresh = |c: &mut Catalog| {
+            c.refresh_roots(&roots, &RefreshOptions::default(), &mut |_| {})
+                .expect("refresh")
+        };
+        let mut c = Catalog::open(&db, options.clone()).expect("open");
+        assert_eq!(refresh(&mut c).refresh.reindexed, 1);
+        assert!(
+            c.extract.get().is_some(),
+            "a new file is read with the rules"
+        );
+        let mut c = Catalog::open(&db, options).expect("reopen");
+        assert_eq!(refresh(&mut c).refresh.unchanged, 1);
+        assert!(c.extract.get().is_none());
     }
 }

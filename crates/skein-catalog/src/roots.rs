@@ -9,12 +9,11 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension as _, params};
 use skein_layout::Source;
 use skein_store::InputError;
 
 use crate::error::{Error, Result};
-use crate::extract::ExtractOptions;
 use crate::refresh::{self, Progress, RefreshOptions, RefreshReport};
 use crate::track::{self, Plan};
 
@@ -32,6 +31,34 @@ pub struct RootsReport {
     pub errors: Vec<InputError>,
     /// The directories were unchanged: no listing was needed.
     pub fast: bool,
+    /// Every source's row as the refresh left them (read once, for the report that follows).
+    pub(crate) rows: Option<refresh::Rows>,
+    /// The sessions of the sources at `paths`: grouped now by a full refresh, or to be read
+    /// from the last listing after a fast one; `None` when they cannot be (archive files).
+    pub(crate) listing: Option<Listing>,
+}
+
+/// Where a report finds the sessions of a refresh's sources.
+#[derive(Debug)]
+pub(crate) enum Listing {
+    /// Grouped by the refresh that listed the roots.
+    Grouped(Vec<skein_layout::SessionFiles>),
+    /// Kept with the last listing of these roots (no directory changed since): read only when
+    /// a report asks (`skein index` never does).
+    Kept(Vec<PathBuf>),
+}
+
+impl Listing {
+    /// The sessions.
+    pub(crate) fn sessions(
+        self,
+        conn: &Connection,
+    ) -> rusqlite::Result<Option<Vec<skein_layout::SessionFiles>>> {
+        match self {
+            Self::Grouped(s) => Ok(Some(s)),
+            Self::Kept(roots) => kept_listing(conn, &roots),
+        }
+    }
 }
 
 fn mtime_ns(m: &std::fs::Metadata) -> i64 {
@@ -72,6 +99,26 @@ fn key(root: &Path) -> String {
     root.to_string_lossy().into_owned()
 }
 
+/// The `listings` key of a set of roots (NUL cannot occur in a path).
+fn roots_key(roots: &[PathBuf]) -> String {
+    roots.iter().map(|r| key(r)).collect::<Vec<_>>().join("\0")
+}
+
+/// The sessions kept for `roots` by the last listing, if it was of these roots.
+fn kept_listing(
+    conn: &Connection,
+    roots: &[PathBuf],
+) -> rusqlite::Result<Option<Vec<skein_layout::SessionFiles>>> {
+    // Decoded from SQLite's buffer: the blob (~0.9 MB on the bench tree) is not copied first.
+    let decoded = conn
+        .prepare_cached("SELECT body FROM listings WHERE roots = ?1")?
+        .query_row([roots_key(roots)], |r| {
+            Ok(crate::groups::decode_listing(r.get_ref(0)?.as_blob()?))
+        })
+        .optional()?;
+    Ok(decoded.flatten())
+}
+
 /// The recorded directories of every root, `None` when some root has none recorded.
 fn recorded(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<Vec<(String, i64)>>> {
     let mut stmt = conn.prepare_cached("SELECT path, mtime_ns FROM dirs WHERE root = ?1")?;
@@ -88,13 +135,23 @@ fn recorded(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Option<Vec
     Ok(Some(all))
 }
 
+/// Records the directories under `roots` and, when given, the sessions of their sources
+/// (encoded by `groups::encode_listing`). Only the last listing recorded is kept: one whose
+/// roots' directories were all recorded with it, so an unchanged directory tree vouches for
+/// it (a report still checks it against the files the refresh found).
 fn record(
     conn: &Connection,
     roots: &[PathBuf],
     dirs: &[(PathBuf, Vec<(String, i64)>)],
     now_ns: Option<i64>,
+    listing: Option<&[u8]>,
 ) -> rusqlite::Result<()> {
     crate::db::write_transaction(conn, || {
+        conn.prepare_cached("DELETE FROM listings")?.execute([])?;
+        if let Some(body) = listing {
+            conn.prepare_cached("INSERT INTO listings (roots, body) VALUES (?1, ?2)")?
+                .execute(params![roots_key(roots), body])?;
+        }
         let mut del = conn.prepare_cached("DELETE FROM dirs WHERE root = ?1")?;
         let mut ins = conn.prepare_cached(
             "INSERT OR REPLACE INTO dirs (root, path, mtime_ns) VALUES (?1, ?2, ?3)",
@@ -123,6 +180,7 @@ struct Quick {
     changed: Vec<Source>,
     unchanged: usize,
     paths: HashSet<String>,
+    rows: refresh::Rows,
 }
 
 /// The fast path: `Some` when no directory changed and every catalogued file under the roots
@@ -140,15 +198,25 @@ fn quick_check(
         return Ok(None);
     }
     let dir_paths: Vec<&str> = settled.iter().map(|(p, _)| p.as_str()).collect();
-    let now = track::stat_all(&dir_paths, threads);
-    if settled
-        .iter()
-        .zip(&now)
-        .any(|((_, mtime), s)| s.is_none_or(|s| s.mtime_ns != *mtime))
+    // The directories are stat'ed on other threads while this one reads the source rows (a
+    // few ms each on the bench tree, so the wall time of one is saved). When a directory
+    // changed the rows are dropped and the full path, which lists the tree anyway, reads them
+    // again.
+    let (now, stored) = std::thread::scope(|scope| {
+        let stats = scope.spawn(|| track::stat_all(&dir_paths, threads));
+        let stored = refresh::load_stored(conn);
+        // A thread that could not finish counts as directories gone: the full path runs.
+        (stats.join().unwrap_or_default(), stored)
+    });
+    if now.len() != settled.len()
+        || settled
+            .iter()
+            .zip(&now)
+            .any(|((_, mtime), s)| s.is_none_or(|s| s.mtime_ns != *mtime))
     {
         return Ok(None);
     }
-    let stored = refresh::load_stored(conn)?;
+    let stored = stored?;
     let mut changed = Vec::new();
     let mut unchanged = 0;
     let mut paths = HashSet::new();
@@ -185,7 +253,9 @@ fn quick_check(
             continue;
         }
         // Only a changed file is looked at as a source (its sidecar, its session).
-        let Some(source) = Source::live(p) else {
+        // A legacy agent file keeps the session id it was catalogued with (as in a listing).
+        let known = |_: &Path| (!old.archived).then(|| old.facts.session_id.clone());
+        let Some(source) = Source::live_with(p, &known) else {
             return Ok(None);
         };
         match track::plan(&source, &now, Some(old)) {
@@ -197,6 +267,7 @@ fn quick_check(
         changed,
         unchanged,
         paths,
+        rows: stored,
     }))
 }
 
@@ -204,7 +275,7 @@ fn quick_check(
 pub(crate) fn refresh_roots(
     conn: &Connection,
     db: &Path,
-    cap: &ExtractOptions,
+    cap: refresh::Extract<'_>,
     roots: &[PathBuf],
     opts: &RefreshOptions,
     now_ns: Option<i64>,
@@ -221,6 +292,7 @@ pub(crate) fn refresh_roots(
         changed,
         unchanged,
         paths,
+        mut rows,
     }) = quick_check(conn, roots, opts.threads).map_err(sql)?
     {
         let mut report = refresh::refresh(
@@ -236,11 +308,21 @@ pub(crate) fn refresh_roots(
         )?;
         report.sources += unchanged;
         report.unchanged += unchanged;
+        let touched = changed
+            .iter()
+            .map(|s| s.path.to_string_lossy().into_owned());
+        refresh::patch_rows(conn, &mut rows, touched).map_err(sql)?;
+        // No file came or went: the sessions are the last listing's, unless a file was
+        // indexed again from zero (a legacy agent file's session id is read from its lines).
+        let listing = (report.reindexed == 0 && report.errors.is_empty())
+            .then(|| Listing::Kept(roots.to_vec()));
         return Ok(RootsReport {
             refresh: report,
             paths,
             errors: Vec::new(),
             fast: true,
+            rows: Some(rows),
+            listing,
         });
     }
     let mut dirs = Vec::with_capacity(roots.len());
@@ -249,8 +331,15 @@ pub(crate) fn refresh_roots(
         walk_dirs(r, &mut list);
         dirs.push((r.clone(), list));
     }
-    let listing = skein_layout::sources(roots);
-    let report = refresh::refresh(
+    // Legacy agent files already catalogued keep the session id read when they were first
+    // indexed: the listing does not open hundreds of them again.
+    let stored = refresh::load_stored(conn).map_err(sql)?;
+    let known = |p: &Path| {
+        let row = stored.get(p.to_str()?)?;
+        (!row.archived).then(|| row.facts.session_id.clone())
+    };
+    let listing = skein_layout::sources_known(roots, &known);
+    let (report, rows) = refresh::refresh_keeping(
         conn,
         db,
         cap,
@@ -260,19 +349,26 @@ pub(crate) fn refresh_roots(
             ..opts.clone()
         },
         progress,
+        Some(stored),
     )?;
-    if listing.errors.is_empty() && report.errors.is_empty() && report.skipped == 0 {
-        record(conn, roots, &dirs, now_ns).map_err(sql)?;
-    }
-    let paths = listing
+    let paths: HashSet<String> = listing
         .sources
         .iter()
         .map(|s| s.path.to_string_lossy().into_owned())
         .collect();
+    let grouped = rows
+        .as_ref()
+        .and_then(|rows| crate::groups::listed_sessions(rows, &paths));
+    if listing.errors.is_empty() && report.errors.is_empty() && report.skipped == 0 {
+        let body = grouped.as_deref().and_then(crate::groups::encode_listing);
+        record(conn, roots, &dirs, now_ns, body.as_deref()).map_err(sql)?;
+    }
     Ok(RootsReport {
         refresh: report,
         paths,
         errors: listing.errors,
         fast: false,
+        rows,
+        listing: grouped.map(Listing::Grouped),
     })
 }

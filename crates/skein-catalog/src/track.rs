@@ -36,6 +36,21 @@ pub(crate) struct Stored {
     pub(crate) tail_hash: u64,
     /// An archive file (read from its committed frames), not a live transcript.
     pub(crate) archived: bool,
+    /// What usage needs of it, read in the same pass (one read of the table serves the
+    /// refresh and the report after it).
+    pub(crate) facts: Facts,
+}
+
+/// A source's identity and usage counters, as the last refresh recorded them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Facts {
+    pub(crate) session_id: String,
+    pub(crate) agent_id: Option<String>,
+    /// The last refresh did not read the file to its end (no size recorded).
+    pub(crate) unknown_size: bool,
+    pub(crate) usage_lines: u64,
+    pub(crate) usage_invalid: u64,
+    pub(crate) usage_no_timestamp: u64,
 }
 
 /// What to do with a source.

@@ -9,61 +9,16 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use rusqlite::Connection;
-use rustc_hash::FxHashMap;
 use skein_core::SliceLines;
 use skein_layout::SessionFiles;
 use skein_reports::usage::{RequestCopy, SessionScan, Source as Origin, Tokens, UsageScanner};
 
 use crate::error::{Error, Result};
+use crate::refresh::Rows;
 use crate::write::origin_of;
-
-#[derive(Debug)]
-pub(crate) struct Row {
-    pub(crate) id: i64,
-    pub(crate) session_id: String,
-    pub(crate) agent_id: Option<String>,
-    /// The last refresh did not read the file to its end.
-    pub(crate) unknown_size: bool,
-    pub(crate) size: u64,
-    pub(crate) offset: u64,
-    pub(crate) archived: bool,
-    pub(crate) usage_lines: u64,
-    pub(crate) usage_invalid: u64,
-    pub(crate) usage_no_timestamp: u64,
-}
-
-/// Every source by path (what usage needs of it: one pass over the table, shared by the
-/// listing and the usage of one command; see `Catalog::source_rows`).
-pub(crate) type Rows = FxHashMap<String, Row>;
-
-pub(crate) fn source_rows(conn: &Connection) -> rusqlite::Result<Rows> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, path, size, offset, archived, usage_lines, usage_invalid, usage_no_timestamp, \
-         agent_id, session_id FROM sources",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        let u = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
-        Ok((
-            r.get::<_, String>(1)?,
-            Row {
-                id: r.get(0)?,
-                session_id: r.get(9)?,
-                unknown_size: r.get::<_, i64>(2)? < 0,
-                size: u(2)?,
-                offset: u(3)?,
-                archived: r.get(4)?,
-                usage_lines: u(5)?,
-                usage_invalid: u(6)?,
-                usage_no_timestamp: u(7)?,
-                agent_id: r.get(8)?,
-            },
-        ))
-    })?;
-    rows.collect()
-}
 
 pub(crate) const COPY_COLUMNS: &str = "message_id, request_id, sidechain, origin, model, input, output, \
                             cache_creation, cache_5m, cache_1h, cache_read, ts_ms, foreign_session, \
@@ -101,7 +56,7 @@ pub(crate) fn copy_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Requ
 
 /// Every catalogued copy, by source id, each source's in the scanner's order (one pass over
 /// the table).
-fn all_copies(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestCopy>>> {
+fn all_copies(conn: &Connection) -> rusqlite::Result<FxHashMap<i64, Vec<RequestCopy>>> {
     copies_by_source(conn, "")
 }
 
@@ -110,11 +65,11 @@ fn all_copies(conn: &Connection) -> rusqlite::Result<HashMap<i64, Vec<RequestCop
 pub(crate) fn copies_by_source(
     conn: &Connection,
     filter: &str,
-) -> rusqlite::Result<HashMap<i64, Vec<RequestCopy>>> {
+) -> rusqlite::Result<FxHashMap<i64, Vec<RequestCopy>>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT source_id, {COPY_COLUMNS} FROM requests {filter} ORDER BY source_id, seq"
     ))?;
-    let mut out: HashMap<i64, Vec<RequestCopy>> = HashMap::new();
+    let mut out: FxHashMap<i64, Vec<RequestCopy>> = FxHashMap::default();
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         out.entry(r.get(0)?).or_default().push(copy_of(r, 1)?);
@@ -167,7 +122,7 @@ pub(crate) fn session_scans(
 ) -> Result<Vec<Option<SessionScan>>> {
     let mut copies = all_copies(conn).map_err(|e| Error::sql(db, e))?;
     let mut out = Vec::with_capacity(sessions.len());
-    let mut used = HashSet::new();
+    let mut used = FxHashSet::default();
     for files in sessions {
         out.push(one(rows, &mut copies, &mut used, files, scanner)?);
     }
@@ -176,8 +131,8 @@ pub(crate) fn session_scans(
 
 fn one(
     rows: &Rows,
-    copies: &mut HashMap<i64, Vec<RequestCopy>>,
-    used: &mut HashSet<i64>,
+    copies: &mut FxHashMap<i64, Vec<RequestCopy>>,
+    used: &mut FxHashSet<i64>,
     files: &SessionFiles,
     scanner: &mut UsageScanner,
 ) -> Result<Option<SessionScan>> {
@@ -204,15 +159,15 @@ fn one(
         // The caller refreshed the catalog for these files just before: a file read to its
         // end has its size recorded (the committed length, for an archive file); one that a
         // concurrent writer left half-way has none, and is scanned.
-        if row.unknown_size {
+        if row.facts.unknown_size {
             return Ok(None);
         }
         // A file with skipped usage lines is scanned, so that the warning can name the lines
         // (the catalog keeps only their counts); such files are rare.
-        if row.usage_invalid > 0 || row.usage_no_timestamp > 0 {
+        if row.facts.usage_invalid > 0 || row.facts.usage_no_timestamp > 0 {
             return Ok(None);
         }
-        let size = row.size;
+        let size = row.stat.size;
         // A file listed twice (never by the layout) would find its copies taken: scan then.
         if !used.insert(row.id) {
             return Ok(None);
@@ -220,13 +175,13 @@ fn one(
         let mut file_copies = copies.remove(&row.id).unwrap_or_default();
         for c in &mut file_copies {
             if c.source != Origin::Progress {
-                c.agent_id = row.agent_id.as_deref().map(Into::into);
+                c.agent_id = row.facts.agent_id.as_deref().map(Into::into);
             }
         }
         scan.files += 1;
-        scan.usage_lines += row.usage_lines;
-        scan.invalid_lines += row.usage_invalid;
-        scan.no_timestamp += row.usage_no_timestamp;
+        scan.usage_lines += row.facts.usage_lines;
+        scan.invalid_lines += row.facts.usage_invalid;
+        scan.no_timestamp += row.facts.usage_no_timestamp;
         if !row.archived && size > row.offset {
             // A torn last line is read by the scanner too: scan it the same way.
             let mut tail = Vec::new();
@@ -240,7 +195,7 @@ fn one(
                     SliceLines::new(&tail),
                     &files.session_id,
                     origin,
-                    row.agent_id.as_deref(),
+                    row.facts.agent_id.as_deref(),
                     &mut t,
                 )
                 .map_err(|e| Error::io(path, e))?;

@@ -86,6 +86,13 @@ fn not_found(path: PathBuf) -> InputError {
 /// recursively, skein archives (the current version of every archived source, with its
 /// original identity) and single archive files (superseded versions only when named).
 pub fn sources(paths: &[PathBuf]) -> Listing {
+    sources_known(paths, &|_| None)
+}
+
+/// [`sources`], with the session ids a caller already knows (the catalog, for the files it
+/// holds): a legacy sibling `agent-*.jsonl` file that `known` names is not opened to read the
+/// `sessionId` inside it (a tree of old sessions has hundreds).
+pub fn sources_known(paths: &[PathBuf], known: &dyn Fn(&Path) -> Option<String>) -> Listing {
     let mut live = Vec::new();
     let mut archived = Vec::new();
     let mut errors = Vec::new();
@@ -114,7 +121,9 @@ pub fn sources(paths: &[PathBuf]) -> Listing {
             }
             match entry {
                 Ok(p) if p.as_os_str() == "-" => {}
-                Ok(p) if is_transcript_name(&p) || p.is_file() => live.extend(Source::live(&p)),
+                Ok(p) if is_transcript_name(&p) || p.is_file() => {
+                    live.extend(Source::live_with(&p, known));
+                }
                 Ok(p) => errors.push(not_found(p)),
                 Err(e) => errors.push(e),
             }
@@ -314,6 +323,35 @@ mod tests {
             "{\"type\":\"user\",\"sessionId\":\"s2\",\"isSidechain\":true}\n",
         );
         proj
+    }
+
+    /// A legacy agent file whose session the caller knows is not read for it; the others are.
+    #[test]
+    fn known_legacy_files_are_not_opened() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let proj = tree(d.path());
+        let legacy = proj.join("agent-old1.jsonl");
+        let known = |p: &Path| (p == legacy).then(|| "from-the-catalog".to_owned());
+        let session_of = |l: &Listing, p: &Path| {
+            l.sources
+                .iter()
+                .find(|s| s.path == p)
+                .map(|s| s.session_id.clone())
+        };
+        let roots = [d.path().to_path_buf()];
+        let listed = sources_known(&roots, &known);
+        assert_eq!(
+            session_of(&listed, &legacy).as_deref(),
+            Some("from-the-catalog")
+        );
+        assert_eq!(session_of(&sources(&roots), &legacy).as_deref(), Some("s2"));
+        // Only legacy files take a known id: the others' come from their place in the tree.
+        let main = proj.join("s1.jsonl");
+        let all = |_: &Path| Some("x".to_owned());
+        assert_eq!(
+            session_of(&sources_known(&roots, &all), &main).as_deref(),
+            Some("s1")
+        );
     }
 
     #[test]

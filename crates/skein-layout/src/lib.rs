@@ -33,6 +33,7 @@ pub mod teams;
 pub use claude::{AgentMeta, is_internal_agent};
 pub use discover::{
     AgentFile, Discovery, Listing, SessionFiles, discover, group, session_of, sources,
+    sources_known,
 };
 pub use env::Env;
 pub use open::open;

@@ -147,6 +147,12 @@ impl Source {
     /// A live transcript: its identity from its place in the tree (a legacy agent file is read
     /// for the `sessionId` inside). `None` for files that are not transcripts.
     pub fn live(path: &Path) -> Option<Self> {
+        Self::live_with(path, &|_| None)
+    }
+
+    /// [`Source::live`], taking a legacy agent file's session id from `known` when it has one
+    /// (the file is then not opened).
+    pub fn live_with(path: &Path, known: &dyn Fn(&Path) -> Option<String>) -> Option<Self> {
         let live = LiveFile::of(path)?;
         let project_dir = live.project_dir(path).to_path_buf();
         let (session_id, role) = match live {
@@ -159,7 +165,9 @@ impl Source {
                 Role::Subagent(agent_info(agent_id, path, false)),
             ),
             LiveFile::Legacy { agent_id } => (
-                session_id_inside(path).unwrap_or_else(|| format!("agent-{agent_id}")),
+                known(path)
+                    .or_else(|| session_id_inside(path))
+                    .unwrap_or_else(|| format!("agent-{agent_id}")),
                 Role::Subagent(agent_info(agent_id, path, true)),
             ),
         };

@@ -290,3 +290,90 @@ fn corpus_is_equal() {
     };
     check(&corpus);
 }
+
+/// A refresh that finds no directory changed hands the report the source rows it read before
+/// indexing, brought up to date for the files it indexed: the usage from them is the usage
+/// from the table read afresh (stale rows would keep the old sizes and counters).
+#[test]
+fn a_fast_refresh_hands_the_report_current_rows() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("projects");
+    copy_dir(&testdata("reports/usage/projects"), &root);
+    let db = dir.path().join("c.db");
+    let options = skein_catalog::CatalogOptions::default();
+    let mut c = Catalog::open(&db, options.clone()).expect("open");
+    // A clock far ahead: every directory counts as settled, so the next refresh is fast.
+    let opts = RefreshOptions {
+        now_ns: Some(i64::MAX / 2),
+        ..RefreshOptions::default()
+    };
+    let roots = [root.clone()];
+    let first = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("first");
+    assert!(!first.fast);
+    let usage = |c: &Catalog, paths: &HashSet<String>| {
+        let sessions = c.listed_sessions(paths).expect("list").expect("live");
+        let answers = c.usage_groups(&sessions).expect("groups").expect("covered");
+        format!("{answers:?}")
+    };
+    let before = usage(&c, &first.paths);
+    append(
+        &root.join("-home-me-alpha/sess-a1.jsonl"),
+        concat!(
+            r#"{"type":"assistant","timestamp":"2026-06-01T00:30:00.000Z","sessionId":"sess-a1","requestId":"req_n","message":{"id":"msg_n","model":"claude-sonnet-4-6","usage":{"input_tokens":7,"output_tokens":9}}}"#,
+            "\n"
+        ),
+    );
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
+    assert!(r.fast, "no directory changed");
+    assert_eq!(r.refresh.appended, 1);
+    let handed = usage(&c, &r.paths);
+    let read = usage(&Catalog::open(&db, options).expect("reopen"), &r.paths);
+    assert_eq!(handed, read);
+    assert_ne!(handed, before, "the append is counted");
+}
+
+/// The sessions a fast refresh keeps from the last listing are the listing's grouping, and
+/// are only used for exactly the files the refresh found.
+#[test]
+fn a_kept_listing_is_the_grouping_of_the_files_found() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("projects");
+    copy_dir(&testdata("reports/usage/projects"), &root);
+    let db = dir.path().join("c.db");
+    let mut c = Catalog::open(&db, skein_catalog::CatalogOptions::default()).expect("open");
+    let opts = RefreshOptions {
+        now_ns: Some(i64::MAX / 2),
+        ..RefreshOptions::default()
+    };
+    let roots = [root.clone()];
+    let mut found = skein_layout::discover(&roots).sessions;
+    for a in found.iter_mut().flat_map(|s| s.agents.iter_mut()) {
+        a.meta = None;
+    }
+    assert!(
+        found.iter().any(|s| !s.agents.is_empty()),
+        "agents are kept too"
+    );
+    c.refresh_roots(&roots, &opts, &mut |_| {}).expect("first");
+    // A new catalog handle: nothing in memory, the sessions come from the `listings` table.
+    let mut c = Catalog::open(&db, skein_catalog::CatalogOptions::default()).expect("reopen");
+    let r = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("fast");
+    assert!(r.fast);
+    let kept = c.listed_sessions(&r.paths).expect("list").expect("live");
+    assert_eq!(kept, found);
+    // Asked for fewer files than it names, the kept listing is not used.
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("fast again");
+    let mut fewer = r.paths.clone();
+    let main = found[0].main.clone().expect("a main file");
+    assert!(fewer.remove(main.to_str().expect("utf-8")));
+    let listed = c.listed_sessions(&fewer).expect("list").expect("live");
+    assert!(listed.iter().all(|s| s.main.as_ref() != Some(&main)));
+    assert_eq!(
+        listed.iter().map(|s| s.files().count()).sum::<usize>(),
+        fewer.len()
+    );
+}

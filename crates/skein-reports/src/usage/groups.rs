@@ -96,7 +96,16 @@ pub fn groups_fit<'g>(
     options: &UsageOptions,
     pricing: &PricingTable,
 ) -> bool {
-    let mut pricer = Pricer::new(pricing);
+    groups_fit_with(&mut Pricer::new(pricing), groups, options)
+}
+
+/// [`groups_fit`] with the caller's pricer: a report asks it for every session, and one
+/// pricer looks each model up once for all of them.
+pub fn groups_fit_with<'g>(
+    pricer: &mut Pricer<'_>,
+    groups: impl IntoIterator<Item = &'g RequestGroup>,
+    options: &UsageOptions,
+) -> bool {
     let (zone, window) = (&options.zone, options.range.in_zone(&options.zone));
     groups.into_iter().all(|g| {
         let band = pricer

@@ -51,7 +51,7 @@ pub use blocks_report::{
     blocks_report,
 };
 pub use build::{KeptRequests, NO_MODEL, ScanStats, UsageBuilder, UsageKind, UsageOptions};
-pub use groups::{GROUP_LONG_THRESHOLD, Pricer, RequestGroup, groups_fit};
+pub use groups::{GROUP_LONG_THRESHOLD, Pricer, RequestGroup, groups_fit, groups_fit_with};
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
 pub use scan::{RequestCopy, SKIPPED_KEPT, SessionScan, SkippedLine, Source, UsageScanner};
 pub use store::RequestRef;
