@@ -241,7 +241,7 @@ pub enum Opened {
 /// Opens (creating or rebuilding as needed) the catalog at `path`.
 pub(crate) fn open(path: &Path, busy: Duration) -> Result<(Connection, Opened)> {
     let existed = path.exists();
-    match try_open_waiting(path, busy) {
+    match try_open(path, busy) {
         Ok(conn) => Ok((
             conn,
             if existed {
@@ -253,7 +253,7 @@ pub(crate) fn open(path: &Path, busy: Duration) -> Result<(Connection, Opened)> 
         Err(Unusable::Fatal(e)) => Err(e),
         Err(Unusable::Rebuild(reason)) => {
             remove_files(path)?;
-            let conn = try_open_waiting(path, busy).map_err(|e| match e {
+            let conn = try_open(path, busy).map_err(|e| match e {
                 Unusable::Fatal(e) => e,
                 Unusable::Rebuild(r) => Error::Corrupt {
                     path: path.to_path_buf(),
@@ -265,19 +265,26 @@ pub(crate) fn open(path: &Path, busy: Duration) -> Result<(Connection, Opened)> 
     }
 }
 
-/// [`try_open`], tried again while another connection is busy, for up to about `busy`.
+/// Runs `setup`, again while it answers "busy", for up to about `busy`.
 ///
-/// SQLite's busy handler does not cover every step of opening: while several connections
-/// create the same new catalog at once (two hooks on a first run), switching it to WAL and
-/// reading its version can answer "busy" at once, without waiting. Such an opener waits in
-/// short sleeps (counted, not timed: the library reads no clock) and opens again.
-fn try_open_waiting(path: &Path, busy: Duration) -> std::result::Result<Connection, Unusable> {
+/// SQLite's busy handler does not cover switching a new database to WAL: while several
+/// connections create the same catalog at once (two hooks on a first run), the switch answers
+/// "locked" at once instead of waiting. Such an opener waits in short sleeps (counted, not
+/// timed: the library reads no clock) and tries again; every later step waits in the busy
+/// handler itself.
+fn setup_waiting(conn: &Connection, setup: &str, busy: Duration) -> rusqlite::Result<()> {
     const STEP: Duration = Duration::from_millis(5);
-    let tries = busy.as_millis() / STEP.as_millis() + 1;
+    let tries = busy.as_millis() / STEP.as_millis();
     let mut tried = 0;
     loop {
-        match try_open(path, busy) {
-            Err(Unusable::Fatal(e)) if e.is_busy() && tried < tries => {
+        match conn.execute_batch(setup) {
+            Err(e)
+                if tried < tries
+                    && matches!(
+                        e.sqlite_error_code(),
+                        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+                    ) =>
+            {
                 tried += 1;
                 std::thread::sleep(STEP);
             }
@@ -318,7 +325,7 @@ fn try_open(path: &Path, busy: Duration) -> std::result::Result<Connection, Unus
     let setup = "PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; \
                  PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; \
                  PRAGMA cache_size = -32768;";
-    conn.execute_batch(setup).map_err(|e| classify(path, e))?;
+    setup_waiting(&conn, setup, busy).map_err(|e| classify(path, e))?;
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(|e| classify(path, e))?;

@@ -253,9 +253,7 @@ fn quick_check(
             continue;
         }
         // Only a changed file is looked at as a source (its sidecar, its session).
-        // A legacy agent file keeps the session id it was catalogued with (as in a listing).
-        let known = |_: &Path| (!old.archived).then(|| old.facts.session_id.clone());
-        let Some(source) = Source::live_with(p, &known) else {
+        let Some(source) = Source::live_with(p, &|_| old.live_session_id()) else {
             return Ok(None);
         };
         match track::plan(&source, &now, Some(old)) {
@@ -334,10 +332,7 @@ pub(crate) fn refresh_roots(
     // Legacy agent files already catalogued keep the session id read when they were first
     // indexed: the listing does not open hundreds of them again.
     let stored = refresh::load_stored(conn).map_err(sql)?;
-    let known = |p: &Path| {
-        let row = stored.get(p.to_str()?)?;
-        (!row.archived).then(|| row.facts.session_id.clone())
-    };
+    let known = |p: &Path| stored.get(p.to_str()?)?.live_session_id();
     let listing = skein_layout::sources_known(roots, &known);
     let (report, rows) = refresh::refresh_keeping(
         conn,

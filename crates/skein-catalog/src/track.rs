@@ -41,6 +41,15 @@ pub(crate) struct Stored {
     pub(crate) facts: Facts,
 }
 
+impl Stored {
+    /// The session id a live file was catalogued with, which a listing may take instead of
+    /// opening a legacy agent file for it again (Claude Code does not rewrite those files with
+    /// another id); `None` for an archive file.
+    pub(crate) fn live_session_id(&self) -> Option<String> {
+        (!self.archived).then(|| self.facts.session_id.clone())
+    }
+}
+
 /// A source's identity and usage counters, as the last refresh recorded them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Facts {
