@@ -31,13 +31,33 @@ pub struct SessionUsage {
     pub groups: Vec<RequestGroup>,
 }
 
+/// What [`session_groups`] reads besides the source rows: every usage group and contested
+/// copy. A refresh that finds nothing to index can read them ahead, in the read transaction
+/// of its source rows and while its other threads stat the files (`roots::quick_check`).
+#[derive(Debug, Default)]
+pub(crate) struct Ahead {
+    groups: FxHashMap<i64, Vec<RequestGroup>>,
+    contested: FxHashMap<i64, Vec<RequestCopy>>,
+}
+
+impl Ahead {
+    pub(crate) fn read(conn: &Connection) -> rusqlite::Result<Self> {
+        Ok(Self {
+            groups: all_groups(conn)?,
+            contested: contested_copies(conn)?,
+        })
+    }
+}
+
 /// The sessions' usage as contested copies and groups, in order; `None` when some file is
-/// not catalogued to its current end (the caller then takes every copy, or scans).
+/// not catalogued to its current end (the caller then takes every copy, or scans). `ahead`
+/// is what the refresh read in the same snapshot as `rows`; `None`: read now.
 pub(crate) fn session_groups(
     conn: &Connection,
     db: &Path,
     rows: &Rows,
     sessions: &[SessionFiles],
+    ahead: Option<Ahead>,
 ) -> Result<Option<Vec<SessionUsage>>> {
     let sql = |e| Error::sql(db, e);
     // Each session's catalogued files, in the scanner's order.
@@ -66,8 +86,13 @@ pub(crate) fn session_groups(
         }
         plan.push(list);
     }
-    let mut groups = all_groups(conn).map_err(sql)?;
-    let mut contested = contested_copies(conn).map_err(sql)?;
+    let Ahead {
+        mut groups,
+        mut contested,
+    } = match ahead {
+        Some(a) => a,
+        None => Ahead::read(conn).map_err(sql)?,
+    };
     let mut skips = conn
         .prepare_cached(
             "SELECT line, offset, invalid FROM usage_skips WHERE source_id = ?1 ORDER BY line",

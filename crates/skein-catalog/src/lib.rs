@@ -122,6 +122,10 @@ pub struct Catalog {
     rows: std::cell::OnceCell<refresh::Rows>,
     /// The sessions the last refresh of roots kept or grouped, for [`Catalog::listed_sessions`].
     listing: std::cell::RefCell<Option<roots::Listing>>,
+    /// Set by [`Catalog::read_usage_ahead`].
+    read_ahead: bool,
+    /// The usage groups the last refresh of roots read ahead, for [`Catalog::usage_groups`].
+    ahead: std::cell::RefCell<Option<groups::Ahead>>,
 }
 
 impl Catalog {
@@ -150,6 +154,8 @@ impl Catalog {
             extract: std::sync::OnceLock::new(),
             rows: std::cell::OnceCell::new(),
             listing: std::cell::RefCell::new(None),
+            read_ahead: false,
+            ahead: std::cell::RefCell::new(None),
         })
     }
 
@@ -198,6 +204,7 @@ impl Catalog {
     ) -> Result<RefreshReport> {
         self.rows = std::cell::OnceCell::new();
         self.listing.replace(None);
+        self.ahead.replace(None);
         refresh::refresh(
             &self.conn,
             &self.path,
@@ -220,6 +227,7 @@ impl Catalog {
     ) -> Result<RootsReport> {
         self.rows = std::cell::OnceCell::new();
         self.listing.replace(None);
+        self.ahead.replace(None);
         let mut report = roots::refresh_roots(
             &self.conn,
             &self.path,
@@ -227,8 +235,10 @@ impl Catalog {
             roots,
             options,
             options.now_ns,
+            self.read_ahead,
             progress,
         )?;
+        self.ahead.replace(report.ahead.take());
         // The refresh read every source's row: the report that follows uses them.
         if let Some(rows) = report.rows.take() {
             self.rows = std::cell::OnceCell::from(rows);
@@ -282,7 +292,16 @@ impl Catalog {
     /// session and model; see [`SessionUsage`]), in order; `None` when some file is not
     /// catalogued to its end. Call it right after a refresh of these files.
     pub fn usage_groups(&self, sessions: &[SessionFiles]) -> Result<Option<Vec<SessionUsage>>> {
-        groups::session_groups(&self.conn, &self.path, self.source_rows()?, sessions)
+        let ahead = self.ahead.take();
+        groups::session_groups(&self.conn, &self.path, self.source_rows()?, sessions, ahead)
+    }
+
+    /// Has every later [`Catalog::refresh_roots`] that finds nothing to index also read what
+    /// [`Catalog::usage_groups`] and [`Catalog::listed_sessions`] read, on the calling thread
+    /// while its other threads stat the files, in the snapshot of the source rows it hands on. For a
+    /// `usage` report that follows; other commands would read it for nothing.
+    pub fn read_usage_ahead(&mut self) {
+        self.read_ahead = true;
     }
 
     /// The sessions of the sources a refresh found under its roots

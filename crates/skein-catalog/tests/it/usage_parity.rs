@@ -334,6 +334,58 @@ fn a_fast_refresh_hands_the_report_current_rows() {
     assert_ne!(handed, before, "the append is counted");
 }
 
+/// A refresh asked to read the usage ahead (`usage daily` does) hands the report what a
+/// report reading after it finds, and drops what it read when it indexed something (the
+/// groups read before an append would miss it).
+#[test]
+fn usage_read_ahead_is_what_a_later_read_finds() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("projects");
+    copy_dir(&testdata("reports/usage/projects"), &root);
+    let db = dir.path().join("c.db");
+    let options = skein_catalog::CatalogOptions::default();
+    let opts = RefreshOptions {
+        now_ns: Some(i64::MAX / 2),
+        ..RefreshOptions::default()
+    };
+    let roots = [root.clone()];
+    Catalog::open(&db, options.clone())
+        .expect("open")
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("first");
+    let usage = |c: &Catalog, paths: &HashSet<String>| {
+        let sessions = c.listed_sessions(paths).expect("list").expect("live");
+        let answers = c.usage_groups(&sessions).expect("groups").expect("covered");
+        format!("{sessions:?} {answers:?}")
+    };
+    // What a catalog that reads nothing ahead answers after a fast refresh.
+    let plain = |paths: &HashSet<String>| {
+        let mut c = Catalog::open(&db, options.clone()).expect("reopen");
+        let r = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("plain");
+        assert_eq!(&r.paths, paths);
+        usage(&c, &r.paths)
+    };
+    let mut c = Catalog::open(&db, options.clone()).expect("reopen");
+    c.read_usage_ahead();
+    let r = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("fast");
+    assert!(r.fast && r.refresh.appended == 0);
+    let before = usage(&c, &r.paths);
+    assert_eq!(before, plain(&r.paths));
+    append(
+        &root.join("-home-me-alpha/sess-a1.jsonl"),
+        concat!(
+            r#"{"type":"assistant","timestamp":"2026-06-01T00:30:00.000Z","sessionId":"sess-a1","requestId":"req_r","message":{"id":"msg_r","model":"claude-sonnet-4-6","usage":{"input_tokens":5,"output_tokens":3}}}"#,
+            "\n"
+        ),
+    );
+    let r = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("append");
+    assert!(r.fast);
+    assert_eq!(r.refresh.appended, 1);
+    let after = usage(&c, &r.paths);
+    assert_ne!(after, before, "the append is counted");
+    assert_eq!(after, plain(&r.paths));
+}
+
 /// The sessions a fast refresh keeps from the last listing are the listing's grouping, and
 /// are only used for exactly the files the refresh found.
 #[test]

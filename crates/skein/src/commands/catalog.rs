@@ -206,10 +206,13 @@ pub(crate) fn refresh(
 /// The catalog brought up to date for a report's inputs (its paths, else the Claude projects
 /// directories) with what the refresh found, or `None` when it cannot be used: then the report scans, and says why on
 /// stderr. Unreadable paths are the scan's to report.
+/// With `read_usage`, a refresh that indexes nothing also reads the usage groups
+/// ([`Catalog::read_usage_ahead`]).
 pub(crate) fn for_report(
     args: &CatalogArgs,
     env: &Env,
     report: &crate::report::ReportArgs,
+    read_usage: bool,
 ) -> Option<(Catalog, RootsReport)> {
     let roots = if report.paths.is_empty() {
         env.projects_roots()
@@ -218,6 +221,9 @@ pub(crate) fn for_report(
     };
     let attempt = || -> Result<(Catalog, RootsReport)> {
         let mut c = args.open(env, report.quiet)?;
+        if read_usage {
+            c.read_usage_ahead();
+        }
         let scope = Scope::of_roots(roots, !report.paths.is_empty());
         let refreshed = refresh(&mut c, &scope, report.threads.unwrap_or(0), true)?;
         Ok((c, refreshed))

@@ -157,7 +157,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let catalog = if args.no_catalog || kind == UsageKind::Agent {
         None
     } else {
-        super::catalog::for_report(&args.catalog, env, &report)
+        super::catalog::for_report(&args.catalog, env, &report, in_blocks.is_none())
     };
     // The sessions: from the catalog's sources when its refresh listed the whole input
     // cleanly (the same sessions a listing finds), else listed again.
