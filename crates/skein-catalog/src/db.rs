@@ -321,10 +321,13 @@ fn try_open(path: &Path, busy: Duration) -> std::result::Result<Connection, Unus
     conn.busy_timeout(busy).map_err(|e| classify(path, e))?;
     // Derived data: no fsync at all (a process killed at any point loses nothing the OS has;
     // after a power loss a damaged catalog is rebuilt). The fsyncs of checkpoints cost the
-    // hook and every short command tens of milliseconds on a busy disk.
+    // hook and every short command tens of milliseconds on a busy disk. Pages are read through
+    // a memory map of up to 256 MiB (the catalog of 1 GB of transcripts is ~90 MB): a short
+    // command then takes them from the page cache without copying each into a fresh buffer
+    // (`usage daily` from the catalog: ~750 fewer page faults, 0.7-1.5 ms of ~30).
     let setup = "PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; \
                  PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY; \
-                 PRAGMA cache_size = -32768;";
+                 PRAGMA cache_size = -32768; PRAGMA mmap_size = 268435456;";
     setup_waiting(&conn, setup, busy).map_err(|e| classify(path, e))?;
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))

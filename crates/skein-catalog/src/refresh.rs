@@ -84,9 +84,21 @@ const STORED_COLUMNS: &str = "id, path, dev, ino, size, mtime_ns, offset, zst_of
 
 /// What the catalog recorded about every source.
 pub(crate) fn load_stored(conn: &Connection) -> rusqlite::Result<FxHashMap<String, Stored>> {
+    // Sized first: growing the map rehashed it a dozen times into fresh memory, and those
+    // page faults were a sixth of all that a `usage daily` from the catalog takes.
+    let n: i64 = conn
+        .prepare_cached("SELECT count(*) FROM sources")?
+        .query_row([], |r| r.get(0))?;
+    let mut out = FxHashMap::with_capacity_and_hasher(
+        usize::try_from(n).unwrap_or(0),
+        rustc_hash::FxBuildHasher,
+    );
     let mut stmt = conn.prepare_cached(&format!("SELECT {STORED_COLUMNS} FROM sources"))?;
-    let rows = stmt.query_map([], stored_row)?;
-    rows.collect()
+    for row in stmt.query_map([], stored_row)? {
+        let (k, v) = row?;
+        out.insert(k, v);
+    }
+    Ok(out)
 }
 
 /// What the catalog recorded about the sources at `paths` (a few: one query each).
