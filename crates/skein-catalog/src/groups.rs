@@ -8,8 +8,6 @@
 //! Also the sessions of a refreshed scope as `skein-layout` groups them, from the catalogued
 //! sources instead of a second listing of the tree.
 
-use std::collections::{HashMap, HashSet};
-
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -147,7 +145,7 @@ fn all_groups(conn: &Connection) -> rusqlite::Result<FxHashMap<i64, Vec<RequestG
     )?;
     let mut out: FxHashMap<i64, Vec<RequestGroup>> = FxHashMap::default();
     // Few distinct models: one allocation each.
-    let mut models: HashMap<String, Arc<str>> = HashMap::new();
+    let mut models: FxHashMap<String, Arc<str>> = FxHashMap::default();
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         let u = |i: usize| r.get::<_, i64>(i).map(|v| v as u64);
@@ -179,7 +177,7 @@ fn contested_copies(conn: &Connection) -> rusqlite::Result<FxHashMap<i64, Vec<Re
 /// The sessions of the catalogued sources at `paths` (what a refresh of a scope reports), as
 /// `skein-layout`'s discovery groups and orders them; `None` when one of them is an archive
 /// file or is not catalogued (the caller lists the tree instead).
-pub(crate) fn listed_sessions(rows: &Rows, paths: &HashSet<String>) -> Option<Vec<SessionFiles>> {
+pub(crate) fn listed_sessions(rows: &Rows, paths: &FxHashSet<String>) -> Option<Vec<SessionFiles>> {
     let mut sources = Vec::with_capacity(paths.len());
     // The order does not matter: `group` sorts.
     #[allow(
@@ -198,7 +196,7 @@ pub(crate) fn listed_sessions(rows: &Rows, paths: &HashSet<String>) -> Option<Ve
 
 /// Whether `listing` names exactly the files at `paths` (a kept listing is checked against
 /// what the refresh found before it is used: any doubt lists again).
-pub(crate) fn covers(listing: &[SessionFiles], paths: &HashSet<String>) -> bool {
+pub(crate) fn covers(listing: &[SessionFiles], paths: &FxHashSet<String>) -> bool {
     let files: usize = listing.iter().map(|s| s.files().count()).sum();
     files == paths.len()
         && listing

@@ -312,7 +312,7 @@ impl Catalog {
     /// `paths`; else they are grouped from the catalogued sources.
     pub fn listed_sessions(
         &self,
-        paths: &std::collections::HashSet<String>,
+        paths: &rustc_hash::FxHashSet<String>,
     ) -> Result<Option<Vec<SessionFiles>>> {
         if let Some(listing) = self.listing.take()
             && let Some(kept) = listing

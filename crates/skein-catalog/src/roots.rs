@@ -6,7 +6,7 @@
 //! directory changed, a file gone, an archive file changed) takes the full path: list the
 //! sources with `skein-layout`, refresh, record the directories again.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension as _, params};
@@ -26,7 +26,7 @@ const SETTLE_NS: i64 = 2_000_000_000;
 pub struct RootsReport {
     pub refresh: RefreshReport,
     /// The catalogued sources under the roots, after the refresh.
-    pub paths: HashSet<String>,
+    pub paths: FxHashSet<String>,
     /// Paths that could not be listed.
     pub errors: Vec<InputError>,
     /// The directories were unchanged: no listing was needed.
@@ -185,7 +185,7 @@ fn record(
 struct Quick {
     changed: Vec<Source>,
     unchanged: usize,
-    paths: HashSet<String>,
+    paths: FxHashSet<String>,
     rows: refresh::Rows,
     /// Read in the same snapshot as `rows`, when asked.
     ahead: Option<Ahead>,
@@ -244,7 +244,7 @@ fn quick_check_in(
     let stored = stored?;
     let mut changed = Vec::new();
     let mut unchanged = 0;
-    let mut paths = HashSet::new();
+    let mut paths = FxHashSet::default();
     // Order does not matter here: every file is checked, the first failure aborts.
     #[allow(
         clippy::iter_over_hash_type,
@@ -398,7 +398,7 @@ pub(crate) fn refresh_roots(
         progress,
         Some(stored),
     )?;
-    let paths: HashSet<String> = listing
+    let paths: FxHashSet<String> = listing
         .sources
         .iter()
         .map(|s| s.path.to_string_lossy().into_owned())

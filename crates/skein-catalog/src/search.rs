@@ -2,7 +2,7 @@
 //! locations table; the text of each hit is read back from its source by offset (the catalog
 //! keeps no copy) to make the snippet and to read the record's uuid and timestamp.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -32,7 +32,7 @@ pub struct SearchQuery {
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,
     /// Only hits in these source paths (`None`: the whole catalog).
-    pub paths: Option<HashSet<String>>,
+    pub paths: Option<rustc_hash::FxHashSet<String>>,
     pub limit: usize,
 }
 

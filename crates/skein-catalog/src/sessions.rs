@@ -1,6 +1,6 @@
 //! `skein sessions`: one row per main session, newest first, from the per-file facts.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -22,7 +22,7 @@ pub struct SessionQuery {
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,
     /// Only sessions with a file among these paths (`None`: every catalogued session).
-    pub paths: Option<HashSet<String>>,
+    pub paths: Option<rustc_hash::FxHashSet<String>>,
     pub limit: Option<usize>,
 }
 

@@ -4,7 +4,7 @@
 //! the usage groups (`usage_groups`, with the sessions taken from the catalog's sources), in
 //! several zones and ranges.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::path::Path;
 
 use skein_catalog::{Catalog, RefreshOptions};
