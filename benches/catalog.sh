@@ -110,7 +110,7 @@ echo "== 4. usage daily: catalog vs scan vs ccusage"
 "$skein" usage daily -q --format jsonl --catalog "$db" "$projects" > "$work/u-cat"
 "$skein" usage daily -q --format jsonl --no-catalog "$projects" > "$work/u-scan"
 if cmp -s "$work/u-cat" "$work/u-scan"; then echo "catalog and scan output: identical ($(wc -c < "$work/u-cat") bytes)"; else echo "catalog and scan output DIFFER"; fi
-for _ in 1 2 3 4 5; do ms "$skein" usage daily -q --format jsonl --catalog "$db" "$projects"; done > "$work/uc"
+for _ in $(seq "$runs"); do ms "$skein" usage daily -q --format jsonl --catalog "$db" "$projects"; done > "$work/uc"
 for _ in 1 2 3; do ms "$skein" usage daily -q --format jsonl --no-catalog "$projects"; done > "$work/us"
 printf 'skein usage daily, catalog: p50 %s ms; scan: p50 %s ms\n' "$(p50 < "$work/uc")" "$(p50 < "$work/us")"
 if [[ -x $ccusage ]]; then

@@ -180,6 +180,20 @@ fn record(
     })
 }
 
+/// The paths of the catalogued sources under `roots`.
+fn catalogued_under(conn: &Connection, roots: &[PathBuf]) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT path FROM sources")?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let p = r.get_ref(0)?.as_str()?;
+        if roots.iter().any(|root| refresh::is_under(p, root)) {
+            out.push(p.to_owned());
+        }
+    }
+    Ok(out)
+}
+
 /// What the fast path found: the live sources that grew, how many are unchanged, and every
 /// catalogued source under the roots.
 struct Quick {
@@ -222,85 +236,72 @@ fn quick_check_in(
     if settled.iter().any(|(_, m)| *m == 0) {
         return Ok(None);
     }
-    let dir_paths: Vec<&str> = settled.iter().map(|(p, _)| p.as_str()).collect();
-    // The directories are stat'ed on other threads while this one reads the source rows (a
-    // few ms each on the bench tree, so the wall time of one is saved). When a directory
-    // changed the rows are dropped and the full path, which lists the tree anyway, reads them
-    // again.
-    let (now, stored) = std::thread::scope(|scope| {
-        let stats = scope.spawn(|| track::stat_all(&dir_paths, threads));
-        let stored = refresh::load_stored(conn);
-        // A thread that could not finish counts as directories gone: the full path runs.
-        (stats.join().unwrap_or_default(), stored)
-    });
-    if now.len() != settled.len()
-        || settled
-            .iter()
-            .zip(&now)
-            .any(|((_, mtime), s)| s.is_none_or(|s| s.mtime_ns != *mtime))
-    {
-        return Ok(None);
-    }
-    let stored = stored?;
-    let mut changed = Vec::new();
-    let mut unchanged = 0;
-    let mut paths = FxHashSet::default();
-    // Order does not matter here: every file is checked, the first failure aborts.
-    #[allow(
-        clippy::iter_over_hash_type,
-        reason = "the outcome does not depend on the order"
-    )]
-    let under: Vec<(&String, &track::Stored)> = stored
+    // The catalogued files under the roots, in the same snapshot as the rows read below: a
+    // short read of their paths alone lets their stats start with the directories', on the
+    // other threads, while this thread reads the rows and, when asked, what the report reads
+    // next (~8 ms of a 30 ms `usage daily` on the bench tree). When a directory changed, all
+    // of it is dropped and the full path, which lists the tree anyway, reads the rows again.
+    let files = catalogued_under(conn, roots)?;
+    let to_stat: Vec<&str> = settled
         .iter()
-        .filter(|(path, _)| roots.iter().any(|r| refresh::is_under(path, r)))
+        .map(|(p, _)| p.as_str())
+        .chain(files.iter().map(String::as_str))
         .collect();
-    let file_paths: Vec<&str> = under.iter().map(|(p, _)| p.as_str()).collect();
-    // This thread would only wait for the stats: it reads what the report will read next
-    // (~8 ms of a 30 ms `usage daily` on the bench tree), dropped if anything is indexed.
-    let (stats, ahead) = std::thread::scope(|scope| {
-        let stats = scope.spawn(|| track::stat_all(&file_paths, threads));
-        let ahead = read_ahead.then(|| -> rusqlite::Result<Ahead> {
+    let (now, stored, ahead) = std::thread::scope(|scope| {
+        let stats = scope.spawn(|| track::stat_all(&to_stat, threads));
+        let stored = refresh::load_stored(conn);
+        let ahead = (read_ahead && stored.is_ok()).then(|| -> rusqlite::Result<Ahead> {
             Ok(Ahead {
                 usage: crate::groups::Ahead::read(conn)?,
                 listing: kept_listing(conn, roots)?,
             })
         });
-        // A thread that could not finish counts as files gone: the full path runs.
-        let stats = stats
-            .join()
-            .unwrap_or_else(|_| vec![None; file_paths.len()]);
-        (stats, ahead)
+        // A thread that could not finish counts as everything gone: the full path runs.
+        (stats.join().unwrap_or_default(), stored, ahead)
     });
+    if now.len() != to_stat.len() {
+        return Ok(None);
+    }
+    let (dir_stats, file_stats) = now.split_at(settled.len());
+    if settled
+        .iter()
+        .zip(dir_stats)
+        .any(|((_, mtime), s)| s.is_none_or(|s| s.mtime_ns != *mtime))
+    {
+        return Ok(None);
+    }
+    let stored = stored?;
     let ahead = ahead.transpose()?;
-    for ((path, old), now) in under.into_iter().zip(stats) {
-        let p = Path::new(path);
-        let Some(now) = now else {
+    let mut changed = Vec::new();
+    let mut unchanged = 0;
+    let mut paths = FxHashSet::with_capacity_and_hasher(files.len(), rustc_hash::FxBuildHasher);
+    for (path, now) in files.into_iter().zip(file_stats) {
+        // One snapshot: every path read has its row.
+        let (Some(old), Some(now)) = (stored.get(&path), *now) else {
             return Ok(None);
         };
-        paths.insert(path.clone());
+        let p = Path::new(&path);
+        let same = now.ino == old.stat.ino
+            && now.size == old.stat.size
+            && now.mtime_ns == old.stat.mtime_ns;
         if old.archived || track::is_plain_zst(p) {
-            if now.ino != old.stat.ino
-                || now.size != old.stat.size
-                || now.mtime_ns != old.stat.mtime_ns
-            {
+            if !same {
                 return Ok(None);
             }
             unchanged += 1;
-            continue;
-        }
-        if now.ino == old.stat.ino && now.size == old.stat.size && now.mtime_ns == old.stat.mtime_ns
-        {
+        } else if same {
             unchanged += 1;
-            continue;
+        } else {
+            // Only a changed file is looked at as a source (its sidecar, its session).
+            let Some(source) = Source::live_with(p, &|_| old.live_session_id()) else {
+                return Ok(None);
+            };
+            match track::plan(&source, &now, Some(old)) {
+                Plan::Unchanged => unchanged += 1,
+                _ => changed.push(source),
+            }
         }
-        // Only a changed file is looked at as a source (its sidecar, its session).
-        let Some(source) = Source::live_with(p, &|_| old.live_session_id()) else {
-            return Ok(None);
-        };
-        match track::plan(&source, &now, Some(old)) {
-            Plan::Unchanged => unchanged += 1,
-            _ => changed.push(source),
-        }
+        paths.insert(path);
     }
     Ok(Some(Quick {
         changed,
