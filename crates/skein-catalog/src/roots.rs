@@ -236,19 +236,21 @@ fn quick_check_in(
     if settled.iter().any(|(_, m)| *m == 0) {
         return Ok(None);
     }
-    // The catalogued files under the roots, in the same snapshot as the rows read below: a
-    // short read of their paths alone lets their stats start with the directories', on the
-    // other threads, while this thread reads the rows and, when asked, what the report reads
-    // next (~8 ms of a 30 ms `usage daily` on the bench tree). When a directory changed, all
-    // of it is dropped and the full path, which lists the tree anyway, reads the rows again.
-    let files = catalogued_under(conn, roots)?;
-    let to_stat: Vec<&str> = settled
-        .iter()
-        .map(|(p, _)| p.as_str())
-        .chain(files.iter().map(String::as_str))
-        .collect();
-    let (now, stored, ahead) = std::thread::scope(|scope| {
-        let stats = scope.spawn(|| track::stat_all(&to_stat, threads));
+    // Everything is stat'ed on other threads while this one reads: the directories at once,
+    // the catalogued files under the roots as soon as their paths are read (a short read, in
+    // the same snapshot as the rows), while this thread reads the rows and, when asked, what
+    // the report reads next (~8 ms of a 30 ms `usage daily` on the bench tree). When a
+    // directory changed, all of it is dropped and the full path, which lists the tree anyway,
+    // reads the rows again.
+    let dir_paths: Vec<&str> = settled.iter().map(|(p, _)| p.as_str()).collect();
+    let (dir_stats, files, file_stats, stored, ahead) = std::thread::scope(|scope| {
+        let dir_stats = scope.spawn(|| track::stat_all(&dir_paths, threads));
+        let files = catalogued_under(conn, roots);
+        let file_stats = scope.spawn(move || {
+            let paths: Vec<&str> = files.iter().flatten().map(String::as_str).collect();
+            let stats = track::stat_all(&paths, threads);
+            (files, stats)
+        });
         let stored = refresh::load_stored(conn);
         let ahead = (read_ahead && stored.is_ok()).then(|| -> rusqlite::Result<Ahead> {
             Ok(Ahead {
@@ -257,15 +259,20 @@ fn quick_check_in(
             })
         });
         // A thread that could not finish counts as everything gone: the full path runs.
-        (stats.join().unwrap_or_default(), stored, ahead)
+        let dir_stats = dir_stats.join().unwrap_or_default();
+        // (One stat for no file: the lengths differ, so the full path runs.)
+        let (files, file_stats) = file_stats
+            .join()
+            .unwrap_or_else(|_| (Ok(Vec::new()), vec![None]));
+        (dir_stats, files, file_stats, stored, ahead)
     });
-    if now.len() != to_stat.len() {
+    let files = files?;
+    if dir_stats.len() != settled.len() || file_stats.len() != files.len() {
         return Ok(None);
     }
-    let (dir_stats, file_stats) = now.split_at(settled.len());
     if settled
         .iter()
-        .zip(dir_stats)
+        .zip(&dir_stats)
         .any(|((_, mtime), s)| s.is_none_or(|s| s.mtime_ns != *mtime))
     {
         return Ok(None);
@@ -275,7 +282,7 @@ fn quick_check_in(
     let mut changed = Vec::new();
     let mut unchanged = 0;
     let mut paths = FxHashSet::with_capacity_and_hasher(files.len(), rustc_hash::FxBuildHasher);
-    for (path, now) in files.into_iter().zip(file_stats) {
+    for (path, now) in files.into_iter().zip(&file_stats) {
         // One snapshot: every path read has its row.
         let (Some(old), Some(now)) = (stored.get(&path), *now) else {
             return Ok(None);
