@@ -5,7 +5,7 @@
 //! several zones and ranges.
 
 use rustc_hash::FxHashSet as HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use skein_catalog::{Catalog, RefreshOptions};
 use skein_core::time::{Bound, DateRange, Day, Zone};
@@ -291,22 +291,29 @@ fn corpus_is_equal() {
     check(&corpus);
 }
 
+/// The usage fixtures copied into a temp dir (kept while the first value lives), a catalog
+/// path there, and refresh options whose clock is far ahead: every directory counts as
+/// settled, so the next refresh is fast.
+fn settled() -> (tempfile::TempDir, PathBuf, PathBuf, RefreshOptions) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("projects");
+    copy_dir(&testdata("reports/usage/projects"), &root);
+    let db = dir.path().join("c.db");
+    let opts = RefreshOptions {
+        now_ns: Some(i64::MAX / 2),
+        ..RefreshOptions::default()
+    };
+    (dir, root, db, opts)
+}
+
 /// A refresh that finds no directory changed hands the report the source rows it read before
 /// indexing, brought up to date for the files it indexed: the usage from them is the usage
 /// from the table read afresh (stale rows would keep the old sizes and counters).
 #[test]
 fn a_fast_refresh_hands_the_report_current_rows() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let root = dir.path().join("projects");
-    copy_dir(&testdata("reports/usage/projects"), &root);
-    let db = dir.path().join("c.db");
+    let (_dir, root, db, opts) = settled();
     let options = skein_catalog::CatalogOptions::default();
     let mut c = Catalog::open(&db, options.clone()).expect("open");
-    // A clock far ahead: every directory counts as settled, so the next refresh is fast.
-    let opts = RefreshOptions {
-        now_ns: Some(i64::MAX / 2),
-        ..RefreshOptions::default()
-    };
     let roots = [root.clone()];
     let first = c.refresh_roots(&roots, &opts, &mut |_| {}).expect("first");
     assert!(!first.fast);
@@ -339,15 +346,8 @@ fn a_fast_refresh_hands_the_report_current_rows() {
 /// groups read before an append would miss it).
 #[test]
 fn usage_read_ahead_is_what_a_later_read_finds() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let root = dir.path().join("projects");
-    copy_dir(&testdata("reports/usage/projects"), &root);
-    let db = dir.path().join("c.db");
+    let (_dir, root, db, opts) = settled();
     let options = skein_catalog::CatalogOptions::default();
-    let opts = RefreshOptions {
-        now_ns: Some(i64::MAX / 2),
-        ..RefreshOptions::default()
-    };
     let roots = [root.clone()];
     Catalog::open(&db, options.clone())
         .expect("open")
@@ -390,15 +390,8 @@ fn usage_read_ahead_is_what_a_later_read_finds() {
 /// are only used for exactly the files the refresh found.
 #[test]
 fn a_kept_listing_is_the_grouping_of_the_files_found() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let root = dir.path().join("projects");
-    copy_dir(&testdata("reports/usage/projects"), &root);
-    let db = dir.path().join("c.db");
+    let (_dir, root, db, opts) = settled();
     let mut c = Catalog::open(&db, skein_catalog::CatalogOptions::default()).expect("open");
-    let opts = RefreshOptions {
-        now_ns: Some(i64::MAX / 2),
-        ..RefreshOptions::default()
-    };
     let roots = [root.clone()];
     let mut found = skein_layout::discover(&roots).sessions;
     for a in found.iter_mut().flat_map(|s| s.agents.iter_mut()) {
