@@ -202,17 +202,24 @@ impl Catalog {
         options: &RefreshOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RefreshReport> {
-        self.rows = std::cell::OnceCell::new();
-        self.listing.replace(None);
-        self.ahead.replace(None);
-        refresh::refresh(
+        self.forget_handed();
+        refresh::refresh_keeping(
             &self.conn,
             &self.path,
             &|| self.extract(),
             sources,
             options,
             progress,
+            None,
         )
+        .map(|(report, _)| report)
+    }
+
+    /// Drops what the last refresh handed on for a report (rows, sessions, usage read ahead).
+    fn forget_handed(&mut self) {
+        self.rows = std::cell::OnceCell::new();
+        self.listing.replace(None);
+        self.ahead.replace(None);
     }
 
     /// Brings the catalog up to date for everything under `roots` (trees, archives, files;
@@ -225,9 +232,7 @@ impl Catalog {
         options: &RefreshOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RootsReport> {
-        self.rows = std::cell::OnceCell::new();
-        self.listing.replace(None);
-        self.ahead.replace(None);
+        self.forget_handed();
         let mut report = roots::refresh_roots(
             &self.conn,
             &self.path,

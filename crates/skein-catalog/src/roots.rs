@@ -44,13 +44,12 @@ pub struct RootsReport {
 /// Where a report finds the sessions of a refresh's sources.
 #[derive(Debug)]
 pub(crate) enum Listing {
-    /// Grouped by the refresh that listed the roots.
+    /// Grouped by the refresh that listed the roots, or kept with the last listing and read
+    /// ahead by a fast refresh.
     Grouped(Vec<skein_layout::SessionFiles>),
     /// Kept with the last listing of these roots (no directory changed since): read only when
     /// a report asks (`skein index` never does).
     Kept(Vec<PathBuf>),
-    /// The same, already read by the refresh (with the usage read ahead).
-    Read(Option<Vec<skein_layout::SessionFiles>>),
 }
 
 impl Listing {
@@ -62,7 +61,6 @@ impl Listing {
         match self {
             Self::Grouped(s) => Ok(Some(s)),
             Self::Kept(roots) => kept_listing(conn, &roots),
-            Self::Read(s) => Ok(s),
         }
     }
 }
@@ -343,13 +341,15 @@ pub(crate) fn refresh_roots(
         changed,
         unchanged,
         paths,
-        mut rows,
+        rows,
         ahead,
     }) = quick_check(conn, roots, opts.threads, read_ahead).map_err(sql)?
     {
         // Read for a catalog that stays as it was: anything indexed now changes the groups.
         let ahead = ahead.filter(|_| changed.is_empty());
-        let mut report = refresh::refresh(
+        // The rows read by the fast path are handed in and come back patched for the files
+        // indexed: the table is not read again, however many files grew.
+        let (mut report, rows) = refresh::refresh_keeping(
             conn,
             db,
             cap,
@@ -359,26 +359,23 @@ pub(crate) fn refresh_roots(
                 ..opts.clone()
             },
             progress,
+            Some(rows),
         )?;
         report.sources += unchanged;
         report.unchanged += unchanged;
-        let touched = changed
-            .iter()
-            .map(|s| s.path.to_string_lossy().into_owned());
-        refresh::patch_rows(conn, &mut rows, touched).map_err(sql)?;
         // No file came or went: the sessions are the last listing's, unless a file was
         // indexed again from zero (a legacy agent file's session id is read from its lines).
         let (ahead, listing) = match ahead {
-            Some(Ahead { usage, listing }) => (Some(usage), Listing::Read(listing)),
-            None => (None, Listing::Kept(roots.to_vec())),
+            Some(Ahead { usage, listing }) => (Some(usage), listing.map(Listing::Grouped)),
+            None => (None, Some(Listing::Kept(roots.to_vec()))),
         };
-        let listing = (report.reindexed == 0 && report.errors.is_empty()).then_some(listing);
+        let listing = listing.filter(|_| report.reindexed == 0 && report.errors.is_empty());
         return Ok(RootsReport {
             refresh: report,
             paths,
             errors: Vec::new(),
             fast: true,
-            rows: Some(rows),
+            rows,
             listing,
             ahead,
         });
