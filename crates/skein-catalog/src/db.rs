@@ -11,6 +11,10 @@ use crate::error::{Error, Result};
 /// The schema version this build writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 5;
 
+/// The full-text index's tokenizer (`fts` in [`SCHEMA_V1`]); search snippets tokenize a hit's
+/// text with it again, so they mark exactly what the index matched.
+pub(crate) const TOKENIZER: &str = "unicode61 remove_diacritics 2";
+
 /// Migrations: entry `i` brings a catalog from version `i` to `i + 1`.
 const MIGRATIONS: [&str; 5] = [
     SCHEMA_V1,
@@ -460,6 +464,11 @@ pub(crate) fn restrict_mode(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_index_is_created_with_the_snippets_tokenizer() {
+        assert!(SCHEMA_V1.contains(&format!("tokenize = '{TOKENIZER}'")));
+    }
 
     /// Every query inside `read_snapshot` sees the catalog as it was at the first one, though
     /// another connection commits in between: what a fast refresh reads ahead agrees with the

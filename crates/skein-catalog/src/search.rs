@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::extract::{DocKind, ExtractOptions, Extractor};
 use crate::query::Query;
-use crate::snippet::snippet;
+use crate::snippet::snippets;
 
 /// What to search for.
 #[derive(Debug, Clone, Default)]
@@ -49,7 +49,8 @@ pub struct Hit {
     pub project: String,
     /// BM25 relevance (higher is better).
     pub score: f64,
-    /// Text around the first match, matches marked `«…»`, whitespace collapsed.
+    /// The fragment of the block's text where the query matches best, matches marked `«…»`,
+    /// whitespace collapsed.
     pub snippet: String,
     /// The transcript file (live or archived) holding the record.
     pub path: String,
@@ -251,7 +252,6 @@ pub(crate) fn search(
         }
         _ => Error::sql(db, e),
     })?;
-    let words = query.highlights();
     let mut infos: HashMap<i64, SourceInfo> = HashMap::new();
     let mut lines = Lines::default();
     for f in &found {
@@ -260,6 +260,7 @@ pub(crate) fn search(
     }
     let mut extractor = Extractor::with_options(cap);
     let mut hits = Vec::with_capacity(found.len());
+    let mut texts = Vec::with_capacity(found.len());
     for f in found {
         if let std::collections::hash_map::Entry::Vacant(e) = infos.entry(f.source) {
             e.insert(info(conn, f.source).map_err(|e| Error::sql(db, e))?);
@@ -290,9 +291,14 @@ pub(crate) fn search(
             timestamp,
             project: s.project.clone(),
             score: (f.score * 1e4).round() / 1e4,
-            snippet: text.map(|t| snippet(&t, &words)).unwrap_or_default(),
+            snippet: String::new(),
             path: s.path.clone(),
         });
+        texts.push(text);
+    }
+    let cut = snippets(conn, &query, &texts).map_err(|e| Error::sql(db, e))?;
+    for (hit, snippet) in hits.iter_mut().zip(cut) {
+        hit.snippet = snippet;
     }
     Ok(hits)
 }
