@@ -260,7 +260,11 @@ pub(crate) fn search(
     }
     let mut extractor = Extractor::with_options(cap);
     let mut hits = Vec::with_capacity(found.len());
-    let mut texts = Vec::with_capacity(found.len());
+    // Snippets are cut a batch of hits at a time: a search with a large `--limit` holds at
+    // most this many texts (up to the block cap each) at once.
+    const BATCH: usize = 256;
+    let mut texts = Vec::with_capacity(found.len().min(BATCH));
+    let mut cut_from = 0;
     for f in found {
         if let std::collections::hash_map::Entry::Vacant(e) = infos.entry(f.source) {
             e.insert(info(conn, f.source).map_err(|e| Error::sql(db, e))?);
@@ -295,10 +299,27 @@ pub(crate) fn search(
             path: s.path.clone(),
         });
         texts.push(text);
+        if texts.len() == BATCH {
+            cut_snippets(conn, db, &query, &mut texts, &mut hits[cut_from..])?;
+            cut_from = hits.len();
+        }
     }
-    let cut = snippets(conn, &query, &texts).map_err(|e| Error::sql(db, e))?;
+    cut_snippets(conn, db, &query, &mut texts, &mut hits[cut_from..])?;
+    Ok(hits)
+}
+
+/// Gives `hits` the snippets of `texts` (one each, in order) and empties `texts`.
+fn cut_snippets(
+    conn: &Connection,
+    db: &Path,
+    query: &Query,
+    texts: &mut Vec<Option<String>>,
+    hits: &mut [Hit],
+) -> Result<()> {
+    let cut = snippets(conn, query, texts).map_err(|e| Error::sql(db, e))?;
     for (hit, snippet) in hits.iter_mut().zip(cut) {
         hit.snippet = snippet;
     }
-    Ok(hits)
+    texts.clear();
+    Ok(())
 }

@@ -295,3 +295,33 @@ fn a_file_longer_than_a_chunk_keeps_its_offsets_and_appends() {
     assert_eq!(hit.len(), 1);
     assert_eq!(hit[0].uuid.as_deref(), Some("unext"));
 }
+
+/// A search returning more hits than one batch of snippets (256) gives every hit its own
+/// snippet, in order: each names the line it came from.
+#[test]
+fn every_hit_of_a_large_search_gets_its_own_snippet() {
+    let f = Fixture::new();
+    let mut c = f.open();
+    let main = f.main_file(A, "-home-me-widgets");
+    let lines: String = (0..300)
+        .map(|i| user_line(&format!("big{i}"), &format!("axolotlzz number n{i}")) + "\n")
+        .collect();
+    append(&main, &lines);
+    f.refresh(&mut c);
+    let found = c
+        .search(&skein_catalog::SearchQuery {
+            query: "axolotlzz".into(),
+            limit: 1000,
+            ..skein_catalog::SearchQuery::default()
+        })
+        .expect("search");
+    assert_eq!(found.len(), 300);
+    for h in &found {
+        let n = h
+            .uuid
+            .as_deref()
+            .and_then(|u| u.strip_prefix("big"))
+            .expect("uuid");
+        assert_eq!(h.snippet, format!("«axolotlzz» number n{n}"), "{h:?}");
+    }
+}
