@@ -47,6 +47,10 @@ pub struct Hit {
     pub tool: Option<String>,
     pub timestamp: Option<String>,
     pub project: String,
+    /// The session's working directory (its main transcript's `cwd`, else this file's): where
+    /// `claude --resume <session_id>` must be run, since Claude Code looks a session up in the
+    /// project of the current directory.
+    pub cwd: Option<String>,
     /// BM25 relevance (higher is better).
     pub score: f64,
     /// The fragment of the block's text where the query matches best, matches marked `«…»`,
@@ -71,6 +75,7 @@ struct SourceInfo {
     session_id: String,
     agent_id: Option<String>,
     project: String,
+    cwd: Option<String>,
     archived: bool,
     committed: u64,
 }
@@ -181,9 +186,14 @@ fn collect(conn: &Connection, sql: &str, args: Vec<Value>) -> rusqlite::Result<V
 }
 
 fn info(conn: &Connection, id: i64) -> rusqlite::Result<SourceInfo> {
+    // The session's directory is its main transcript's (a subagent may have run in a
+    // worktree of its own), else this file's when the main transcript is not catalogued.
     conn.prepare_cached(
-        "SELECT path, session_id, agent_id, project, archived, zst_offset FROM sources \
-         WHERE id = ?1",
+        "SELECT path, session_id, agent_id, project, archived, zst_offset, \
+         coalesce((SELECT m.cwd FROM sources m WHERE m.session_id = s.session_id \
+           AND m.project = s.project AND m.agent_id IS NULL AND m.cwd IS NOT NULL \
+           ORDER BY m.shadowed LIMIT 1), s.cwd) \
+         FROM sources s WHERE id = ?1",
     )?
     .query_row([id], |r| {
         Ok(SourceInfo {
@@ -193,6 +203,7 @@ fn info(conn: &Connection, id: i64) -> rusqlite::Result<SourceInfo> {
             project: r.get(3)?,
             archived: r.get(4)?,
             committed: r.get::<_, i64>(5)? as u64,
+            cwd: r.get(6)?,
         })
     })
 }
@@ -294,6 +305,7 @@ pub(crate) fn search(
             tool: f.tool,
             timestamp,
             project: s.project.clone(),
+            cwd: s.cwd.clone(),
             score: (f.score * 1e4).round() / 1e4,
             snippet: String::new(),
             path: s.path.clone(),

@@ -154,3 +154,68 @@ pub(crate) fn percent(fraction: Option<f64>) -> String {
 pub(crate) fn short_id(id: &str) -> String {
     id.chars().take(8).collect()
 }
+
+/// The command that resumes a session: Claude Code looks `--resume <id>` up in the project of
+/// the current directory only, so unless that is the session's directory (`cwd`, when known)
+/// the command first changes to it.
+pub(crate) fn resume_command(session_id: &str, cwd: Option<&str>) -> String {
+    let here = std::env::current_dir().ok();
+    resume_command_from(session_id, cwd, here.as_deref())
+}
+
+fn resume_command_from(
+    session_id: &str,
+    cwd: Option<&str>,
+    here: Option<&std::path::Path>,
+) -> String {
+    let resume = format!("claude --resume {}", shell_word(session_id));
+    match cwd {
+        Some(dir) if !dir.is_empty() && here != Some(std::path::Path::new(dir)) => {
+            format!("cd {} && {resume}", shell_word(dir))
+        }
+        _ => resume,
+    }
+}
+
+/// `s` as one word for a POSIX shell: as it is when every character is plain, else in single
+/// quotes (a quote inside written `'\''`).
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,=~".contains(c);
+    if !s.is_empty() && s.chars().all(plain) && !s.starts_with('~') {
+        return s.to_owned();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn resume_changes_to_the_sessions_directory_unless_there() {
+        let id = "11111111-1111-4111-8111-111111111111";
+        assert_eq!(
+            resume_command_from(id, Some("/home/me/widgets"), Some(Path::new("/tmp"))),
+            format!("cd /home/me/widgets && claude --resume {id}")
+        );
+        assert_eq!(
+            resume_command_from(
+                id,
+                Some("/home/me/widgets"),
+                Some(Path::new("/home/me/widgets"))
+            ),
+            format!("claude --resume {id}")
+        );
+        assert_eq!(
+            resume_command_from(id, None, None),
+            format!("claude --resume {id}")
+        );
+        assert_eq!(
+            resume_command_from(id, Some("/home/me/it's mine"), None),
+            format!(r"cd '/home/me/it'\''s mine' && claude --resume {id}")
+        );
+        assert_eq!(shell_word("~/x"), "'~/x'");
+        assert_eq!(shell_word("$(rm -rf /)"), "'$(rm -rf /)'");
+    }
+}

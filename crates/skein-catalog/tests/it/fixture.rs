@@ -196,3 +196,42 @@ fn a_corrupt_or_newer_catalog_is_rebuilt() {
     assert_eq!(crate::common::hits(&c, "walrus").len(), 1);
     assert_eq!(c.integrity_check().expect("check"), Ok(()));
 }
+
+/// A hit names the directory its session is resumed from: the main transcript's `cwd`, even
+/// for a subagent that ran in a worktree of its own; the agent's own when the main transcript
+/// is gone.
+#[test]
+fn a_hit_names_the_directory_its_session_resumes_in() {
+    let f = Fixture::new();
+    let agent = f
+        .projects()
+        .join(format!("-home-me-widgets/{A}/subagents/agent-a1b2c3.jsonl"));
+    let text = std::fs::read_to_string(&agent).expect("read");
+    let worktree = "/home/me/widgets/.claude/worktrees/agent-a1b2c3";
+    std::fs::write(
+        &agent,
+        text.replace(
+            "\"cwd\":\"/home/me/widgets\"",
+            &format!("\"cwd\":\"{worktree}\""),
+        ),
+    )
+    .expect("write");
+    let mut c = f.open();
+    f.refresh(&mut c);
+    let cwd = |c: &skein_catalog::Catalog, word: &str| {
+        let found = c
+            .search(&SearchQuery {
+                query: word.into(),
+                limit: 10,
+                ..SearchQuery::default()
+            })
+            .expect("search");
+        assert_eq!(found.len(), 1, "{word}");
+        found[0].cwd.clone()
+    };
+    assert_eq!(cwd(&c, "pangolin").as_deref(), Some("/home/me/widgets"));
+    assert_eq!(cwd(&c, "capybara").as_deref(), Some("/home/me/widgets"));
+    std::fs::remove_file(f.main_file(A, "-home-me-widgets")).expect("rm");
+    f.refresh(&mut c);
+    assert_eq!(cwd(&c, "pangolin").as_deref(), Some(worktree));
+}

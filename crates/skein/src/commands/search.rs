@@ -85,8 +85,10 @@ fn render(hits: &[Hit], color: bool) -> String {
     for (head, group) in groups.values() {
         let _ = writeln!(
             out,
-            "{b}{}{r}  {}  claude --resume {}",
-            head.session_id, head.project, head.session_id
+            "{b}{}{r}  {}  {}",
+            head.session_id,
+            head.project,
+            crate::output::resume_command(&head.session_id, head.cwd.as_deref())
         );
         for h in group {
             let what = h

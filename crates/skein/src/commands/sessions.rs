@@ -80,7 +80,11 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     if format == Format::Table
         && let Some(first) = rows.first()
     {
-        writeln!(out, "\nresume one: claude --resume {}", first.session_id)?;
+        writeln!(
+            out,
+            "\nresume one: {}",
+            crate::output::resume_command(&first.session_id, first.cwd.as_deref())
+        )?;
     }
     out.flush()?;
     Ok(exit_status(

@@ -100,16 +100,19 @@ fn index_sessions_and_search_with_the_default_catalog() {
             "path"
         ]
     );
+    // Claude Code resumes a session only from its directory: the hints change to it first
+    // (the binary runs in a temp dir).
     let table = stdout(ok(&h.run(&["sessions", "--format", "table"])));
     assert!(
-        table.contains(&format!("claude --resume {}", "22222222")),
+        table.contains("resume one: cd /home/me/widgets && claude --resume 22222222-"),
         "{table}"
     );
     let grouped = stdout(ok(&h.run(&["search", "zeppelin", "--format", "table"])));
     assert!(
-        grouped.contains(&format!("claude --resume {A}")),
+        grouped.contains(&format!("cd /home/me/widgets && claude --resume {A}")),
         "{grouped}"
     );
+    assert_eq!(hits[0]["cwd"], "/home/me/widgets");
     // A bad query is a clear error.
     let bad = h.run(&["search", "\"open"]);
     assert_eq!(bad.status.code(), Some(2));
