@@ -60,6 +60,10 @@ pub struct Hit {
     pub path: String,
 }
 
+/// Snippets are cut this many hits at a time: a search with a large `--limit` holds at most
+/// this many texts (up to the block cap each) at once.
+const SNIPPET_BATCH: usize = 256;
+
 struct Found {
     source: i64,
     offset: u64,
@@ -271,10 +275,7 @@ pub(crate) fn search(
     }
     let mut extractor = Extractor::with_options(cap);
     let mut hits = Vec::with_capacity(found.len());
-    // Snippets are cut a batch of hits at a time: a search with a large `--limit` holds at
-    // most this many texts (up to the block cap each) at once.
-    const BATCH: usize = 256;
-    let mut texts = Vec::with_capacity(found.len().min(BATCH));
+    let mut texts = Vec::with_capacity(found.len().min(SNIPPET_BATCH));
     let mut cut_from = 0;
     for f in found {
         if let std::collections::hash_map::Entry::Vacant(e) = infos.entry(f.source) {
@@ -311,7 +312,7 @@ pub(crate) fn search(
             path: s.path.clone(),
         });
         texts.push(text);
-        if texts.len() == BATCH {
+        if texts.len() == SNIPPET_BATCH {
             cut_snippets(conn, db, &query, &mut texts, &mut hits[cut_from..])?;
             cut_from = hits.len();
         }

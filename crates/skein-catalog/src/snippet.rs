@@ -40,9 +40,9 @@ pub(crate) fn snippets(
     ))?;
     let mut insert =
         conn.prepare_cached("INSERT INTO temp.hit_text (rowid, body) VALUES (?1, ?2)")?;
-    for (i, text) in texts.iter().enumerate() {
+    for (i, text) in (0_i64..).zip(texts) {
         if let Some(t) = text {
-            insert.execute(params![i as i64, t])?;
+            insert.execute(params![i, t])?;
         }
     }
     let mut cut = conn.prepare_cached(
