@@ -56,6 +56,9 @@ pub struct Hit {
     /// The fragment of the block's text where the query matches best, matches marked `«…»`,
     /// whitespace collapsed.
     pub snippet: String,
+    /// The record is read from the archive (its live transcript is gone, or was never
+    /// catalogued): `skein archive restore` brings it back for `claude --resume`.
+    pub archived: bool,
     /// The transcript file (live or archived) holding the record.
     pub path: String,
 }
@@ -309,6 +312,7 @@ pub(crate) fn search(
             cwd: s.cwd.clone(),
             score: (f.score * 1e4).round() / 1e4,
             snippet: String::new(),
+            archived: s.archived,
             path: s.path.clone(),
         });
         texts.push(text);

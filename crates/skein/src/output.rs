@@ -155,26 +155,48 @@ pub(crate) fn short_id(id: &str) -> String {
     id.chars().take(8).collect()
 }
 
-/// The command that resumes a session: Claude Code looks `--resume <id>` up in the project of
-/// the current directory only, so unless that is the session's directory (`cwd`, when known)
-/// the command first changes to it.
-pub(crate) fn resume_command(session_id: &str, cwd: Option<&str>) -> String {
+/// The command that resumes a session. Claude Code looks `--resume <id>` up in the project
+/// of the current directory only, so unless that is the session's directory (`cwd`, when
+/// known) the command first changes to it; a session read from the archive (`archived`: the
+/// file it was read from) is first restored into the Claude projects directory.
+pub(crate) fn resume_command(
+    session_id: &str,
+    cwd: Option<&str>,
+    archived: Option<&std::path::Path>,
+    env: &skein_layout::Env,
+) -> String {
     let here = std::env::current_dir().ok();
-    resume_command_from(session_id, cwd, here.as_deref())
+    let root = archived.and_then(skein_archive::describe).map(|f| f.root);
+    let projects = env.projects_roots().into_iter().next();
+    let restore = root.as_deref().zip(projects.as_deref());
+    resume_command_from(session_id, cwd, here.as_deref(), restore)
 }
 
+/// [`resume_command`] with the current directory and, for an archived session, its archive
+/// and the projects directory to restore it into.
 fn resume_command_from(
     session_id: &str,
     cwd: Option<&str>,
     here: Option<&std::path::Path>,
+    restore: Option<(&std::path::Path, &std::path::Path)>,
 ) -> String {
-    let resume = format!("claude --resume {}", shell_word(session_id));
+    let id = shell_word(session_id);
+    let mut steps = Vec::new();
+    if let Some((archive, projects)) = restore {
+        steps.push(format!(
+            "skein archive restore --session {id} --to {} {}",
+            shell_word(&projects.to_string_lossy()),
+            shell_word(&archive.to_string_lossy())
+        ));
+    }
     match cwd {
         Some(dir) if !dir.is_empty() && here != Some(std::path::Path::new(dir)) => {
-            format!("cd {} && {resume}", shell_word(dir))
+            steps.push(format!("cd {}", shell_word(dir)));
         }
-        _ => resume,
+        _ => {}
     }
+    steps.push(format!("claude --resume {id}"));
+    steps.join(" && ")
 }
 
 /// `s` as one word for a POSIX shell: as it is when every character is plain, else in single
@@ -195,25 +217,35 @@ mod tests {
     #[test]
     fn resume_changes_to_the_sessions_directory_unless_there() {
         let id = "11111111-1111-4111-8111-111111111111";
+        let widgets = Some("/home/me/widgets");
+        let at = |here: Option<&str>| resume_command_from(id, widgets, here.map(Path::new), None);
         assert_eq!(
-            resume_command_from(id, Some("/home/me/widgets"), Some(Path::new("/tmp"))),
+            at(Some("/tmp")),
             format!("cd /home/me/widgets && claude --resume {id}")
         );
         assert_eq!(
-            resume_command_from(
-                id,
-                Some("/home/me/widgets"),
-                Some(Path::new("/home/me/widgets"))
-            ),
+            at(Some("/home/me/widgets")),
             format!("claude --resume {id}")
         );
         assert_eq!(
-            resume_command_from(id, None, None),
+            resume_command_from(id, None, None, None),
             format!("claude --resume {id}")
         );
         assert_eq!(
-            resume_command_from(id, Some("/home/me/it's mine"), None),
+            resume_command_from(id, Some("/home/me/it's mine"), None, None),
             format!(r"cd '/home/me/it'\''s mine' && claude --resume {id}")
+        );
+        // Archived: restored into the projects directory first.
+        let restore = (
+            Path::new("/st/archive"),
+            Path::new("/home/me/.claude/projects"),
+        );
+        assert_eq!(
+            resume_command_from(id, widgets, None, Some(restore)),
+            format!(
+                "skein archive restore --session {id} --to /home/me/.claude/projects \
+                 /st/archive && cd /home/me/widgets && claude --resume {id}"
+            )
         );
         assert_eq!(shell_word("~/x"), "'~/x'");
         assert_eq!(shell_word("$(rm -rf /)"), "'$(rm -rf /)'");

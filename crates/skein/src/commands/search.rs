@@ -69,7 +69,7 @@ fn cells(h: &Hit) -> Vec<String> {
 }
 
 /// Hits grouped by session (in order of each session's best hit), snippets highlighted.
-fn render(hits: &[Hit], color: bool) -> String {
+fn render(hits: &[Hit], color: bool, env: &Env) -> String {
     let mut groups: BTreeMap<usize, (&Hit, Vec<&Hit>)> = BTreeMap::new();
     let mut first: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for (i, h) in hits.iter().enumerate() {
@@ -88,7 +88,12 @@ fn render(hits: &[Hit], color: bool) -> String {
             "{b}{}{r}  {}  {}",
             head.session_id,
             head.project,
-            crate::output::resume_command(&head.session_id, head.cwd.as_deref())
+            crate::output::resume_command(
+                &head.session_id,
+                head.cwd.as_deref(),
+                head.archived.then(|| std::path::Path::new(&head.path)),
+                env
+            )
         );
         for h in group {
             let what = h
@@ -141,7 +146,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if format == Format::Table {
-        out.write_all(render(&hits, crate::term::get().color_out).as_bytes())?;
+        out.write_all(render(&hits, crate::term::get().color_out, env).as_bytes())?;
     } else {
         let mut w = RowWriter::new(format, &mut out);
         for h in &hits {

@@ -83,7 +83,12 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
         writeln!(
             out,
             "\nresume one: {}",
-            crate::output::resume_command(&first.session_id, first.cwd.as_deref())
+            crate::output::resume_command(
+                &first.session_id,
+                first.cwd.as_deref(),
+                first.archived.then(|| std::path::Path::new(&first.path)),
+                env
+            )
         )?;
     }
     out.flush()?;

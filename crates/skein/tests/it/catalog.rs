@@ -207,6 +207,41 @@ fn an_archived_then_deleted_session_keeps_its_identity() {
     assert_eq!(sessions[0]["archived"], true);
     assert_eq!(sessions[0]["subagents"], 1);
     assert_eq!(sessions[0]["title"], "Fix the authentication bug");
+    assert_eq!(hits[0]["archived"], true);
+    // The resume hint restores the session first; run as printed, it brings the transcripts
+    // back where `claude --resume` finds them.
+    let table = stdout(ok(&h.run(&[
+        "sessions",
+        "--project",
+        "widgets",
+        "--format",
+        "table",
+    ])));
+    let hint = table
+        .lines()
+        .find_map(|l| l.strip_prefix("resume one: "))
+        .expect("hint");
+    let steps: Vec<&str> = hint.split(" && ").collect();
+    assert_eq!(
+        steps[1..],
+        ["cd /home/me/widgets", &format!("claude --resume {A}")],
+        "{hint}"
+    );
+    let restore: Vec<&str> = steps[0].split(' ').collect();
+    assert_eq!(
+        restore[..4],
+        ["skein", "archive", "restore", "--session"],
+        "{hint}"
+    );
+    let grouped = stdout(ok(&h.run(&["search", "axolotl", "--format", "table"])));
+    assert!(grouped.contains(steps[0]), "{grouped}");
+    ok(&h.run(&restore[1..]));
+    let main = h.projects().join(format!("-home-me-widgets/{A}.jsonl"));
+    assert!(main.is_file(), "{hint}");
+    let agent = h
+        .projects()
+        .join(format!("-home-me-widgets/{A}/subagents/agent-a1b2c3.jsonl"));
+    assert!(agent.is_file(), "{hint}");
 }
 
 /// A tree of `files` transcripts of about `lines` lines each, with unique words.
