@@ -124,6 +124,9 @@ pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
 pub(crate) enum Align {
     Left,
     Right,
+    /// Left-aligned prose (a title, a prompt): cut at its end when the table is too wide, not
+    /// in the middle as names and paths are, so it still reads from its start.
+    Text,
 }
 
 /// Renders rows as a text table with per-column alignment.
@@ -191,7 +194,9 @@ fn resume_command_from(
     }
     match cwd {
         Some(dir) if !dir.is_empty() && here != Some(std::path::Path::new(dir)) => {
-            steps.push(format!("cd {}", shell_word(dir)));
+            // `--`: a directory starting with `-` is not an option of `cd`.
+            let end = if dir.starts_with('-') { "-- " } else { "" };
+            steps.push(format!("cd {end}{}", shell_word(dir)));
         }
         _ => {}
     }
@@ -234,6 +239,10 @@ mod tests {
         assert_eq!(
             resume_command_from(id, Some("/home/me/it's mine"), None, None),
             format!(r"cd '/home/me/it'\''s mine' && claude --resume {id}")
+        );
+        assert_eq!(
+            resume_command_from(id, Some("-odd/dir"), None, None),
+            format!("cd -- -odd/dir && claude --resume {id}")
         );
         // Archived: restored into the projects directory first.
         let restore = (

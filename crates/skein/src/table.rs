@@ -2,9 +2,10 @@
 //! the terminal allows, coloured when colour is on.
 //!
 //! Fitting, in order, until the table fits: drop the columns marked optional (in the order
-//! given; all of them with `--compact`), shorten long text cells in the middle with `…` (the
-//! widest first, never below 10 characters or the header), then drop columns from the right
-//! (never the first). A table off a terminal with no `COLUMNS` is never cut.
+//! given; all of them with `--compact`), shorten long text cells with `…` (in the middle,
+//! prose columns (`Align::Text`) at their end; the widest first, never below 10 characters
+//! or the header), then drop columns from the right (never the first). A table off a
+//! terminal with no `COLUMNS` is never cut.
 
 use crate::output::Align;
 use crate::term::{Style, paint};
@@ -94,7 +95,7 @@ impl Table {
         }
         while total(&keep, &widths) > limit {
             let shrinkable = (0..n)
-                .filter(|&c| keep[c] && self.align[c] == Align::Left)
+                .filter(|&c| keep[c] && self.align[c] != Align::Right)
                 .filter(|&c| widths[c] > self.min_width(c))
                 .max_by_key(|&c| widths[c]);
             let Some(c) = shrinkable else { break };
@@ -131,9 +132,13 @@ impl Table {
                 .iter()
                 .map(|&c| {
                     let w = widths[c];
-                    let cell = fit(cells.get(c).map_or("", String::as_str), w);
+                    let text = cells.get(c).map_or("", String::as_str);
+                    let cell = match self.align[c] {
+                        Align::Text => fit_end(text, w),
+                        Align::Left | Align::Right => fit(text, w),
+                    };
                     let padded = match self.align[c] {
-                        Align::Left => format!("{cell:<w$}"),
+                        Align::Left | Align::Text => format!("{cell:<w$}"),
                         Align::Right => format!("{cell:>w$}"),
                     };
                     let style = if cost && Some(c) == self.cost && is_large_cost(&cell) {
@@ -180,6 +185,18 @@ fn paint_inside(color: bool, style: Style, padded: &str) -> String {
         paint(color, style, core),
         &padded[padded.len() - trail..]
     )
+}
+
+/// `text` cut to `width` characters at its end, `…` last.
+fn fit_end(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    if width > 0 {
+        out.push('…');
+    }
+    out
 }
 
 /// `text` cut to `width` characters in the middle, with `…` where text was taken out.
@@ -297,6 +314,11 @@ mod tests {
         // Without optional columns the text column is shortened in the middle.
         let out = sample().render_with(plain(Some(36), false));
         assert!(out.contains("  opus-…et-4-5\n"), "{out}");
+        // Prose is shortened at its end.
+        let mut prose = sample();
+        prose.align[2] = Align::Text;
+        let out = prose.render_with(plain(Some(36), false));
+        assert!(out.contains("  opus-4-5, s…\n"), "{out}");
         // Compact drops optional columns even when there is room.
         let out = sample().optional(&[2]).render_with(plain(None, true));
         assert!(!out.contains("models"), "{out}");
@@ -337,6 +359,8 @@ mod tests {
         assert_eq!(short_model("claude-sonnet-4-5"), "sonnet-4-5");
         assert_eq!(short_model("<synthetic>"), "<synthetic>");
         assert_eq!(fit("abcdefghij", 5), "ab…ij");
+        assert_eq!(fit_end("abcdefghij", 5), "abcd…");
+        assert_eq!(fit_end("abc", 5), "abc");
         assert_eq!(human_bytes(999), "999 B");
         assert_eq!(human_bytes(1_500), "1.5 KB");
         assert_eq!(human_bytes(45_600_000), "45.6 MB");

@@ -35,7 +35,7 @@ const COLUMNS: [(&str, Align); 7] = [
     ("prompts", Align::Right),
     ("tools", Align::Right),
     ("cost", Align::Right),
-    ("title", Align::Left),
+    ("title", Align::Text),
 ];
 
 fn cells(r: &SessionRow) -> Vec<String> {
@@ -43,7 +43,12 @@ fn cells(r: &SessionRow) -> Vec<String> {
         || "-".into(),
         |t| t.chars().take(16).collect::<String>().replace('T', " "),
     );
-    let title: String = r.title.as_deref().unwrap_or("-").chars().take(60).collect();
+    let title = r.title.as_deref().unwrap_or("-");
+    let title = if title.chars().count() > 60 {
+        title.chars().take(59).chain(['…']).collect()
+    } else {
+        title.to_owned()
+    };
     vec![
         when,
         r.project.clone(),
