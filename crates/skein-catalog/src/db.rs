@@ -9,20 +9,40 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension as _};
 use crate::error::{Error, Result};
 
 /// The schema version this build writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// The full-text index's tokenizer (`fts` in [`SCHEMA_V1`]); search snippets tokenize a hit's
 /// text with it again, so they mark exactly what the index matched.
 pub(crate) const TOKENIZER: &str = "unicode61 remove_diacritics 2";
 
 /// Migrations: entry `i` brings a catalog from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 5] = [
+const MIGRATIONS: [&str; 6] = [
     SCHEMA_V1,
     SCHEMA_V2,
     SCHEMA_V3,
     SCHEMA_REPORT_CACHE,
     SCHEMA_LISTINGS,
+    SCHEMA_REPORT_CACHE_BY_DIR,
 ];
+
+/// The remembered report results keyed by the session's project directory (its whole path),
+/// not by its name: two sessions with one id in two directories of one name (two roots, or a
+/// tree that names sessions `full-00.jsonl` in many directories) took each other's entry, so
+/// each run missed, read both sessions again and rewrote them. What was remembered is
+/// dropped (it is derived, and computed again on the next report); `project` stays for
+/// forgetting the results of sessions whose sources are all gone.
+const SCHEMA_REPORT_CACHE_BY_DIR: &str = r"
+DROP TABLE report_cache;
+CREATE TABLE report_cache (
+    report TEXT NOT NULL,
+    dir TEXT NOT NULL,
+    project TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    fingerprint INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (report, dir, session_id)
+) WITHOUT ROWID;
+";
 
 /// The sessions of a set of roots as `skein-layout` groups their sources (`groups.rs`),
 /// recorded with the roots' directories by a refresh that listed them (`roots.rs`): while no
@@ -464,6 +484,47 @@ pub(crate) fn restrict_mode(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A catalog of version 5 opens migrated, its data kept, its remembered report results
+    /// dropped (they were keyed by directory name) and the new key in place.
+    #[test]
+    fn a_version_5_catalog_is_migrated_and_forgets_its_report_results() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("c.db");
+        {
+            let conn = Connection::open(&path).expect("create");
+            for sql in &MIGRATIONS[..5] {
+                conn.execute_batch(sql).expect("migrate");
+            }
+            conn.execute_batch(
+                "PRAGMA user_version = 5; UPDATE settings SET value = 'kept' WHERE key = 'redacted';
+                 INSERT INTO report_cache VALUES ('tools', '-p', 's', 1, x'00');",
+            )
+            .expect("v5 rows");
+        }
+        let (conn, opened) = open(&path, Duration::from_secs(5)).expect("open");
+        assert_eq!(opened, Opened::Existing);
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .expect("version");
+        assert_eq!(version, SCHEMA_VERSION);
+        let kept: String = conn
+            .query_row(
+                "SELECT value FROM settings WHERE key = 'redacted'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("settings");
+        assert_eq!(kept, "kept");
+        let cached: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM report_cache WHERE dir IS NOT NULL",
+                [],
+                |r| r.get(0),
+            )
+            .expect("report_cache has dir");
+        assert_eq!(cached, 0);
+    }
 
     #[test]
     fn the_index_is_created_with_the_snippets_tokenizer() {

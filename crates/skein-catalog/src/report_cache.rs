@@ -18,12 +18,17 @@ use twox_hash::XxHash3_64;
 
 use crate::db::write_transaction;
 
-/// (project, session id) → (fingerprint, compressed body: [`unpack`] it on a hit).
+/// (project directory, session id) → (fingerprint, compressed body: [`unpack`] it on a hit).
 pub type CachedResults = HashMap<(String, String), (u64, Vec<u8>)>;
 
 /// One session's result to remember.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionResult {
+    /// The session's project directory ([`SessionFiles::project_dir`]), whole: a session is
+    /// remembered under its directory, not its directory's name, which other sessions of the
+    /// same id can share.
+    pub dir: String,
+    /// The directory's name ([`SessionFiles::project`]).
     pub project: String,
     pub session_id: String,
     /// [`session_fingerprint`] of the files it was computed from.
@@ -59,7 +64,7 @@ fn stat_into(h: &mut XxHash3_64, path: &Path) -> Option<()> {
 /// for are decompressed ([`unpack`]), not every session ever remembered.
 pub(crate) fn load(conn: &Connection, report: &str) -> rusqlite::Result<CachedResults> {
     let mut stmt = conn.prepare_cached(
-        "SELECT project, session_id, fingerprint, body FROM report_cache WHERE report = ?1",
+        "SELECT dir, session_id, fingerprint, body FROM report_cache WHERE report = ?1",
     )?;
     let rows = stmt.query_map([report], |r| {
         let fp: i64 = r.get(2)?;
@@ -87,8 +92,9 @@ pub(crate) fn store(
 ) -> rusqlite::Result<()> {
     write_transaction(conn, || {
         let mut stmt = conn.prepare_cached(
-            "INSERT OR REPLACE INTO report_cache (report, project, session_id, fingerprint, body) \
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT OR REPLACE INTO report_cache \
+             (report, dir, project, session_id, fingerprint, body) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
         for r in results {
             if r.body.len() > MAX_BODY {
@@ -97,7 +103,7 @@ pub(crate) fn store(
             let packed = zstd::bulk::compress(&r.body, 1)
                 .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
             let fp = r.fingerprint.cast_signed();
-            stmt.execute(params![report, r.project, r.session_id, fp, packed])?;
+            stmt.execute(params![report, r.dir, r.project, r.session_id, fp, packed])?;
         }
         Ok(())
     })

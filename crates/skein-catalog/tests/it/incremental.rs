@@ -70,6 +70,7 @@ fn a_rewritten_file_is_indexed_again_and_a_deleted_one_dropped() {
     // A deleted file leaves the catalog when its root is refreshed, and so do the report
     // results remembered for its session (not those of a session still there).
     let remember = |project: &str, session: &str| SessionResult {
+        dir: f.projects().join(project).display().to_string(),
         project: project.into(),
         session_id: session.into(),
         fingerprint: 1,
@@ -93,7 +94,8 @@ fn a_rewritten_file_is_indexed_again_and_a_deleted_one_dropped() {
         .expect("cached")
         .into_keys()
         .collect();
-    assert_eq!(kept, [("-home-me-widgets".to_string(), A.to_string())]);
+    let widgets = f.projects().join("-home-me-widgets").display().to_string();
+    assert_eq!(kept, [(widgets, A.to_string())]);
     assert_eq!(c.integrity_check().expect("check"), Ok(()));
 }
 

@@ -300,7 +300,10 @@ impl Remembered {
             return compute();
         };
         let fp = skein_catalog::report_cache::session_fingerprint(s, REMEMBERED_VERSION);
-        let key = (s.project(), s.session_id.clone());
+        let key = (
+            s.project_dir.to_string_lossy().into_owned(),
+            s.session_id.clone(),
+        );
         if let (Some(fp), Some((held, packed))) = (fp, cached.get(&key))
             && *held == fp
             && let Some(body) = skein_catalog::report_cache::unpack(packed)
@@ -317,7 +320,8 @@ impl Remembered {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             fresh.push(skein_catalog::report_cache::SessionResult {
-                project: key.0,
+                dir: key.0,
+                project: s.project(),
                 session_id: key.1,
                 fingerprint: fp,
                 body,

@@ -468,3 +468,55 @@ fn many_sessions_come_out_in_session_order_on_every_thread_count() {
         assert_eq!(got, want, "-j {threads}");
     }
 }
+
+/// Two sessions with one id in two project directories of one name (two roots, or a tree
+/// that reuses session names) are remembered apart: renamed in place (same size, time and
+/// inode), both are still answered from what was remembered, so neither was missed and read
+/// again (when they shared one entry, each run overwrote the other's).
+#[test]
+fn sessions_of_one_id_in_directories_of_one_name_are_remembered_apart() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let session = "cccccccc-0000-4000-8000-000000000003";
+    let mut files = Vec::new();
+    for (root, tool) in [("a", "toolu_a1"), ("b", "toolu_b1")] {
+        let dir = tmp.path().join(format!("{root}/projects/-home-t-same"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let file = dir.join(format!("{session}.jsonl"));
+        let lines = [
+            format!(
+                r#"{{"type":"assistant","uuid":"{root}1","parentUuid":null,"timestamp":"2026-03-01T10:00:00.000Z","sessionId":"{session}","message":{{"id":"msg_{root}","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"tool_use","id":"{tool}","name":"Bash","input":{{"command":"ls"}}}}]}}}}"#
+            ),
+            format!(
+                r#"{{"type":"user","uuid":"{root}2","parentUuid":"{root}1","timestamp":"2026-03-01T10:00:01.000Z","sessionId":"{session}","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{tool}","content":"ok"}}]}}}}"#
+            ),
+        ];
+        std::fs::write(&file, lines.join("\n") + "\n").expect("write");
+        files.push(file);
+    }
+    let db = tmp.path().join("catalog.db");
+    let roots = [tmp.path().join("a/projects"), tmp.path().join("b/projects")];
+    let mut args: Vec<String> = ["tools", "--by", "name", "--catalog"]
+        .map(String::from)
+        .to_vec();
+    args.push(db.display().to_string());
+    args.extend(roots.iter().map(|r| r.display().to_string()));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = || ok(&skein(&argv, tmp.path())).stdout.clone();
+    let before = run();
+    assert!(String::from_utf8_lossy(&before).contains("Bash"));
+    assert_eq!(run(), before, "second run");
+    for file in &files {
+        let mtime = std::fs::metadata(file)
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        let text = std::fs::read_to_string(file).expect("read");
+        std::fs::write(file, text.replace("\"name\":\"Bash\"", "\"name\":\"Bosh\""))
+            .expect("write");
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .and_then(|f| f.set_modified(mtime))
+            .expect("set mtime");
+    }
+    assert_eq!(run(), before, "both answered from what was remembered");
+}
