@@ -158,6 +158,18 @@ fn usage_from_the_catalog_is_byte_for_byte_the_scan() {
         &["daily", "--since", "2026-06-01T00:07:00Z"],
         &["model", "--pricing", pricing],
         &["session", "--until", "2026-06-07"],
+        // Blocks take every copy from the catalog (each request's time): the scan's blocks,
+        // active block, gaps and projection.
+        &["blocks", "--now", "2026-06-07T12:30:00Z"],
+        &["blocks", "--now", "2026-06-08T10:30:00Z", "--active"],
+        &[
+            "blocks",
+            "--now",
+            "2026-06-08T10:30:00Z",
+            "--gaps",
+            "--timezone",
+            "+05:30",
+        ],
     ] {
         for format in ["jsonl", "table"] {
             let mut args = vec!["usage"];
