@@ -71,12 +71,7 @@ pub(crate) fn snippets(
 /// `fragment` with whitespace collapsed, cut to [`WIDTH`] characters from [`BEFORE`] before its
 /// first mark when longer (a marked span is never cut).
 fn fit(fragment: &str) -> String {
-    let chars: Vec<char> = fragment
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .collect();
+    let chars = collapsed(fragment);
     if chars.len() <= WIDTH + 2 {
         return chars.into_iter().collect();
     }
@@ -105,15 +100,19 @@ fn fit(fragment: &str) -> String {
     out
 }
 
-/// The window of `text` around its first token among the lowercase `words` (`true`: a
-/// prefix), matching tokens marked.
-fn first_match(text: &str, words: &[(String, bool)]) -> String {
-    let chars: Vec<char> = text
-        .split_whitespace()
+/// The characters of `text` with each run of whitespace made one space, none at either end.
+fn collapsed(text: &str) -> Vec<char> {
+    text.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .chars()
-        .collect();
+        .collect()
+}
+
+/// The window of `text` around its first token among the lowercase `words` (`true`: a
+/// prefix), matching tokens marked.
+fn first_match(text: &str, words: &[(String, bool)]) -> String {
+    let chars = collapsed(text);
     // Word tokens (runs of letters and digits) that match, as char ranges.
     let mut hits: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;

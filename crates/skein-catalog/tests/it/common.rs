@@ -68,6 +68,16 @@ pub(crate) fn refresh(c: &mut Catalog, roots: &[PathBuf]) -> RefreshReport {
     r
 }
 
+/// The hits for `query`, at most `limit`, whole.
+pub(crate) fn found(c: &Catalog, query: &str, limit: usize) -> Vec<skein_catalog::Hit> {
+    c.search(&SearchQuery {
+        query: query.into(),
+        limit,
+        ..SearchQuery::default()
+    })
+    .expect("search")
+}
+
 /// The hits for `query`, as (session, agent, kind, tool).
 pub(crate) fn hits(
     c: &Catalog,

@@ -4,7 +4,7 @@
 use skein_catalog::{SearchQuery, SessionQuery};
 use skein_reports::pricing::PricingTable;
 
-use crate::common::{A, B, Fixture, hits};
+use crate::common::{A, B, Fixture, found, hits};
 
 #[test]
 fn every_kind_of_place_is_found() {
@@ -219,13 +219,7 @@ fn a_hit_names_the_directory_its_session_resumes_in() {
     let mut c = f.open();
     f.refresh(&mut c);
     let cwd = |c: &skein_catalog::Catalog, word: &str| {
-        let found = c
-            .search(&SearchQuery {
-                query: word.into(),
-                limit: 10,
-                ..SearchQuery::default()
-            })
-            .expect("search");
+        let found = found(c, word, 10);
         assert_eq!(found.len(), 1, "{word}");
         found[0].cwd.clone()
     };

@@ -4,7 +4,7 @@
 
 use skein_catalog::report_cache::SessionResult;
 
-use crate::common::{A, B, Fixture, append, hits};
+use crate::common::{A, B, Fixture, append, found, hits};
 
 fn user_line(uuid: &str, text: &str) -> String {
     format!(
@@ -205,13 +205,7 @@ fn a_whole_last_record_without_a_newline_is_indexed() {
     );
     let r = f.refresh(&mut c);
     assert_eq!((r.appended, r.reindexed), (1, 0));
-    let found = c
-        .search(&skein_catalog::SearchQuery {
-            query: "quibblefrog".into(),
-            limit: 10,
-            ..skein_catalog::SearchQuery::default()
-        })
-        .expect("search");
+    let found = found(&c, "quibblefrog", 10);
     assert_eq!(found.len(), 1);
     assert!(
         found[0].snippet.contains("quibblefrog"),
@@ -310,13 +304,7 @@ fn every_hit_of_a_large_search_gets_its_own_snippet() {
         .collect();
     append(&main, &lines);
     f.refresh(&mut c);
-    let found = c
-        .search(&skein_catalog::SearchQuery {
-            query: "axolotlzz".into(),
-            limit: 1000,
-            ..skein_catalog::SearchQuery::default()
-        })
-        .expect("search");
+    let found = found(&c, "axolotlzz", 1000);
     assert_eq!(found.len(), 300);
     for h in &found {
         let n = h
