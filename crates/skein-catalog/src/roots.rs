@@ -241,12 +241,14 @@ fn quick_check_in(
     // directory changed, all of it is dropped and the full path, which lists the tree anyway,
     // reads the rows again.
     let dir_paths: Vec<&str> = settled.iter().map(|(p, _)| p.as_str()).collect();
+    let open = track::OpenRoots::open(roots);
     let (dir_stats, files, file_stats, stored, ahead) = std::thread::scope(|scope| {
-        let dir_stats = scope.spawn(|| track::stat_all(&dir_paths, threads));
+        let open = &open;
+        let dir_stats = scope.spawn(|| track::stat_all(open, &dir_paths, threads));
         let files = catalogued_under(conn, roots);
         let file_stats = scope.spawn(move || {
             let paths: Vec<&str> = files.iter().flatten().map(String::as_str).collect();
-            let stats = track::stat_all(&paths, threads);
+            let stats = track::stat_all(open, &paths, threads);
             (files, stats)
         });
         let stored = refresh::load_stored(conn);

@@ -99,18 +99,66 @@ pub(crate) fn stat_path(path: &Path) -> Option<Stat> {
     Some(s)
 }
 
-/// [`stat_path`] of each path, in order, on up to `threads` threads (0: all cores). With
-/// nothing new, a refresh is these stats: the kernel's path walks, which run in parallel.
-pub(crate) fn stat_all(paths: &[&str], threads: usize) -> Vec<Option<Stat>> {
+/// Directories opened once (`O_PATH`) so that a path below one is stat'ed from there: the
+/// kernel then walks only the components below it, not every component from `/` again for
+/// each of thousands of files (path walks were most of a refresh with nothing new).
+#[derive(Debug, Default)]
+pub(crate) struct OpenRoots(Vec<(String, rustix::fd::OwnedFd)>);
+
+impl OpenRoots {
+    /// `roots` that can be opened as directories (the others are stat'ed by whole paths).
+    pub(crate) fn open(roots: &[std::path::PathBuf]) -> Self {
+        use rustix::fs::{Mode, OFlags};
+        let opened = roots
+            .iter()
+            .filter_map(|r| {
+                let prefix = r.to_str()?.trim_end_matches('/');
+                let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                let fd = rustix::fs::open(r, flags, Mode::empty()).ok()?;
+                Some((prefix.to_owned(), fd))
+            })
+            .collect();
+        Self(opened)
+    }
+
+    /// [`stat_path`] of `path`, relative to the root it lies below.
+    pub(crate) fn stat(&self, path: &str) -> Option<Stat> {
+        let below = self.0.iter().find_map(|(prefix, fd)| {
+            let rest = path.strip_prefix(prefix.as_str())?.strip_prefix('/')?;
+            (!rest.is_empty()).then_some((fd, rest))
+        });
+        let Some((fd, rest)) = below else {
+            return stat_path(Path::new(path));
+        };
+        let s = rustix::fs::statx(
+            fd,
+            rest,
+            rustix::fs::AtFlags::empty(),
+            rustix::fs::StatxFlags::BASIC_STATS,
+        )
+        .ok()?;
+        Some(Stat {
+            // As the standard library makes it from `statx`.
+            dev: rustix::fs::makedev(s.stx_dev_major, s.stx_dev_minor),
+            ino: s.stx_ino,
+            size: s.stx_size,
+            mtime_ns: s.stx_mtime.tv_sec * 1_000_000_000 + i64::from(s.stx_mtime.tv_nsec),
+        })
+    }
+}
+
+/// [`stat_path`] of each path, in order, on up to `threads` threads (0: all cores), each path
+/// below one of `roots` stat'ed from there. With nothing new, a refresh is these stats: the
+/// kernel's path walks, which run in parallel.
+pub(crate) fn stat_all(roots: &OpenRoots, paths: &[&str], threads: usize) -> Vec<Option<Stat>> {
     const PER_THREAD_MIN: usize = 512;
     let cores = match threads {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         n => n,
     };
     let threads = cores.min(paths.len().div_ceil(PER_THREAD_MIN)).max(1);
-    let stat_chunk = |chunk: &[&str]| -> Vec<Option<Stat>> {
-        chunk.iter().map(|p| stat_path(Path::new(p))).collect()
-    };
+    let stat_chunk =
+        |chunk: &[&str]| -> Vec<Option<Stat>> { chunk.iter().map(|p| roots.stat(p)).collect() };
     if threads == 1 {
         return stat_chunk(paths);
     }
@@ -186,4 +234,53 @@ pub(crate) fn same_prefix(file: &File, stored: &Stored) -> bool {
 /// A `.zst` file outside an archive: read whole (a zstd stream cannot be resumed mid-way).
 pub(crate) fn is_plain_zst(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "zst")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stat'ed from an opened root or by its whole path, a path has the same identity, size and
+    /// time: below the root, the root itself, outside it, through a symlink, gone.
+    #[test]
+    fn a_path_below_an_opened_root_stats_as_by_its_whole_path() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let root = dir.path().join("projects");
+        let deep = root.join("-p/s1/subagents");
+        std::fs::create_dir_all(&deep).expect("mkdir");
+        let file = deep.join("agent-a.jsonl");
+        std::fs::write(&file, b"{}\n").expect("write");
+        let beside = dir.path().join("projects2/-p");
+        std::fs::create_dir_all(&beside).expect("mkdir");
+        std::fs::write(beside.join("s2.jsonl"), b"{}\n{}\n").expect("write");
+        let outside = dir.path().join("elsewhere.jsonl");
+        std::fs::write(&outside, b"x").expect("write");
+        std::os::unix::fs::symlink(&outside, root.join("-p/link.jsonl")).expect("symlink");
+        let with_slash = std::path::PathBuf::from(format!("{}/", root.display()));
+        let opened = OpenRoots::open(&[with_slash, dir.path().join("missing")]);
+        assert_eq!(opened.0.len(), 1, "a missing root is not opened");
+        let paths = [
+            file.clone(),
+            deep,
+            root.clone(),
+            beside.join("s2.jsonl"),
+            outside,
+            root.join("-p/link.jsonl"),
+            root.join("-p/gone.jsonl"),
+        ];
+        for p in &paths {
+            let text = p.to_str().expect("utf8");
+            assert_eq!(opened.stat(text), stat_path(p), "{text}");
+        }
+        let found = opened.stat(file.to_str().expect("utf8")).expect("stat");
+        assert_eq!(found.size, 3);
+        assert!(
+            opened
+                .stat(root.join("-p/gone.jsonl").to_str().expect("utf8"))
+                .is_none()
+        );
+        let all: Vec<&str> = paths.iter().filter_map(|p| p.to_str()).collect();
+        let each: Vec<Option<Stat>> = paths.iter().map(|p| stat_path(p)).collect();
+        assert_eq!(stat_all(&opened, &all, 2), each);
+    }
 }
