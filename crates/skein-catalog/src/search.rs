@@ -317,26 +317,23 @@ pub(crate) fn search(
         });
         texts.push(text);
         if texts.len() == SNIPPET_BATCH {
-            cut_snippets(conn, db, &query, &mut texts, &mut hits[cut_from..])?;
+            cut_snippets(conn, &query, &mut texts, &mut hits[cut_from..]);
             cut_from = hits.len();
         }
     }
-    cut_snippets(conn, db, &query, &mut texts, &mut hits[cut_from..])?;
+    cut_snippets(conn, &query, &mut texts, &mut hits[cut_from..]);
     Ok(hits)
 }
 
 /// Gives `hits` the snippets of `texts` (one each, in order) and empties `texts`.
 fn cut_snippets(
     conn: &Connection,
-    db: &Path,
     query: &Query,
     texts: &mut Vec<Option<String>>,
     hits: &mut [Hit],
-) -> Result<()> {
-    let cut = snippets(conn, query, texts).map_err(|e| Error::sql(db, e))?;
-    for (hit, snippet) in hits.iter_mut().zip(cut) {
+) {
+    for (hit, snippet) in hits.iter_mut().zip(snippets(conn, query, texts)) {
         hit.snippet = snippet;
     }
     texts.clear();
-    Ok(())
 }

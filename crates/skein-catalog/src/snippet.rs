@@ -21,16 +21,32 @@ const WIDTH: usize = 200;
 /// can make it longer; [`fit`] then cuts it around its first match.
 const TOKENS: i64 = 32;
 
-/// The snippet of each text for `query` (empty for `None`), in order.
-pub(crate) fn snippets(
+/// The snippet of each text for `query` (empty for `None`), in order. A snippet is cosmetic:
+/// if FTS5 cannot cut them (the temp table cannot be made, say), every text gets the window
+/// around its first matching word and the search goes on.
+pub(crate) fn snippets(conn: &Connection, query: &Query, texts: &[Option<String>]) -> Vec<String> {
+    let mut out = vec![String::new(); texts.len()];
+    if texts.iter().all(Option::is_none) {
+        return out;
+    }
+    // Whatever FTS5 cut before an error is kept; the rest falls back below.
+    let _ = cut_by_fts5(conn, query, texts, &mut out);
+    let words = query.highlights();
+    for (slot, text) in out.iter_mut().zip(texts) {
+        if let (true, Some(t)) = (slot.is_empty(), text) {
+            *slot = first_match(t, &words);
+        }
+    }
+    out
+}
+
+/// Fills `out` with FTS5's fragment of each text that matches `query`.
+fn cut_by_fts5(
     conn: &Connection,
     query: &Query,
     texts: &[Option<String>],
-) -> rusqlite::Result<Vec<String>> {
-    let mut out = vec![String::new(); texts.len()];
-    if texts.iter().all(Option::is_none) {
-        return Ok(out);
-    }
+    out: &mut [String],
+) -> rusqlite::Result<()> {
     // The temp schema lives in this connection's memory: nothing is written to the catalog,
     // and no lock of it is taken.
     conn.execute_batch(&format!(
@@ -58,14 +74,7 @@ pub(crate) fn snippets(
             *slot = fit(&fragment);
         }
     }
-    conn.execute_batch("DELETE FROM temp.hit_text")?;
-    let words = query.highlights();
-    for (slot, text) in out.iter_mut().zip(texts) {
-        if let (true, Some(t)) = (slot.is_empty(), text) {
-            *slot = first_match(t, &words);
-        }
-    }
-    Ok(out)
+    conn.execute_batch("DELETE FROM temp.hit_text")
 }
 
 /// `fragment` with whitespace collapsed, cut to [`WIDTH`] characters from [`BEFORE`] before its
@@ -172,7 +181,7 @@ mod tests {
     fn snip(query: &str, texts: &[&str]) -> Vec<String> {
         let conn = Connection::open_in_memory().expect("open");
         let texts: Vec<Option<String>> = texts.iter().map(|t| Some((*t).to_owned())).collect();
-        snippets(&conn, &Query::parse(query).expect("query"), &texts).expect("snippets")
+        snippets(&conn, &Query::parse(query).expect("query"), &texts)
     }
 
     /// The marked spans of a snippet.
@@ -224,7 +233,14 @@ mod tests {
         assert_eq!(out, ["nothing to see", "a «quokka» smiles"]);
         let conn = Connection::open_in_memory().expect("open");
         let q = Query::parse("x").expect("query");
-        assert_eq!(snippets(&conn, &q, &[None]).expect("none"), [""]);
+        assert_eq!(snippets(&conn, &q, &[None]), [""]);
+        // FTS5 cannot cut them (the temp name is taken by a plain table): the first-word
+        // windows, not an error.
+        conn.execute_batch("CREATE TEMP TABLE hit_text (body)")
+            .expect("plain table");
+        let q = Query::parse("quokka").expect("query");
+        let out = snippets(&conn, &q, &[Some("a quokka smiles".into())]);
+        assert_eq!(out, ["a «quokka» smiles"]);
     }
 
     #[test]
