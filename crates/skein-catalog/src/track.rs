@@ -84,24 +84,32 @@ pub(crate) fn stat(source: &Source) -> Option<Stat> {
 
 /// The identity and size of the file at `path`.
 pub(crate) fn stat_path(path: &Path) -> Option<Stat> {
-    let m = std::fs::metadata(path).ok()?;
-    let mut s = Stat {
-        size: m.len(),
-        ..Stat::default()
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        s.dev = m.dev();
-        s.ino = m.ino();
-        s.mtime_ns = m.mtime() * 1_000_000_000 + m.mtime_nsec();
-    }
-    Some(s)
+    stat_at(rustix::fs::CWD, path)
 }
 
-/// Directories opened once (`O_PATH`) so that a path below one is stat'ed from there: the
-/// kernel then walks only the components below it, not every component from `/` again for
-/// each of thousands of files (path walks were most of a refresh with nothing new).
+/// The identity and size of the file at `path`, relative to the directory `dir` (an absolute
+/// `path` ignores it): the one stat every other here goes through, so a file stat'ed from an
+/// opened root and by its whole path reads the same.
+fn stat_at(dir: impl rustix::fd::AsFd, path: impl rustix::path::Arg) -> Option<Stat> {
+    let s = rustix::fs::statat(dir, path, rustix::fs::AtFlags::empty()).ok()?;
+    #[allow(
+        clippy::cast_sign_loss,
+        clippy::cast_possible_wrap,
+        clippy::unnecessary_cast,
+        clippy::useless_conversion,
+        reason = "`struct stat`'s field types differ between platforms; sizes and times are not negative"
+    )]
+    Some(Stat {
+        dev: s.st_dev as u64,
+        ino: s.st_ino as u64,
+        size: s.st_size as u64,
+        mtime_ns: s.st_mtime as i64 * 1_000_000_000 + s.st_mtime_nsec as i64,
+    })
+}
+
+/// Directories opened once so that a path below one is stat'ed from there: the kernel then
+/// walks only the components below it, not every component from `/` again for each of
+/// thousands of files (path walks were most of a refresh with nothing new).
 #[derive(Debug, Default)]
 pub(crate) struct OpenRoots(Vec<(String, rustix::fd::OwnedFd)>);
 
@@ -113,7 +121,7 @@ impl OpenRoots {
             .iter()
             .filter_map(|r| {
                 let prefix = r.to_str()?.trim_end_matches('/');
-                let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
                 let fd = rustix::fs::open(r, flags, Mode::empty()).ok()?;
                 Some((prefix.to_owned(), fd))
             })
@@ -127,23 +135,10 @@ impl OpenRoots {
             let rest = path.strip_prefix(prefix.as_str())?.strip_prefix('/')?;
             (!rest.is_empty()).then_some((fd, rest))
         });
-        let Some((fd, rest)) = below else {
-            return stat_path(Path::new(path));
-        };
-        let s = rustix::fs::statx(
-            fd,
-            rest,
-            rustix::fs::AtFlags::empty(),
-            rustix::fs::StatxFlags::BASIC_STATS,
-        )
-        .ok()?;
-        Some(Stat {
-            // As the standard library makes it from `statx`.
-            dev: rustix::fs::makedev(s.stx_dev_major, s.stx_dev_minor),
-            ino: s.stx_ino,
-            size: s.stx_size,
-            mtime_ns: s.stx_mtime.tv_sec * 1_000_000_000 + i64::from(s.stx_mtime.tv_nsec),
-        })
+        match below {
+            Some((fd, rest)) => stat_at(fd, rest),
+            None => stat_path(Path::new(path)),
+        }
     }
 }
 
@@ -271,6 +266,17 @@ mod tests {
         for p in &paths {
             let text = p.to_str().expect("utf8");
             assert_eq!(opened.stat(text), stat_path(p), "{text}");
+            // And as the standard library reads it.
+            let std = std::fs::metadata(p).ok().map(|m| {
+                use std::os::unix::fs::MetadataExt;
+                Stat {
+                    dev: m.dev(),
+                    ino: m.ino(),
+                    size: m.len(),
+                    mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+                }
+            });
+            assert_eq!(opened.stat(text), std, "{text}");
         }
         let found = opened.stat(file.to_str().expect("utf8")).expect("stat");
         assert_eq!(found.size, 3);
