@@ -36,6 +36,30 @@ pub struct SessionResult {
     pub body: Vec<u8>,
 }
 
+/// The key a session's result is remembered under in [`CachedResults`]: its project directory,
+/// whole (not its name, which sessions of the same id in other directories can share), and its
+/// id.
+pub fn session_key(files: &SessionFiles) -> (String, String) {
+    (
+        files.project_dir.to_string_lossy().into_owned(),
+        files.session_id.clone(),
+    )
+}
+
+impl SessionResult {
+    /// The result `body` of the session `files`, computed from files of `fingerprint`.
+    pub fn new(files: &SessionFiles, fingerprint: u64, body: Vec<u8>) -> Self {
+        let (dir, session_id) = session_key(files);
+        Self {
+            dir,
+            project: files.project(),
+            session_id,
+            fingerprint,
+            body,
+        }
+    }
+}
+
 /// A fingerprint of `files` as they are now: their paths, sidecar metadata, sizes,
 /// modification times and inode numbers. `None` when a file cannot be stat'ed (the report
 /// then reads the session, and reports the problem itself).

@@ -300,10 +300,7 @@ impl Remembered {
             return compute();
         };
         let fp = skein_catalog::report_cache::session_fingerprint(s, REMEMBERED_VERSION);
-        let key = (
-            s.project_dir.to_string_lossy().into_owned(),
-            s.session_id.clone(),
-        );
+        let key = skein_catalog::report_cache::session_key(s);
         if let (Some(fp), Some((held, packed))) = (fp, cached.get(&key))
             && *held == fp
             && let Some(body) = skein_catalog::report_cache::unpack(packed)
@@ -319,13 +316,7 @@ impl Remembered {
                 .fresh
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            fresh.push(skein_catalog::report_cache::SessionResult {
-                dir: key.0,
-                project: s.project(),
-                session_id: key.1,
-                fingerprint: fp,
-                body,
-            });
+            fresh.push(skein_catalog::report_cache::SessionResult::new(s, fp, body));
         }
         Ok(v)
     }
