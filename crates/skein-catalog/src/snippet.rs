@@ -85,10 +85,7 @@ fn fit(fragment: &str) -> String {
         return chars.into_iter().collect();
     }
     let first = chars.iter().position(|&c| c == '«').unwrap_or(0);
-    let mut from = first.saturating_sub(BEFORE);
-    while from > 0 && from < first && chars[from - 1].is_alphanumeric() {
-        from += 1;
-    }
+    let from = window_start(&chars, first);
     let mut to = (from + WIDTH).min(chars.len());
     // Inside a marked span: up to its end.
     let opened = chars[from..to].iter().filter(|&&c| c == '«').count();
@@ -107,6 +104,16 @@ fn fit(fragment: &str) -> String {
         out.push('…');
     }
     out
+}
+
+/// Where a window of [`WIDTH`] characters showing the match at `first` starts: [`BEFORE`]
+/// characters before it, moved to a word boundary when that falls inside a word.
+fn window_start(chars: &[char], first: usize) -> usize {
+    let mut from = first.saturating_sub(BEFORE);
+    while from > 0 && from < first && chars[from - 1].is_alphanumeric() {
+        from += 1;
+    }
+    from
 }
 
 /// The characters of `text` with each run of whitespace made one space, none at either end.
@@ -149,11 +156,7 @@ fn first_match(text: &str, words: &[(String, bool)]) -> String {
         }
     }
     let first = hits.first().map_or(0, |h| h.0);
-    let mut from = first.saturating_sub(BEFORE);
-    // Start at a word boundary when the cut falls inside a word.
-    while from > 0 && from < first && chars[from - 1].is_alphanumeric() {
-        from += 1;
-    }
+    let from = window_start(&chars, first);
     let to = (from + WIDTH).min(chars.len());
     let mut out = String::new();
     if from > 0 {
