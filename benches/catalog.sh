@@ -15,7 +15,8 @@
 #  3. `skein search WORD` p50 (goal < 30 ms) against `rg -l WORD TREE` in the same run (goal:
 #     >= 10x faster).
 #  4. `skein usage daily` from the catalog against the scan path (same bytes) and ccusage
-#     (CCUSAGE=path, default /work/bench/ccusage/node_modules/.bin/ccusage; goal >= 30x).
+#     (CCUSAGE=path, default /work/bench/ccusage/node_modules/.bin/ccusage; goal >= 30x), and
+#     from the catalog with the tree named by a relative path.
 # Needs bash >= 5, python3; rg and ccusage are timed when installed.
 set -euo pipefail
 skein=${1:?usage: catalog.sh /path/to/skein [TREE] [runs]}
@@ -113,6 +114,10 @@ if cmp -s "$work/u-cat" "$work/u-scan"; then echo "catalog and scan output: iden
 for _ in $(seq "$runs"); do ms "$skein" usage daily -q --format jsonl --catalog "$db" "$projects"; done > "$work/uc"
 for _ in 1 2 3; do ms "$skein" usage daily -q --format jsonl --no-catalog "$projects"; done > "$work/us"
 printf 'skein usage daily, catalog: p50 %s ms; scan: p50 %s ms\n' "$(p50 < "$work/uc")" "$(p50 < "$work/us")"
+# The same tree named relatively (`cd cfg && skein usage daily projects`): same sessions, named
+# from the root as given.
+(cd "$work/cfg" && for _ in $(seq "$runs"); do ms "$skein" usage daily -q --format jsonl --catalog "$db" projects; done) > "$work/ur"
+printf 'skein usage daily, catalog, the tree named relatively: p50 %s ms\n' "$(p50 < "$work/ur")"
 if [[ -x $ccusage ]]; then
   env CLAUDE_CONFIG_DIR="$work/cfg" "$ccusage" claude daily --json --offline --timezone UTC > "$work/u-ccu" 2> /dev/null || true
   python3 - "$work/u-cat" "$work/u-ccu" <<'PY'

@@ -39,13 +39,22 @@ impl Scope {
     /// Exactly `roots`, made absolute (so one file is one source whichever way it was named);
     /// standard input (`-`) is not catalogued.
     pub fn of_roots(roots: Vec<PathBuf>, explicit: bool) -> Self {
-        let roots = roots
-            .into_iter()
-            .filter(|p| p.as_os_str() != "-")
-            .map(|p| std::path::absolute(&p).unwrap_or(p))
-            .collect();
+        let roots = given_roots(roots).into_iter().map(|r| r.absolute).collect();
         Self { roots, explicit }
     }
+}
+
+/// `roots` as given, each with the absolute form a [`Scope`] of them refreshes the catalog
+/// for (`std::path::absolute`: lexical, `..` kept); standard input (`-`) is left out.
+pub fn given_roots(roots: Vec<PathBuf>) -> Vec<skein_layout::GivenRoot> {
+    roots
+        .into_iter()
+        .filter(|p| p.as_os_str() != "-")
+        .map(|given| {
+            let absolute = std::path::absolute(&given).unwrap_or_else(|_| given.clone());
+            skein_layout::GivenRoot { given, absolute }
+        })
+        .collect()
 }
 
 /// Refreshes `catalog` for `scope` (see [`Catalog::refresh_roots`]); `now_ns` is the clock.

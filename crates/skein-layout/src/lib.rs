@@ -14,6 +14,8 @@
 //! * [`archive`]: the other way, a live source's archive key and recorded origin, and where an
 //!   archived source goes back in a projects tree (restore).
 //! * [`open`](mod@open): opening any source, archive files included.
+//! * [`rebase`]: sessions found under absolute roots, named under the roots as given (the
+//!   catalog's sessions for a report given relative paths).
 //! * [`teams`]: the agent-team configs under a Claude config directory.
 #![allow(
     clippy::disallowed_methods,
@@ -27,6 +29,7 @@ pub mod claude;
 pub mod discover;
 pub mod env;
 pub mod open;
+pub mod rebase;
 pub mod source;
 pub mod teams;
 
@@ -37,5 +40,6 @@ pub use discover::{
 };
 pub use env::Env;
 pub use open::open;
+pub use rebase::{GivenRoot, rebase_sessions};
 pub use source::{AgentInfo, Identity, Role, Source};
 pub use teams::{TeamConfig, TeamError, TeamMember, read_team_configs};

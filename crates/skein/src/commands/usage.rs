@@ -266,8 +266,9 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
 }
 
 /// The sessions of a report's input from the catalog's sources, when its refresh listed
-/// that input without errors and the input is named by absolute paths (a relative path names
-/// its files relatively in warnings, as the listing does); `None` otherwise.
+/// that input without errors; `None` otherwise. The catalog names files by absolute paths;
+/// under a root given relatively they are named from it, as a listing of it names them (in
+/// warnings, for the project filter).
 fn catalog_sessions(
     catalog: &Catalog,
     refreshed: &RootsReport,
@@ -275,13 +276,15 @@ fn catalog_sessions(
     env: &skein_layout::Env,
 ) -> Option<Vec<SessionFiles>> {
     let roots = report.roots(env).ok()?;
+    // Standard input is read by the listing, never catalogued.
     if !refreshed.errors.is_empty()
         || !refreshed.refresh.errors.is_empty()
-        || roots.iter().any(|r| !r.is_absolute())
+        || roots.iter().any(|r| r.as_os_str() == "-")
     {
         return None;
     }
-    catalog.listed_sessions(&refreshed.paths).ok().flatten()
+    let sessions = catalog.listed_sessions(&refreshed.paths).ok().flatten()?;
+    skein_layout::rebase_sessions(sessions, &skein_app::catalog::given_roots(roots))
 }
 
 /// Every session's usage, in session order, in a builder.

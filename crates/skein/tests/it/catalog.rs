@@ -187,6 +187,70 @@ fn usage_from_the_catalog_is_byte_for_byte_the_scan() {
     }
 }
 
+/// A root given relatively (`skein usage daily .`): the sessions come from the catalog, named
+/// from the root as a listing of it names them, so warnings and output are the scan's.
+#[test]
+fn usage_under_a_relative_root_names_files_as_the_listing_does() {
+    let h = Home::new();
+    let widgets = h.projects().join("-home-me-widgets");
+    // Usage lines that cannot be counted (not JSON; no timestamp): warnings name their files.
+    let mut main = std::fs::OpenOptions::new()
+        .append(true)
+        .open(widgets.join(format!("{A}.jsonl")))
+        .expect("open");
+    std::io::Write::write_all(
+        &mut main,
+        b"{\"type\":\"assistant\",\"message\":{\"usage\": oops\n\
+          {\"type\":\"assistant\",\"message\":{\"id\":\"m9\",\"usage\":{\"input_tokens\":1}}}\n",
+    )
+    .expect("append");
+    drop(main);
+    let roots = [
+        ".claude/projects",
+        ".claude/projects/",
+        "./.claude//projects",
+        ".claude/projects/-home-me-widgets",
+        "../",
+    ];
+    for root in roots {
+        // The HOME directory's parent, given as `../` from inside HOME's `.claude`.
+        let (cwd, root) = match root {
+            "../" => (h.dir.path().join(".claude/projects/-home-me-other"), "../"),
+            r => (h.dir.path().to_path_buf(), r),
+        };
+        let run = |args: &[&str]| skein_env(args, &cwd, &[("HOME", h.dir.path())]);
+        for args in [
+            &["usage", "daily", "--format", "jsonl"][..],
+            &["usage", "session", "--format", "jsonl", "--verbose"],
+            &[
+                "usage",
+                "daily",
+                "--project",
+                "widgets",
+                "--format",
+                "table",
+            ],
+        ] {
+            // Twice: the first refresh lists the tree, the second takes the kept listing.
+            for _ in 0..2 {
+                let mut with_root = args.to_vec();
+                with_root.push(root);
+                let cat = run(&with_root);
+                with_root.push("--no-catalog");
+                let scan = run(&with_root);
+                assert_eq!(stdout(&cat), stdout(&scan), "{root} {args:?}");
+                assert_eq!(stderr(&cat), stderr(&scan), "{root} {args:?}");
+                assert!(
+                    stderr(&cat).contains(&format!("{A}.jsonl:")),
+                    "{root} {args:?}: {}",
+                    stderr(&cat)
+                );
+            }
+        }
+    }
+    assert!(h.state().join("catalog.db").is_file());
+}
+
 #[test]
 fn an_archived_then_deleted_session_keeps_its_identity() {
     let h = Home::new();
