@@ -57,12 +57,14 @@ pub fn given_roots(roots: Vec<PathBuf>) -> Vec<skein_layout::GivenRoot> {
         .collect()
 }
 
-/// Refreshes `catalog` for `scope` (see [`Catalog::refresh_roots`]); `now_ns` is the clock.
+/// Refreshes `catalog` for `scope` (see [`Catalog::refresh_roots`]); `now_ns` is the clock;
+/// with `defer_above`, nothing is indexed when more new bytes than that are found.
 pub fn refresh(
     catalog: &mut Catalog,
     scope: &Scope,
     threads: usize,
     now_ns: Option<i64>,
+    defer_above: Option<u64>,
     progress: &mut dyn FnMut(Progress),
 ) -> skein_catalog::Result<RootsReport> {
     catalog.refresh_roots(
@@ -70,6 +72,7 @@ pub fn refresh(
         &RefreshOptions {
             threads,
             now_ns,
+            defer_above,
             ..RefreshOptions::default()
         },
         progress,

@@ -126,6 +126,9 @@ pub struct Catalog {
     read_ahead: bool,
     /// The usage groups the last refresh of roots read ahead, for [`Catalog::usage_groups`].
     ahead: std::cell::RefCell<Option<groups::Ahead>>,
+    /// The last refresh of roots deferred new bytes ([`RefreshOptions::defer_above`]): the
+    /// catalog does not cover its input, so the usage queries answer nothing.
+    behind: bool,
 }
 
 impl Catalog {
@@ -155,6 +158,7 @@ impl Catalog {
             rows: std::cell::OnceCell::new(),
             listing: std::cell::RefCell::new(None),
             read_ahead: false,
+            behind: false,
             ahead: std::cell::RefCell::new(None),
         })
     }
@@ -203,7 +207,7 @@ impl Catalog {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RefreshReport> {
         self.forget_handed();
-        refresh::refresh_keeping(
+        let report = refresh::refresh_keeping(
             &self.conn,
             &self.path,
             &|| self.extract(),
@@ -211,8 +215,10 @@ impl Catalog {
             options,
             progress,
             None,
-        )
-        .map(|(report, _)| report)
+        )?
+        .0;
+        self.behind = report.deferred_bytes > 0;
+        Ok(report)
     }
 
     /// Drops what the last refresh handed on for a report (rows, sessions, usage read ahead).
@@ -243,6 +249,11 @@ impl Catalog {
             self.read_ahead,
             progress,
         )?;
+        self.behind = report.refresh.deferred_bytes > 0;
+        if self.behind {
+            report.ahead = None;
+            report.listing = None;
+        }
         self.ahead.replace(report.ahead.take());
         // The refresh read every source's row: the report that follows uses them.
         if let Some(rows) = report.rows.take() {
@@ -284,6 +295,9 @@ impl Catalog {
         sessions: &[SessionFiles],
         scanner: &mut UsageScanner,
     ) -> Result<Vec<Option<SessionScan>>> {
+        if self.behind {
+            return Ok(vec![None; sessions.len()]);
+        }
         usage::session_scans(
             &self.conn,
             &self.path,
@@ -297,6 +311,9 @@ impl Catalog {
     /// session and model; see [`SessionUsage`]), in order; `None` when some file is not
     /// catalogued to its end. Call it right after a refresh of these files.
     pub fn usage_groups(&self, sessions: &[SessionFiles]) -> Result<Option<Vec<SessionUsage>>> {
+        if self.behind {
+            return Ok(None);
+        }
         let ahead = self.ahead.take();
         groups::session_groups(&self.conn, &self.path, self.source_rows()?, sessions, ahead)
     }
@@ -319,6 +336,9 @@ impl Catalog {
         &self,
         paths: &rustc_hash::FxHashSet<String>,
     ) -> Result<Option<Vec<SessionFiles>>> {
+        if self.behind {
+            return Ok(None);
+        }
         if let Some(listing) = self.listing.take()
             && let Some(kept) = listing
                 .sessions(&self.conn)

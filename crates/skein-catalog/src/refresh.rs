@@ -35,6 +35,11 @@ pub struct RefreshOptions {
     /// The time now (ns since the epoch), for [`crate::Catalog::refresh_roots`]: directories
     /// modified in the last two seconds are listed again next time. `None`: always.
     pub now_ns: Option<i64>,
+    /// Index nothing when more new bytes than this are found (a report that can scan the
+    /// transcripts instead: a first `skein usage` over a large history would otherwise index
+    /// all of it before answering). Nothing is written then, and
+    /// [`RefreshReport::deferred_bytes`] says how much was left.
+    pub defer_above: Option<u64>,
 }
 
 impl Default for RefreshOptions {
@@ -44,6 +49,7 @@ impl Default for RefreshOptions {
             limit_per_source: u64::MAX,
             scope: Vec::new(),
             now_ns: None,
+            defer_above: None,
         }
     }
 }
@@ -76,6 +82,9 @@ pub struct RefreshReport {
     pub docs: u64,
     /// Sources that could not be read (the rest of the refresh went on).
     pub errors: Vec<Error>,
+    /// New bytes left unindexed because there were more than
+    /// [`RefreshOptions::defer_above`] (0: none): the catalog does not cover the input.
+    pub deferred_bytes: u64,
 }
 
 const STORED_COLUMNS: &str = "id, path, dev, ino, size, mtime_ns, offset, zst_offset, lines, \
@@ -279,6 +288,10 @@ pub(crate) fn refresh_keeping(
             .collect()
     };
     if work.is_empty() && gone.is_empty() {
+        return Ok((report, whole.then_some(stored)));
+    }
+    if opts.defer_above.is_some_and(|limit| total > limit) {
+        report.deferred_bytes = total;
         return Ok((report, whole.then_some(stored)));
     }
     begin(conn, db)?;

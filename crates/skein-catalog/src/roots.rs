@@ -413,7 +413,13 @@ pub(crate) fn refresh_roots(
     let grouped = rows
         .as_ref()
         .and_then(|rows| crate::groups::listed_sessions(rows, &paths));
-    if listing.errors.is_empty() && report.errors.is_empty() && report.skipped == 0 {
+    // Directories are recorded only when everything under them is catalogued: a later fast
+    // path trusts an unchanged directory to hold no file the catalog lacks.
+    if listing.errors.is_empty()
+        && report.errors.is_empty()
+        && report.skipped == 0
+        && report.deferred_bytes == 0
+    {
         let body = grouped.as_deref().and_then(crate::groups::encode_listing);
         record(conn, roots, &dirs, now_ns, body.as_deref()).map_err(sql)?;
     }

@@ -185,6 +185,84 @@ fn refresh_roots_skips_the_listing_when_no_directory_changed() {
     }
 }
 
+/// More new bytes than `defer_above`: nothing is indexed or recorded, and the catalog answers
+/// no usage query (a report scans instead) until a refresh without the bound catches up, in
+/// the fast path (an append) as in a listing (a fresh catalog, a new file).
+#[test]
+fn a_refresh_with_more_new_bytes_than_its_bound_defers_everything() {
+    let f = Fixture::new();
+    let roots = [f.projects()];
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos() as i64
+        + 3_600_000_000_000;
+    let bounded = skein_catalog::RefreshOptions {
+        now_ns: Some(now),
+        defer_above: Some(100),
+        ..Default::default()
+    };
+    let unbounded = skein_catalog::RefreshOptions {
+        now_ns: Some(now),
+        ..Default::default()
+    };
+    let sessions = skein_layout::discover(&roots).sessions;
+    let mut c = f.open();
+    // A fresh catalog: everything is new.
+    let r = c
+        .refresh_roots(&roots, &bounded, &mut |_| {})
+        .expect("refresh");
+    assert!(
+        r.refresh.deferred_bytes > 100,
+        "{}",
+        r.refresh.deferred_bytes
+    );
+    assert_eq!(
+        (r.refresh.reindexed, c.stats().expect("stats").sources),
+        (0, 0)
+    );
+    assert!(c.usage_groups(&sessions).expect("groups").is_none());
+    assert!(
+        c.usage_scans(
+            &sessions,
+            &mut skein_reports::usage::UsageScanner::default()
+        )
+        .expect("scans")
+        .iter()
+        .all(Option::is_none)
+    );
+    assert!(c.listed_sessions(&r.paths).expect("listed").is_none());
+    // Nothing was recorded: the next refresh lists the tree again and indexes it.
+    let r = c
+        .refresh_roots(&roots, &unbounded, &mut |_| {})
+        .expect("refresh");
+    assert!(!r.fast, "a deferred listing leaves no directory record");
+    assert_eq!((r.refresh.reindexed, r.refresh.deferred_bytes), (3, 0));
+    assert!(c.usage_groups(&sessions).expect("groups").is_some());
+    // An append above the bound, found by the fast path: deferred, and the catalog answers
+    // nothing rather than its rows from before the append.
+    let main = f.main_file(A, "-home-me-widgets");
+    append(
+        &main,
+        &format!("{}\n", user_line("d1", &"kinkajou ".repeat(40))),
+    );
+    let r = c
+        .refresh_roots(&roots, &bounded, &mut |_| {})
+        .expect("refresh");
+    assert!(r.fast);
+    assert!(r.refresh.deferred_bytes > 100);
+    assert_eq!(r.refresh.appended, 0);
+    assert!(hits(&c, "kinkajou").is_empty());
+    assert!(c.usage_groups(&sessions).expect("groups").is_none());
+    // Under the bound (or without one) it is indexed as usual.
+    let r = c
+        .refresh_roots(&roots, &unbounded, &mut |_| {})
+        .expect("refresh");
+    assert_eq!((r.refresh.appended, r.refresh.deferred_bytes), (1, 0));
+    assert_eq!(hits(&c, "kinkajou").len(), 1);
+    assert!(c.usage_groups(&sessions).expect("groups").is_some());
+}
+
 /// A file's last record written without a final newline is a whole record: indexed (as the
 /// scanners count it), and the newline that later ends it does not make a line of its own.
 #[test]

@@ -65,9 +65,12 @@ impl Config {
         if let Some(level) = archive.level {
             self.archive_level = Some(level.0);
         }
-        if let Some(path) = layer.catalog.and_then(|c| c.path) {
+        let catalog = layer.catalog.unwrap_or_default();
+        if let Some(path) = catalog.path {
             self.catalog_path = Some(resolve("catalog.path", path)?);
         }
+        set(&mut self.catalog_inline_max_bytes, catalog.inline_max_bytes);
+        set(&mut self.catalog_background, catalog.background);
         if let Some(log) = layer.log {
             if let Some(dir) = log.dir {
                 self.log.dir = Some(resolve("log.dir", dir)?);

@@ -100,6 +100,8 @@ pub(super) struct ArchiveLayer {
 #[serde(deny_unknown_fields)]
 pub(super) struct CatalogLayer {
     pub(super) path: Option<String>,
+    pub(super) inline_max_bytes: Option<u64>,
+    pub(super) background: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

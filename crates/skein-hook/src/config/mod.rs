@@ -104,6 +104,12 @@ pub struct Config {
     pub archive_level: Option<i32>,
     /// `[catalog] path`: the catalog file; default `<state>/catalog.db`.
     pub catalog_path: Option<PathBuf>,
+    /// `[catalog] inline_max_bytes`: the most new bytes `skein usage` indexes before it
+    /// answers; with more (a first run over a large history) it scans the transcripts instead.
+    pub catalog_inline_max_bytes: u64,
+    /// `[catalog] background`: when `skein usage` scanned instead of indexing, it starts
+    /// `skein index` in the background so that the next run answers from the catalog.
+    pub catalog_background: bool,
     pub log: LogConfig,
     /// Event name → pass names, run in order.
     pub events: BTreeMap<String, Vec<String>>,
@@ -142,6 +148,8 @@ impl Default for Config {
             archive_dir: None,
             archive_level: None,
             catalog_path: None,
+            catalog_inline_max_bytes: 32 << 20,
+            catalog_background: true,
             log: LogConfig {
                 dir: None,
                 max_bytes: 1 << 20,

@@ -97,6 +97,12 @@ pub fn entries(
         path(&config.catalog_path, &defaults.catalog_path),
         &[],
     );
+    push(
+        "catalog.inline_max_bytes",
+        json!(config.catalog_inline_max_bytes),
+        &[],
+    );
+    push("catalog.background", json!(config.catalog_background), &[]);
     push("log.dir", path(&config.log.dir, &defaults.log_dir), &[]);
     push("log.max_bytes", json!(config.log.max_bytes), &[]);
     push("log.keep", json!(config.log.keep), &[]);

@@ -3,7 +3,7 @@
 //! the command's scope with a progress bar on a terminal.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -54,7 +54,13 @@ impl RefreshArgs {
         let mut catalog = catalog;
         let archive = super::config::archive_dir_or_none(env, self.archive.as_deref())?;
         let scope = Scope::of(env, paths, archive.as_deref());
-        let report = refresh(&mut catalog, &scope, self.threads.unwrap_or(0), self.quiet)?;
+        let report = refresh(
+            &mut catalog,
+            &scope,
+            self.threads.unwrap_or(0),
+            self.quiet,
+            None,
+        )?;
         Ok((catalog, scope, report))
     }
 }
@@ -168,6 +174,7 @@ pub(crate) fn refresh(
     scope: &Scope,
     threads: usize,
     quiet: bool,
+    defer_above: Option<u64>,
 ) -> Result<RootsReport> {
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
@@ -185,7 +192,7 @@ pub(crate) fn refresh(
         .duration_since(std::time::UNIX_EPOCH)
         .ok()
         .and_then(|d| i64::try_from(d.as_nanos()).ok());
-    let report = skein_app::catalog::refresh(catalog, scope, threads, now, &mut |p| {
+    let report = skein_app::catalog::refresh(catalog, scope, threads, now, defer_above, &mut |p| {
         bar.set_length(p.bytes_total.max(p.bytes_done));
         bar.set_position(p.bytes_done);
     });
@@ -204,39 +211,117 @@ pub(crate) fn refresh(
 }
 
 /// The catalog brought up to date for a report's inputs (its paths, else the Claude projects
-/// directories) with what the refresh found, or `None` when it cannot be used: then the report scans, and says why on
-/// stderr. Unreadable paths are the scan's to report.
+/// directories) with what the refresh found, or `None` when it cannot be used: then the report
+/// scans, and says why on stderr. Unreadable paths are the scan's to report.
 /// With `read_usage`, a refresh that indexes nothing also reads the usage groups
 /// ([`Catalog::read_usage_ahead`]).
+///
+/// A catalog far behind its input (more new bytes than `[catalog] inline_max_bytes`: a first
+/// run over a large history, or after a rebuild) is not brought up to date first: indexing
+/// costs ~10x a scan of the same bytes, so the report scans, and [`Behind::catch_up`] (called
+/// once the report is written) has `skein index` catch the catalog up in the background.
 pub(crate) fn for_report(
     args: &CatalogArgs,
     env: &Env,
     report: &crate::report::ReportArgs,
     read_usage: bool,
-) -> Option<(Catalog, RootsReport)> {
+) -> (Option<(Catalog, RootsReport)>, Option<Behind>) {
     let roots = if report.paths.is_empty() {
         env.projects_roots()
     } else {
         report.paths.clone()
     };
-    let attempt = || -> Result<(Catalog, RootsReport)> {
+    let attempt = || -> Result<(Catalog, RootsReport, Scope, bool)> {
+        let config = super::config::load(env)?;
         let mut c = args.open(env, report.quiet)?;
         if read_usage {
             c.read_usage_ahead();
         }
         let scope = Scope::of_roots(roots, !report.paths.is_empty());
-        let refreshed = refresh(&mut c, &scope, report.threads.unwrap_or(0), true)?;
-        Ok((c, refreshed))
+        let threads = report.threads.unwrap_or(0);
+        let defer = Some(config.catalog_inline_max_bytes);
+        let refreshed = refresh(&mut c, &scope, threads, true, defer)?;
+        Ok((c, refreshed, scope, config.catalog_background))
     };
     match attempt() {
-        Ok(done) => Some(done),
+        Ok((c, refreshed, _, _)) if refreshed.refresh.deferred_bytes == 0 => {
+            (Some((c, refreshed)), None)
+        }
+        Ok((c, refreshed, scope, background)) => {
+            let behind = Behind {
+                db: c.path().to_path_buf(),
+                roots: scope.roots,
+                bytes: refreshed.refresh.deferred_bytes,
+                background,
+            };
+            (None, Some(behind))
+        }
         Err(e) => {
             if !report.quiet {
                 warning_line(&format!("{e:#}; scanning the transcripts instead"));
             }
-            None
+            (None, None)
         }
     }
+}
+
+/// A catalog that [`for_report`] found too far behind to catch up before answering.
+#[derive(Debug)]
+pub(crate) struct Behind {
+    db: PathBuf,
+    roots: Vec<PathBuf>,
+    /// New bytes not indexed.
+    bytes: u64,
+    /// `[catalog] background`.
+    background: bool,
+}
+
+impl Behind {
+    /// Starts the background index (unless `[catalog] background = false`) and says so on
+    /// stderr unless `quiet`. Call it once the report is written: the index would otherwise
+    /// compete for the cores with the scan.
+    pub(crate) fn catch_up(self, quiet: bool) {
+        let started = self
+            .background
+            .then(|| background_index(&self.db, &self.roots))
+            .transpose();
+        if quiet {
+            return;
+        }
+        let then = match started {
+            Ok(Some(())) => "; indexing them in the background".to_owned(),
+            Ok(None) => "; `skein index` catches the catalog up".to_owned(),
+            Err(e) => format!("; cannot index them in the background ({e:#})"),
+        };
+        warning_line(&format!(
+            "{:.1} MB of transcripts were not in the catalog yet: scanned them{then}",
+            self.bytes as f64 / 1e6
+        ));
+    }
+}
+
+/// Starts `skein index --if-idle` for `roots` into the catalog at `db`, detached (its own
+/// process group, no terminal streams): it outlives this command, and a second one started
+/// while it runs exits at once.
+#[allow(
+    clippy::zombie_processes,
+    reason = "detached on purpose: this command exits without waiting, and the child outlives it"
+)]
+fn background_index(db: &Path, roots: &[PathBuf]) -> Result<()> {
+    let exe = std::env::current_exe().context("cannot find the skein executable")?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["index", "-q", "--if-idle", "--catalog"])
+        .arg(db)
+        .arg("--")
+        .args(roots)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // Its own process group: a Ctrl-C meant for this command does not stop it.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd.spawn().context("cannot start `skein index`")?;
+    Ok(())
 }
 
 /// Per-session results of a report remembered in the catalog

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use skein_catalog::Catalog;
 use skein_layout::Env;
@@ -22,10 +22,29 @@ pub(crate) struct Args {
     /// Delete the catalog and index everything again.
     #[arg(long)]
     pub(crate) rebuild: bool,
+    /// Exit at once (status 0) when another `skein index --if-idle` is indexing this catalog
+    /// (how `skein usage` starts one in the background; also for a cron job).
+    #[arg(long)]
+    pub(crate) if_idle: bool,
 }
 
 pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     let r = &args.refresh;
+    // Held until this command ends (the lock dies with the process).
+    let _idle = if args.if_idle {
+        let lock = index_lock(&r.catalog.path(env)?);
+        if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty()) {
+            skein_store::private::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        match skein_store::FileLock::acquire(&lock, std::time::Duration::ZERO) {
+            Ok(held) => Some(held),
+            Err(skein_store::LockError::Timeout { .. }) => return Ok(ExitCode::SUCCESS),
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        None
+    };
     let catalog = if args.rebuild {
         Catalog::recreate(&r.catalog.path(env)?, r.catalog.options(env)?)?
     } else {
@@ -60,4 +79,12 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     Ok(exit_status(
         report.errors.is_empty() && roots.errors.is_empty(),
     ))
+}
+
+/// The lock file of `skein index --if-idle` for the catalog at `db`: beside it, in the same
+/// private directory.
+fn index_lock(db: &std::path::Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".index-lock");
+    PathBuf::from(name)
 }

@@ -154,10 +154,16 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     let pricing = load_pricing(args.pricing.as_deref())?;
     // From the catalog where it covers the input (not for --by agent, which reads the
     // spawning calls); the other sessions are scanned, in parallel.
-    let catalog = if args.no_catalog || kind == UsageKind::Agent {
-        None
+    let (catalog, behind) = if args.no_catalog || kind == UsageKind::Agent {
+        (None, None)
     } else {
         super::catalog::for_report(&args.catalog, env, &report, in_blocks.is_none())
+    };
+    // Once the answer is written: an index started before would compete with the scan.
+    let catch_up = || {
+        if let Some(b) = behind {
+            b.catch_up(report.quiet);
+        }
     };
     // The sessions: from the catalog's sources when its refresh listed the whole input
     // cleanly (the same sessions a listing finds), else listed again.
@@ -246,6 +252,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         if !report.quiet {
             warn(&result.totals, &skipped, args.verbose);
         }
+        catch_up();
         return Ok(exit_status(found_ok && jobs_ok));
     }
     let result = builder.finish(&options, &pricing);
@@ -262,6 +269,7 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
         std::mem::forget(refreshed);
         drop(c);
     }
+    catch_up();
     Ok(exit_status(found_ok && jobs_ok))
 }
 

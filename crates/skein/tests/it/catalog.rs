@@ -251,6 +251,91 @@ fn usage_under_a_relative_root_names_files_as_the_listing_does() {
     assert!(h.state().join("catalog.db").is_file());
 }
 
+/// Polls until `done` holds (a background process's work), at most 60 s.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(60), "never: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The `--if-idle` lock of the default catalog is free: no background `skein index` runs.
+fn index_idle(h: &Home) -> bool {
+    let lock = h.state().join("catalog.db.index-lock");
+    skein_store::FileLock::acquire(&lock, Duration::ZERO).is_ok()
+}
+
+/// A catalog further behind than `[catalog] inline_max_bytes`: `usage` scans (same output),
+/// says so, and indexes in the background (`[catalog] background`), so the next run answers
+/// from the catalog; without the background index nothing is written.
+#[test]
+fn usage_far_ahead_of_the_catalog_scans_and_indexes_in_the_background() {
+    for background in [true, false] {
+        let h = Home::new();
+        let config = h.dir.path().join(".config/skein/config.toml");
+        std::fs::create_dir_all(config.parent().expect("dir")).expect("mkdir");
+        std::fs::write(
+            &config,
+            format!("[catalog]\ninline_max_bytes = 100\nbackground = {background}\n"),
+        )
+        .expect("config");
+        let scan = ok(&h.run(&["usage", "daily", "--format", "jsonl", "--no-catalog"]))
+            .stdout
+            .clone();
+        let first = ok(&h.run(&["usage", "daily", "--format", "jsonl"])).clone();
+        assert_eq!(stdout(&first), String::from_utf8_lossy(&scan));
+        let said = stderr(&first);
+        assert!(
+            said.contains("not in the catalog yet: scanned them"),
+            "{said}"
+        );
+        let db = h.state().join("catalog.db");
+        if background {
+            assert!(said.contains("indexing them in the background"), "{said}");
+            // Until it has caught up, each run scans (and starts one that exits at once);
+            // then the catalog covers the input: no note, the same bytes.
+            eventually("the background index", || {
+                let again = ok(&h.run(&["usage", "daily", "--format", "jsonl"])).clone();
+                assert_eq!(stdout(&again), String::from_utf8_lossy(&scan));
+                stderr(&again).is_empty()
+            });
+            eventually("no background index left", || index_idle(&h));
+            assert_eq!(stats(&db).sources, 3);
+        } else {
+            assert!(
+                said.contains("`skein index` catches the catalog up"),
+                "{said}"
+            );
+            assert!(!h.state().join("catalog.db.index-lock").exists());
+            assert_eq!(stats(&db).sources, 0, "nothing indexed");
+            // Under the bound, the catalog is brought up to date before the answer.
+            std::fs::write(&config, "[catalog]\nbackground = false\n").expect("config");
+            let r = ok(&h.run(&["usage", "daily", "--format", "jsonl"])).clone();
+            assert_eq!(stdout(&r), String::from_utf8_lossy(&scan));
+            assert_eq!(stderr(&r), "");
+            assert_eq!(stats(&db).sources, 3);
+        }
+    }
+}
+
+/// `skein index --if-idle` exits at once while another one holds its lock, and indexes when
+/// none does.
+#[test]
+fn index_if_idle_leaves_the_work_to_the_one_running() {
+    let h = Home::new();
+    let db = h.state().join("catalog.db");
+    std::fs::create_dir_all(h.state()).expect("mkdir");
+    let held =
+        skein_store::FileLock::acquire(h.state().join("catalog.db.index-lock"), Duration::ZERO)
+            .expect("lock");
+    ok(&h.run(&["index", "-q", "--if-idle"]));
+    assert!(!db.exists(), "nothing done while another holds the lock");
+    drop(held);
+    ok(&h.run(&["index", "-q", "--if-idle"]));
+    assert_eq!(stats(&db).sources, 3);
+}
+
 #[test]
 fn an_archived_then_deleted_session_keeps_its_identity() {
     let h = Home::new();
