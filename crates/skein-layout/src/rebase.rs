@@ -26,7 +26,12 @@ pub fn rebase_sessions(
     sessions: Vec<SessionFiles>,
     roots: &[GivenRoot],
 ) -> Option<Vec<SessionFiles>> {
-    if roots.iter().all(|r| r.given == r.absolute) {
+    // Compared as strings: `Path`'s equality ignores a `.` component or a doubled `/` that the
+    // listing keeps in its names (`/a/./b` lists `/a/./b/x`, the catalog holds `/a/b/x`).
+    if roots
+        .iter()
+        .all(|r| r.given.as_os_str() == r.absolute.as_os_str())
+    {
         return Some(sessions);
     }
     let mut out = Vec::with_capacity(sessions.len());
@@ -146,6 +151,17 @@ mod tests {
         let abs = vec![session("s1", "/w/p/proj", Some("/elsewhere/s1.jsonl"), &[])];
         let got = rebase_sessions(abs.clone(), &[root("/w/p", "/w/p")]).unwrap();
         assert_eq!(got, abs);
+    }
+
+    #[test]
+    fn an_absolute_root_named_with_a_dot_is_named_as_given() {
+        let abs = vec![session("s1", "/w/p/proj", Some("/w/p/proj/s1.jsonl"), &[])];
+        let got = rebase_sessions(abs, &[root("/w/./p", "/w/p")]).unwrap();
+        assert_eq!(
+            got[0].main.as_deref(),
+            Some(Path::new("/w/./p/proj/s1.jsonl"))
+        );
+        assert_eq!(got[0].project_dir.as_os_str(), "/w/./p/proj");
     }
 
     #[test]

@@ -205,15 +205,18 @@ fn usage_under_a_relative_root_names_files_as_the_listing_does() {
     )
     .expect("append");
     drop(main);
+    // An absolute root named with a `.`: the listing keeps it in the names it gives.
+    let dotted = format!("{}/./.claude/projects", h.dir.path().display());
     let roots = [
         ".claude/projects",
         ".claude/projects/",
         "./.claude//projects",
         ".claude/projects/-home-me-widgets",
         "../",
+        &dotted,
     ];
     for root in roots {
-        // The HOME directory's parent, given as `../` from inside HOME's `.claude`.
+        // The projects directory, given as `../` from inside one of its projects.
         let (cwd, root) = match root {
             "../" => (h.dir.path().join(".claude/projects/-home-me-other"), "../"),
             r => (h.dir.path().to_path_buf(), r),
