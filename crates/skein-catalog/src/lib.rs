@@ -127,7 +127,8 @@ pub struct Catalog {
     /// The usage groups the last refresh of roots read ahead, for [`Catalog::usage_groups`].
     ahead: std::cell::RefCell<Option<groups::Ahead>>,
     /// The last refresh of roots deferred new bytes ([`RefreshOptions::defer_above`]): the
-    /// catalog does not cover its input, so the usage queries answer nothing.
+    /// catalog does not cover its input, so the usage queries answer nothing (which files
+    /// there are, [`Catalog::listed_sessions`], it still answers).
     behind: bool,
 }
 
@@ -249,10 +250,10 @@ impl Catalog {
             self.read_ahead,
             progress,
         )?;
+        // Behind, the files are known (the listing stands) but not their contents.
         self.behind = report.refresh.deferred_bytes > 0;
         if self.behind {
             report.ahead = None;
-            report.listing = None;
         }
         self.ahead.replace(report.ahead.take());
         // The refresh read every source's row: the report that follows uses them.
@@ -331,14 +332,13 @@ impl Catalog {
     /// without listing the tree again; `None` when that cannot be done from the catalog (an
     /// archive file among them). After a refresh that found no directory changed, these are
     /// the sessions kept with the last listing of the same roots, when they name exactly
-    /// `paths`; else they are grouped from the catalogued sources.
+    /// `paths`; after one that listed the roots and deferred, the listing's own sessions (the
+    /// files are known, not yet their contents); else they are grouped from the catalogued
+    /// sources.
     pub fn listed_sessions(
         &self,
         paths: &rustc_hash::FxHashSet<String>,
     ) -> Result<Option<Vec<SessionFiles>>> {
-        if self.behind {
-            return Ok(None);
-        }
         if let Some(listing) = self.listing.take()
             && let Some(kept) = listing
                 .sessions(&self.conn)

@@ -410,23 +410,34 @@ pub(crate) fn refresh_roots(
         .iter()
         .map(|s| s.path.to_string_lossy().into_owned())
         .collect();
+    let skein_layout::Listing { sources, errors } = listing;
+    if report.deferred_bytes > 0 {
+        // Nothing was indexed, so nothing is recorded (a later fast path trusts a recorded
+        // directory to hold no file the catalog lacks). The sessions are the listing's own,
+        // grouped as a discovery of the roots groups them: a report that scans instead need
+        // not list the tree again.
+        let listed = errors.is_empty().then(|| skein_layout::group(sources));
+        return Ok(RootsReport {
+            refresh: report,
+            paths,
+            errors,
+            fast: false,
+            rows,
+            listing: listed.map(Listing::Grouped),
+            ahead: None,
+        });
+    }
     let grouped = rows
         .as_ref()
         .and_then(|rows| crate::groups::listed_sessions(rows, &paths));
-    // Directories are recorded only when everything under them is catalogued: a later fast
-    // path trusts an unchanged directory to hold no file the catalog lacks.
-    if listing.errors.is_empty()
-        && report.errors.is_empty()
-        && report.skipped == 0
-        && report.deferred_bytes == 0
-    {
+    if errors.is_empty() && report.errors.is_empty() && report.skipped == 0 {
         let body = grouped.as_deref().and_then(crate::groups::encode_listing);
         record(conn, roots, &dirs, now_ns, body.as_deref()).map_err(sql)?;
     }
     Ok(RootsReport {
         refresh: report,
         paths,
-        errors: listing.errors,
+        errors,
         fast: false,
         rows,
         listing: grouped.map(Listing::Grouped),

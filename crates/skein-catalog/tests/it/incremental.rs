@@ -232,7 +232,11 @@ fn a_refresh_with_more_new_bytes_than_its_bound_defers_everything() {
         .iter()
         .all(Option::is_none)
     );
-    assert!(c.listed_sessions(&r.paths).expect("listed").is_none());
+    // Which files there are is known: the listing's own sessions, as a discovery gives them.
+    assert_eq!(
+        c.listed_sessions(&r.paths).expect("listed"),
+        Some(sessions.clone())
+    );
     // Nothing was recorded: the next refresh lists the tree again and indexes it.
     let r = c
         .refresh_roots(&roots, &unbounded, &mut |_| {})
@@ -253,6 +257,14 @@ fn a_refresh_with_more_new_bytes_than_its_bound_defers_everything() {
     assert!(r.fast);
     assert!(r.refresh.deferred_bytes > 100);
     assert_eq!(r.refresh.appended, 0);
+    // The kept listing (which holds no sidecars) names the same files.
+    let files = |s: &[skein_layout::SessionFiles]| -> Vec<(String, Vec<std::path::PathBuf>)> {
+        s.iter()
+            .map(|s| (s.session_id.clone(), s.files().map(Into::into).collect()))
+            .collect()
+    };
+    let listed = c.listed_sessions(&r.paths).expect("listed").expect("known");
+    assert_eq!(files(&listed), files(&sessions));
     assert!(hits(&c, "kinkajou").is_empty());
     assert!(c.usage_groups(&sessions).expect("groups").is_none());
     // Under the bound (or without one) it is indexed as usual.

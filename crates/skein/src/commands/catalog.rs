@@ -247,14 +247,16 @@ pub(crate) fn for_report(
         Ok((c, refreshed, _, _)) if refreshed.refresh.deferred_bytes == 0 => {
             (Some((c, refreshed)), None)
         }
+        // Behind: the catalog still names the sessions (no second listing), and answers no
+        // usage query, so every session is scanned.
         Ok((c, refreshed, scope, background)) => {
             let behind = Behind {
                 db: c.path().to_path_buf(),
-                roots: scope.roots,
+                roots: scope.roots.clone(),
                 bytes: refreshed.refresh.deferred_bytes,
                 background,
             };
-            (None, Some(behind))
+            (Some((c, refreshed)), Some(behind))
         }
         Err(e) => {
             if !report.quiet {
