@@ -71,6 +71,14 @@ pub fn default_path(env: &Env) -> Option<PathBuf> {
     env.state_root().map(|d| d.join(FILE_NAME))
 }
 
+/// The lock file that one background indexer of the catalog at `db` holds (`skein index
+/// --if-idle`): beside it, in the same private directory.
+pub fn index_lock_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".index-lock");
+    PathBuf::from(name)
+}
+
 /// How to open the catalog.
 #[derive(Debug, Clone)]
 pub struct CatalogOptions {

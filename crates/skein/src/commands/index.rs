@@ -32,7 +32,7 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     let r = &args.refresh;
     // Held until this command ends (the lock dies with the process).
     let _idle = if args.if_idle {
-        let lock = index_lock(&r.catalog.path(env)?);
+        let lock = skein_catalog::index_lock_path(&r.catalog.path(env)?);
         if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty()) {
             skein_store::private::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -79,12 +79,4 @@ pub(crate) fn run(args: &Args, env: &Env) -> Result<ExitCode> {
     Ok(exit_status(
         report.errors.is_empty() && roots.errors.is_empty(),
     ))
-}
-
-/// The lock file of `skein index --if-idle` for the catalog at `db`: beside it, in the same
-/// private directory.
-fn index_lock(db: &std::path::Path) -> PathBuf {
-    let mut name = db.as_os_str().to_owned();
-    name.push(".index-lock");
-    PathBuf::from(name)
 }

@@ -265,7 +265,7 @@ fn eventually(what: &str, mut done: impl FnMut() -> bool) {
 
 /// The `--if-idle` lock of the default catalog is free: no background `skein index` runs.
 fn index_idle(h: &Home) -> bool {
-    let lock = h.state().join("catalog.db.index-lock");
+    let lock = skein_catalog::index_lock_path(&h.state().join("catalog.db"));
     skein_store::FileLock::acquire(&lock, Duration::ZERO).is_ok()
 }
 
@@ -310,7 +310,7 @@ fn usage_far_ahead_of_the_catalog_scans_and_indexes_in_the_background() {
                 said.contains("`skein index` catches the catalog up"),
                 "{said}"
             );
-            assert!(!h.state().join("catalog.db.index-lock").exists());
+            assert!(!skein_catalog::index_lock_path(&db).exists());
             assert_eq!(stats(&db).sources, 0, "nothing indexed");
             // Under the bound, the catalog is brought up to date before the answer.
             std::fs::write(&config, "[catalog]\nbackground = false\n").expect("config");
@@ -329,6 +329,7 @@ fn index_if_idle_leaves_the_work_to_the_one_running() {
     let h = Home::new();
     let db = h.state().join("catalog.db");
     std::fs::create_dir_all(h.state()).expect("mkdir");
+    // The lock file docs/catalog.md names.
     let held =
         skein_store::FileLock::acquire(h.state().join("catalog.db.index-lock"), Duration::ZERO)
             .expect("lock");
