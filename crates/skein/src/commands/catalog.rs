@@ -3,7 +3,7 @@
 //! the command's scope with a progress bar on a terminal.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -13,6 +13,12 @@ use skein_catalog::{Catalog, CatalogOptions, Opened, RootsReport};
 use skein_layout::Env;
 
 use crate::output::{error_line, warning_line};
+
+mod remembered;
+mod report;
+
+pub(crate) use remembered::Remembered;
+pub(crate) use report::for_report;
 
 /// The catalog flags.
 #[derive(Debug, Clone, Default, Args)]
@@ -208,220 +214,4 @@ pub(crate) fn refresh(
         }
     }
     Ok(report)
-}
-
-/// The catalog brought up to date for a report's inputs (its paths, else the Claude projects
-/// directories) with what the refresh found, or `None` when it cannot be used: then the report
-/// scans, and says why on stderr. Unreadable paths are the scan's to report.
-/// With `read_usage`, a refresh that indexes nothing also reads the usage groups
-/// ([`Catalog::read_usage_ahead`]).
-///
-/// A catalog far behind its input (more new bytes than `[catalog] inline_max_bytes`: a first
-/// run over a large history, or after a rebuild) is not brought up to date first: indexing
-/// costs ~10x a scan of the same bytes, so the report scans, and [`Behind::catch_up`] (called
-/// once the report is written) has `skein index` catch the catalog up in the background.
-pub(crate) fn for_report(
-    args: &CatalogArgs,
-    env: &Env,
-    report: &crate::report::ReportArgs,
-    read_usage: bool,
-) -> (Option<(Catalog, RootsReport)>, Option<Behind>) {
-    let roots = if report.paths.is_empty() {
-        env.projects_roots()
-    } else {
-        report.paths.clone()
-    };
-    let attempt = || -> Result<(Catalog, RootsReport, Scope, bool)> {
-        let config = super::config::load(env)?;
-        let mut c = args.open(env, report.quiet)?;
-        if read_usage {
-            c.read_usage_ahead();
-        }
-        let scope = Scope::of_roots(roots, !report.paths.is_empty());
-        let threads = report.threads.unwrap_or(0);
-        let defer = Some(config.catalog_inline_max_bytes);
-        let refreshed = refresh(&mut c, &scope, threads, true, defer)?;
-        Ok((c, refreshed, scope, config.catalog_background))
-    };
-    match attempt() {
-        Ok((c, refreshed, _, _)) if refreshed.refresh.deferred_bytes == 0 => {
-            (Some((c, refreshed)), None)
-        }
-        // Behind: the catalog still names the sessions (no second listing), and answers no
-        // usage query, so every session is scanned.
-        Ok((c, refreshed, scope, background)) => {
-            let behind = Behind {
-                db: c.path().to_path_buf(),
-                roots: scope.roots.clone(),
-                bytes: refreshed.refresh.deferred_bytes,
-                background,
-            };
-            (Some((c, refreshed)), Some(behind))
-        }
-        Err(e) => {
-            if !report.quiet {
-                warning_line(&format!("{e:#}; scanning the transcripts instead"));
-            }
-            (None, None)
-        }
-    }
-}
-
-/// A catalog that [`for_report`] found too far behind to catch up before answering.
-#[derive(Debug)]
-pub(crate) struct Behind {
-    db: PathBuf,
-    roots: Vec<PathBuf>,
-    /// New bytes not indexed.
-    bytes: u64,
-    /// `[catalog] background`.
-    background: bool,
-}
-
-impl Behind {
-    /// Starts the background index (unless `[catalog] background = false`) and says so on
-    /// stderr unless `quiet`. Call it once the report is written: the index would otherwise
-    /// compete for the cores with the scan.
-    pub(crate) fn catch_up(self, quiet: bool) {
-        let started = self
-            .background
-            .then(|| background_index(&self.db, &self.roots))
-            .transpose();
-        if quiet {
-            return;
-        }
-        let then = match started {
-            Ok(Some(())) => "; indexing them in the background".to_owned(),
-            Ok(None) => "; `skein index` catches the catalog up".to_owned(),
-            Err(e) => format!("; cannot index them in the background ({e:#})"),
-        };
-        warning_line(&format!(
-            "{:.1} MB of transcripts were not in the catalog yet: scanned them{then}",
-            self.bytes as f64 / 1e6
-        ));
-    }
-}
-
-/// Starts `skein index --if-idle` for `roots` into the catalog at `db`, detached (its own
-/// process group, no terminal streams): it outlives this command, and a second one started
-/// while it runs exits at once.
-#[allow(
-    clippy::zombie_processes,
-    reason = "detached on purpose: this command exits without waiting, and the child outlives it"
-)]
-fn background_index(db: &Path, roots: &[PathBuf]) -> Result<()> {
-    let exe = std::env::current_exe().context("cannot find the skein executable")?;
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args(["index", "-q", "--if-idle", "--catalog"])
-        .arg(db)
-        .arg("--")
-        .args(roots)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    // Its own process group: a Ctrl-C meant for this command does not stop it.
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    cmd.spawn().context("cannot start `skein index`")?;
-    Ok(())
-}
-
-/// Per-session results of a report remembered in the catalog
-/// ([`skein_catalog::report_cache`]): a session whose files are unchanged is not read again.
-/// Shared by the worker threads; the catalog itself stays with the caller for [`save`].
-pub(crate) struct Remembered {
-    report: &'static str,
-    /// `None`: no catalog (`--no-catalog`, or it could not be opened): nothing is
-    /// fingerprinted or kept.
-    cached: Option<skein_catalog::report_cache::CachedResults>,
-    fresh: std::sync::Mutex<Vec<skein_catalog::report_cache::SessionResult>>,
-}
-
-/// The version of what the remembering reports keep: a fingerprint made by another skein
-/// version never matches, so a change of a report's rows cannot be answered from old ones.
-const REMEMBERED_VERSION: &str = concat!("skein ", env!("CARGO_PKG_VERSION"), " report cache 1");
-
-impl Remembered {
-    /// The catalog and what it remembers for `report`; `(None, nothing)` when `enabled` is
-    /// false or the catalog cannot be opened (said on stderr unless `quiet`).
-    pub(crate) fn open(
-        args: &CatalogArgs,
-        env: &Env,
-        report: &'static str,
-        enabled: bool,
-        quiet: bool,
-    ) -> (Option<Catalog>, Self) {
-        let mut memo = Self {
-            report,
-            cached: None,
-            fresh: std::sync::Mutex::new(Vec::new()),
-        };
-        if !enabled {
-            return (None, memo);
-        }
-        let opened = args
-            .open(env, quiet)
-            .and_then(|c| Ok((c.cached_results(report)?, c)));
-        match opened {
-            Ok((cached, c)) => {
-                memo.cached = Some(cached);
-                (Some(c), memo)
-            }
-            Err(e) => {
-                if !quiet {
-                    warning_line(&format!("{e:#}; reading every session"));
-                }
-                (None, memo)
-            }
-        }
-    }
-
-    /// The result for session `s`: remembered when its files are unchanged, else computed by
-    /// `compute` (and remembered by [`Remembered::save`]).
-    pub(crate) fn get_or<T: serde::Serialize + serde::de::DeserializeOwned>(
-        &self,
-        s: &skein_layout::SessionFiles,
-        compute: impl FnOnce() -> Result<T>,
-    ) -> Result<T> {
-        let Some(cached) = &self.cached else {
-            return compute();
-        };
-        let fp = skein_catalog::report_cache::session_fingerprint(s, REMEMBERED_VERSION);
-        let key = skein_catalog::report_cache::session_key(s);
-        if let (Some(fp), Some((held, packed))) = (fp, cached.get(&key))
-            && *held == fp
-            && let Some(body) = skein_catalog::report_cache::unpack(packed)
-            && let Ok(v) = serde_json::from_slice(&body)
-        {
-            return Ok(v);
-        }
-        let v = compute()?;
-        if let Some(fp) = fp
-            && let Ok(body) = serde_json::to_vec(&v)
-        {
-            let mut fresh = self
-                .fresh
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            fresh.push(skein_catalog::report_cache::SessionResult::new(s, fp, body));
-        }
-        Ok(v)
-    }
-
-    /// Writes what was computed into `catalog` (skipped, with a warning unless `quiet`, when
-    /// it cannot be written now: the next run computes it again).
-    pub(crate) fn save(self, catalog: Option<&Catalog>, quiet: bool) {
-        let fresh = self
-            .fresh
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(c) = catalog.filter(|_| !fresh.is_empty()) else {
-            return;
-        };
-        if let Err(e) = c.store_results(self.report, &fresh)
-            && !quiet
-        {
-            warning_line(&format!("{e:#}; the results are not remembered"));
-        }
-    }
 }
