@@ -134,10 +134,6 @@ pub struct Catalog {
     read_ahead: bool,
     /// The usage groups the last refresh of roots read ahead, for [`Catalog::usage_groups`].
     ahead: std::cell::RefCell<Option<groups::Ahead>>,
-    /// The last refresh of roots deferred new bytes ([`RefreshOptions::defer_above`]): the
-    /// catalog does not cover its input, so the usage queries answer nothing (which files
-    /// there are, [`Catalog::listed_sessions`], it still answers).
-    behind: bool,
 }
 
 impl Catalog {
@@ -167,7 +163,6 @@ impl Catalog {
             rows: std::cell::OnceCell::new(),
             listing: std::cell::RefCell::new(None),
             read_ahead: false,
-            behind: false,
             ahead: std::cell::RefCell::new(None),
         })
     }
@@ -216,7 +211,7 @@ impl Catalog {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RefreshReport> {
         self.forget_handed();
-        let report = refresh::refresh_keeping(
+        let (report, rows) = refresh::refresh_keeping(
             &self.conn,
             &self.path,
             &|| self.extract(),
@@ -224,9 +219,12 @@ impl Catalog {
             options,
             progress,
             None,
-        )?
-        .0;
-        self.behind = report.deferred_bytes > 0;
+        )?;
+        // Rows handed back (a refresh of many files, or one that deferred) are what the
+        // usage queries that follow use.
+        if let Some(rows) = rows {
+            self.rows = std::cell::OnceCell::from(rows);
+        }
         Ok(report)
     }
 
@@ -258,11 +256,6 @@ impl Catalog {
             self.read_ahead,
             progress,
         )?;
-        // Behind, the files are known (the listing stands) but not their contents.
-        self.behind = report.refresh.deferred_bytes > 0;
-        if self.behind {
-            report.ahead = None;
-        }
         self.ahead.replace(report.ahead.take());
         // The refresh read every source's row: the report that follows uses them.
         if let Some(rows) = report.rows.take() {
@@ -304,9 +297,6 @@ impl Catalog {
         sessions: &[SessionFiles],
         scanner: &mut UsageScanner,
     ) -> Result<Vec<Option<SessionScan>>> {
-        if self.behind {
-            return Ok(vec![None; sessions.len()]);
-        }
         usage::session_scans(
             &self.conn,
             &self.path,
@@ -320,9 +310,6 @@ impl Catalog {
     /// session and model; see [`SessionUsage`]), in order; `None` when some file is not
     /// catalogued to its end. Call it right after a refresh of these files.
     pub fn usage_groups(&self, sessions: &[SessionFiles]) -> Result<Option<Vec<SessionUsage>>> {
-        if self.behind {
-            return Ok(None);
-        }
         let ahead = self.ahead.take();
         groups::session_groups(&self.conn, &self.path, self.source_rows()?, sessions, ahead)
     }
@@ -340,9 +327,8 @@ impl Catalog {
     /// without listing the tree again; `None` when that cannot be done from the catalog (an
     /// archive file among them). After a refresh that found no directory changed, these are
     /// the sessions kept with the last listing of the same roots, when they name exactly
-    /// `paths`; after one that listed the roots and deferred, the listing's own sessions (the
-    /// files are known, not yet their contents); else they are grouped from the catalogued
-    /// sources.
+    /// `paths`; after one that listed the roots and deferred, the listing's own sessions;
+    /// else they are grouped from the catalogued sources.
     pub fn listed_sessions(
         &self,
         paths: &rustc_hash::FxHashSet<String>,

@@ -37,8 +37,10 @@ pub struct RefreshOptions {
     pub now_ns: Option<i64>,
     /// Index nothing when more new bytes than this are found (a report that can scan the
     /// transcripts instead: a first `skein usage` over a large history would otherwise index
-    /// all of it before answering). Nothing is written then, and
-    /// [`RefreshReport::deferred_bytes`] says how much was left.
+    /// all of it before answering). Nothing is written then,
+    /// [`RefreshReport::deferred_bytes`] says how much was left, and the rows handed to the
+    /// report mark the files it left as not read to their end: the usage queries answer the
+    /// sessions the catalog covers and leave those to the scan.
     pub defer_above: Option<u64>,
 }
 
@@ -233,7 +235,10 @@ pub(crate) fn refresh_keeping(
     if sources.is_empty() && opts.scope.is_empty() {
         return Ok((RefreshReport::default(), preloaded));
     }
-    let whole = preloaded.is_some() || !(opts.scope.is_empty() && sources.len() <= 16);
+    // With a bound, the rows are handed back whole: a deferral marks some of them.
+    let whole = preloaded.is_some()
+        || opts.defer_above.is_some()
+        || !(opts.scope.is_empty() && sources.len() <= 16);
     // A few files (the hook, a status line): look them up; else read every row at once.
     let mut stored = if let Some(rows) = preloaded {
         Ok(rows)
@@ -292,7 +297,14 @@ pub(crate) fn refresh_keeping(
     }
     if opts.defer_above.is_some_and(|limit| total > limit) {
         report.deferred_bytes = total;
-        return Ok((report, whole.then_some(stored)));
+        // What a concurrent writer left half-way looks the same: not read to its end, so not
+        // answered from the catalog (a new file has no row at all).
+        for w in &work {
+            if let Some(row) = stored.get_mut(sources[w.source].path.to_string_lossy().as_ref()) {
+                row.facts.unknown_size = true;
+            }
+        }
+        return Ok((report, Some(stored)));
     }
     begin(conn, db)?;
     let result = (|| {

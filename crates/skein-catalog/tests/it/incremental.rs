@@ -244,8 +244,9 @@ fn a_refresh_with_more_new_bytes_than_its_bound_defers_everything() {
     assert!(!r.fast, "a deferred listing leaves no directory record");
     assert_eq!((r.refresh.reindexed, r.refresh.deferred_bytes), (3, 0));
     assert!(c.usage_groups(&sessions).expect("groups").is_some());
-    // An append above the bound, found by the fast path: deferred, and the catalog answers
-    // nothing rather than its rows from before the append.
+    // An append above the bound, found by the fast path: deferred, and the grown file counts
+    // as not read to its end: no pre-summed groups, and of every copy only the sessions it
+    // does not hold (not its rows from before the append).
     let main = f.main_file(A, "-home-me-widgets");
     append(
         &main,
@@ -267,6 +268,18 @@ fn a_refresh_with_more_new_bytes_than_its_bound_defers_everything() {
     assert_eq!(files(&listed), files(&sessions));
     assert!(hits(&c, "kinkajou").is_empty());
     assert!(c.usage_groups(&sessions).expect("groups").is_none());
+    let scans = c
+        .usage_scans(
+            &sessions,
+            &mut skein_reports::usage::UsageScanner::default(),
+        )
+        .expect("scans");
+    let answered: Vec<(&str, bool)> = sessions
+        .iter()
+        .zip(&scans)
+        .map(|(s, a)| (s.session_id.as_str(), a.is_some()))
+        .collect();
+    assert_eq!(answered, [(B, true), (A, false)]);
     // Under the bound (or without one) it is indexed as usual.
     let r = c
         .refresh_roots(&roots, &unbounded, &mut |_| {})
