@@ -61,28 +61,11 @@ pub(crate) fn session_groups(
     // Each session's catalogued files, in the scanner's order.
     let mut plan: Vec<Vec<(&Row, &Path)>> = Vec::with_capacity(sessions.len());
     let mut used = FxHashSet::default();
-    // The working directory, looked up once for all the relative paths (`absolute` of each
-    // asked the kernel for it again: thousands of calls for `skein usage daily .`).
-    let mut cwd: Option<PathBuf> = None;
+    let mut lookup = crate::refresh::RowLookup::new(rows);
     for files in sessions {
         let mut list = Vec::new();
         for path in files.files() {
-            // Sessions listed from the catalog name their files as it stores them, unless
-            // they were named under a relative root.
-            let found = path.to_str().and_then(|p| rows.get(p)).or_else(|| {
-                let joined = if path.is_relative() {
-                    let cwd = cwd.get_or_insert_with(|| {
-                        std::path::absolute(".").unwrap_or_else(|_| PathBuf::from("."))
-                    });
-                    cwd.join(path)
-                } else {
-                    path.to_path_buf()
-                };
-                // Normalised as `absolute` normalises (`.` components, repeated separators).
-                let abs = std::path::absolute(&joined).unwrap_or(joined);
-                rows.get(abs.to_string_lossy().as_ref())
-            });
-            let Some(row) = found else {
+            let Some(row) = lookup.get(path) else {
                 return Ok(None);
             };
             // Not read to its end by the refresh just made (a torn last line, a concurrent

@@ -204,6 +204,38 @@ pub(crate) type Extract<'a> = &'a dyn Fn() -> Result<&'a ExtractOptions>;
 /// Every source's row by path, as a refresh leaves them (see [`refresh_keeping`]).
 pub(crate) type Rows = FxHashMap<String, Stored>;
 
+/// The rows of a report's files. Sessions listed from the catalog name their files as it
+/// stores them (absolute); named under a relative root (`skein usage daily .`) they are made
+/// absolute against the working directory, looked up once (`absolute` of each file asked the
+/// kernel for it again: thousands of calls).
+pub(crate) struct RowLookup<'r> {
+    rows: &'r Rows,
+    cwd: Option<PathBuf>,
+}
+
+impl<'r> RowLookup<'r> {
+    pub(crate) fn new(rows: &'r Rows) -> Self {
+        Self { rows, cwd: None }
+    }
+
+    pub(crate) fn get(&mut self, path: &Path) -> Option<&'r Stored> {
+        if let Some(row) = path.to_str().and_then(|p| self.rows.get(p)) {
+            return Some(row);
+        }
+        let joined = if path.is_relative() {
+            let cwd = self.cwd.get_or_insert_with(|| {
+                std::path::absolute(".").unwrap_or_else(|_| PathBuf::from("."))
+            });
+            cwd.join(path)
+        } else {
+            path.to_path_buf()
+        };
+        // Normalised as `absolute` normalises (`.` components, repeated separators).
+        let abs = std::path::absolute(&joined).unwrap_or(joined);
+        self.rows.get(abs.to_string_lossy().as_ref())
+    }
+}
+
 /// Brings `rows` (read before a refresh) up to date for the sources at `touched` (those the
 /// refresh indexed or dropped): one query each, so an append does not read the table again.
 fn patch_rows(
@@ -478,4 +510,32 @@ fn run(
     report.bytes = writer.bytes;
     report.docs = writer.docs;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file named as the catalog stores it, or relatively (under a root given relatively),
+    /// finds the same row; one the catalog does not hold finds none.
+    #[test]
+    fn a_row_is_found_by_its_stored_or_its_relative_name() {
+        let cwd = std::path::absolute(".").expect("cwd");
+        let stored = cwd.join("p/s1.jsonl").to_string_lossy().into_owned();
+        let rows: Rows = [(
+            stored.clone(),
+            Stored {
+                id: 7,
+                ..Stored::default()
+            },
+        )]
+        .into_iter()
+        .collect();
+        let mut lookup = RowLookup::new(&rows);
+        for name in [stored.as_str(), "p/s1.jsonl", "./p/s1.jsonl", "p//s1.jsonl"] {
+            assert_eq!(lookup.get(Path::new(name)).map(|r| r.id), Some(7), "{name}");
+        }
+        assert!(lookup.get(Path::new("p/s2.jsonl")).is_none());
+        assert!(lookup.get(Path::new("/elsewhere/p/s1.jsonl")).is_none());
+    }
 }

@@ -123,14 +123,15 @@ pub(crate) fn session_scans(
     let mut copies = all_copies(conn).map_err(|e| Error::sql(db, e))?;
     let mut out = Vec::with_capacity(sessions.len());
     let mut used = FxHashSet::default();
+    let mut lookup = crate::refresh::RowLookup::new(rows);
     for files in sessions {
-        out.push(one(rows, &mut copies, &mut used, files, scanner)?);
+        out.push(one(&mut lookup, &mut copies, &mut used, files, scanner)?);
     }
     Ok(out)
 }
 
 fn one(
-    rows: &Rows,
+    rows: &mut crate::refresh::RowLookup<'_>,
     copies: &mut FxHashMap<i64, Vec<RequestCopy>>,
     used: &mut FxHashSet<i64>,
     files: &SessionFiles,
@@ -152,8 +153,7 @@ fn one(
             )
         }));
     for (path, origin) in origins {
-        let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-        let Some(row) = rows.get(abs.to_string_lossy().as_ref()) else {
+        let Some(row) = rows.get(path) else {
             return Ok(None);
         };
         // The caller refreshed the catalog for these files just before: a file read to its

@@ -225,6 +225,15 @@ fn usage_under_a_relative_root_names_files_as_the_listing_does() {
         for args in [
             &["usage", "daily", "--format", "jsonl"][..],
             &["usage", "session", "--format", "jsonl", "--verbose"],
+            // Every copy from the catalog (blocks take no pre-summed groups).
+            &[
+                "usage",
+                "blocks",
+                "--format",
+                "jsonl",
+                "--now",
+                "2026-06-01T00:00:00Z",
+            ],
             &[
                 "usage",
                 "daily",
