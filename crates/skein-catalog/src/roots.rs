@@ -65,36 +65,26 @@ impl Listing {
     }
 }
 
-fn mtime_ns(m: &std::fs::Metadata) -> i64 {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        m.mtime() * 1_000_000_000 + m.mtime_nsec()
-    }
-    #[cfg(not(unix))]
-    {
-        m.modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i64)
+/// Every directory under `root` (itself included) with its mtime, taken before it is read:
+/// by the stat the fast path compares it with ([`track::stat_path`]), so both read one clock.
+fn walk_dirs(root: &Path, out: &mut Vec<(String, i64)>) {
+    if root.is_dir() {
+        walk_dir(root, out);
     }
 }
 
-/// Every directory under `root` (itself included) with its mtime, taken before it is read.
-fn walk_dirs(root: &Path, out: &mut Vec<(String, i64)>) {
-    let Ok(meta) = std::fs::metadata(root) else {
+/// [`walk_dirs`] below a directory.
+fn walk_dir(dir: &Path, out: &mut Vec<(String, i64)>) {
+    let Some(now) = track::stat_path(dir) else {
         return;
     };
-    if !meta.is_dir() {
-        return;
-    }
-    out.push((root.to_string_lossy().into_owned(), mtime_ns(&meta)));
-    let Ok(entries) = std::fs::read_dir(root) else {
+    out.push((dir.to_string_lossy().into_owned(), now.mtime_ns));
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for e in entries.flatten() {
         if e.file_type().is_ok_and(|t| t.is_dir()) {
-            walk_dirs(&e.path(), out);
+            walk_dir(&e.path(), out);
         }
     }
 }
