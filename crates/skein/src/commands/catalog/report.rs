@@ -13,7 +13,8 @@ use crate::output::warning_line;
 
 /// The catalog brought up to date for a report's inputs (its paths, else the Claude projects
 /// directories) with what the refresh found, or `None` when it cannot be used: then the report
-/// scans, and says why on stderr. Unreadable paths are the scan's to report.
+/// scans, and says why on stderr. Unreadable paths are the scan's to report. With it, what the
+/// refresh left for later (`Some` when it deferred).
 /// With `read_usage`, a refresh that indexes nothing also reads the usage groups
 /// ([`Catalog::read_usage_ahead`]).
 ///
@@ -45,19 +46,17 @@ pub(crate) fn for_report(
         Ok((c, refreshed, scope, config.catalog_background))
     };
     match attempt() {
-        Ok((c, refreshed, _, _)) if refreshed.refresh.deferred_bytes == 0 => {
-            (Some((c, refreshed)), None)
-        }
-        // Behind: the catalog still names the sessions (no second listing), and answers no
-        // usage query, so every session is scanned.
+        // Behind, the catalog still names the sessions (no second listing) and answers for
+        // the files it holds whole; the report scans the rest.
         Ok((c, refreshed, scope, background)) => {
-            let behind = Behind {
+            let bytes = refreshed.refresh.deferred_bytes;
+            let behind = (bytes > 0).then(|| Behind {
                 db: c.path().to_path_buf(),
-                roots: scope.roots.clone(),
-                bytes: refreshed.refresh.deferred_bytes,
+                roots: scope.roots,
+                bytes,
                 background,
-            };
-            (Some((c, refreshed)), Some(behind))
+            });
+            (Some((c, refreshed)), behind)
         }
         Err(e) => {
             if !report.quiet {
