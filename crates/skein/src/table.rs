@@ -188,7 +188,7 @@ fn paint_inside(color: bool, style: Style, padded: &str) -> String {
 }
 
 /// `text` cut to `width` characters at its end, `…` last.
-fn fit_end(text: &str, width: usize) -> String {
+pub(crate) fn fit_end(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         return text.to_owned();
     }

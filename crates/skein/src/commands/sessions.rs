@@ -43,12 +43,7 @@ fn cells(r: &SessionRow) -> Vec<String> {
         || "-".into(),
         |t| t.chars().take(16).collect::<String>().replace('T', " "),
     );
-    let title = r.title.as_deref().unwrap_or("-");
-    let title = if title.chars().count() > 60 {
-        title.chars().take(59).chain(['…']).collect()
-    } else {
-        title.to_owned()
-    };
+    let title = crate::table::fit_end(r.title.as_deref().unwrap_or("-"), 60);
     vec![
         when,
         r.project.clone(),
