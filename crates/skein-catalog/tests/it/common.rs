@@ -68,6 +68,10 @@ pub(crate) fn refresh(c: &mut Catalog, roots: &[PathBuf]) -> RefreshReport {
     r
 }
 
+/// A clock (ns) far enough ahead that every directory counts as settled: recorded, so that
+/// the next refresh of the same roots can take the fast path.
+pub(crate) const SETTLED_CLOCK: i64 = i64::MAX / 2;
+
 /// The hits for `query`, at most `limit`, whole.
 pub(crate) fn found(c: &Catalog, query: &str, limit: usize) -> Vec<skein_catalog::Hit> {
     c.search(&SearchQuery {

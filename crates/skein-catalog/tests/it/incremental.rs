@@ -125,7 +125,7 @@ fn refresh_roots_skips_the_listing_when_no_directory_changed() {
     let f = Fixture::new();
     let mut c = f.open();
     let roots = [f.projects()];
-    let now = settled_clock();
+    let now = crate::common::SETTLED_CLOCK;
     let opts = skein_catalog::RefreshOptions {
         now_ns: Some(now),
         ..Default::default()
@@ -180,16 +180,6 @@ fn refresh_roots_skips_the_listing_when_no_directory_changed() {
     }
 }
 
-/// A clock far enough ahead that every directory counts as settled (recorded, so that a
-/// later refresh can take the fast path).
-fn settled_clock() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_nanos() as i64
-        + 3_600_000_000_000
-}
-
 /// More new bytes than `defer_above`: nothing is indexed or recorded, and the catalog answers
 /// no usage query (a report scans instead) until a refresh without the bound catches up, in
 /// the fast path (an append) as in a listing (a fresh catalog).
@@ -197,7 +187,7 @@ fn settled_clock() -> i64 {
 fn a_refresh_with_more_new_bytes_than_its_bound_defers_everything() {
     let f = Fixture::new();
     let roots = [f.projects()];
-    let now = settled_clock();
+    let now = crate::common::SETTLED_CLOCK;
     let bounded = skein_catalog::RefreshOptions {
         now_ns: Some(now),
         defer_above: Some(100),

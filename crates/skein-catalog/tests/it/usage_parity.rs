@@ -300,7 +300,7 @@ fn settled() -> (tempfile::TempDir, PathBuf, PathBuf, RefreshOptions) {
     copy_dir(&testdata("reports/usage/projects"), &root);
     let db = dir.path().join("c.db");
     let opts = RefreshOptions {
-        now_ns: Some(i64::MAX / 2),
+        now_ns: Some(crate::common::SETTLED_CLOCK),
         ..RefreshOptions::default()
     };
     (dir, root, db, opts)
