@@ -36,6 +36,7 @@ mod roots;
 pub mod search;
 pub mod sessions;
 mod snippet;
+mod stat_queue;
 mod track;
 mod usage;
 mod window;

@@ -142,35 +142,6 @@ impl OpenRoots {
     }
 }
 
-/// [`stat_path`] of each path, in order, on up to `threads` threads (0: all cores), each path
-/// below one of `roots` stat'ed from there. With nothing new, a refresh is these stats: the
-/// kernel's path walks, which run in parallel.
-pub(crate) fn stat_all(roots: &OpenRoots, paths: &[&str], threads: usize) -> Vec<Option<Stat>> {
-    const PER_THREAD_MIN: usize = 512;
-    let cores = match threads {
-        0 => std::thread::available_parallelism().map_or(1, usize::from),
-        n => n,
-    };
-    let threads = cores.min(paths.len().div_ceil(PER_THREAD_MIN)).max(1);
-    let stat_chunk =
-        |chunk: &[&str]| -> Vec<Option<Stat>> { chunk.iter().map(|p| roots.stat(p)).collect() };
-    if threads == 1 {
-        return stat_chunk(paths);
-    }
-    let chunk = paths.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = paths
-            .chunks(chunk)
-            .map(|c| (c.len(), scope.spawn(move || stat_chunk(c))))
-            .collect();
-        handles
-            .into_iter()
-            // A thread that could not finish counts as files gone: the full path runs.
-            .flat_map(|(len, h)| h.join().unwrap_or_else(|_| vec![None; len]))
-            .collect()
-    })
-}
-
 /// The plan for a source from its stat alone (a live file that grew is checked later, by
 /// [`same_prefix`], before its new bytes are read).
 pub(crate) fn plan(source: &Source, now: &Stat, stored: Option<&Stored>) -> Plan {
@@ -285,8 +256,5 @@ mod tests {
                 .stat(root.join("-p/gone.jsonl").to_str().expect("utf8"))
                 .is_none()
         );
-        let all: Vec<&str> = paths.iter().filter_map(|p| p.to_str()).collect();
-        let each: Vec<Option<Stat>> = paths.iter().map(|p| stat_path(p)).collect();
-        assert_eq!(stat_all(&opened, &all, 2), each);
     }
 }

@@ -409,3 +409,56 @@ fn every_hit_of_a_large_search_gets_its_own_snippet() {
         assert_eq!(h.snippet, format!("«axolotlzz» number n{n}"), "{h:?}");
     }
 }
+
+/// The fast path stats the files in batches (of 256) while it reads their rows: over many
+/// batches, every file is stat'ed once, and a file grown in any batch is found.
+#[test]
+fn the_fast_path_finds_a_grown_file_in_every_stat_batch() {
+    const SESSIONS: usize = 1_300;
+    let f = Fixture::new();
+    let roots = [f.projects()];
+    let many = f.projects().join("-home-me-many");
+    std::fs::create_dir_all(&many).expect("mkdir");
+    let files: Vec<std::path::PathBuf> = (0..SESSIONS)
+        .map(|i| {
+            let id = format!("44444444-4444-4444-8444-{i:012}");
+            let path = many.join(format!("{id}.jsonl"));
+            std::fs::write(&path, format!("{}\n", user_line(&format!("m{i}"), "a gnu")))
+                .expect("write");
+            path
+        })
+        .collect();
+    let opts = skein_catalog::RefreshOptions {
+        threads: 2,
+        now_ns: Some(crate::common::SETTLED_CLOCK),
+        ..Default::default()
+    };
+    let mut c = f.open();
+    let total = SESSIONS + 3;
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
+    assert_eq!(r.refresh.reindexed, total);
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
+    assert!(r.fast);
+    assert_eq!((r.refresh.unchanged, r.paths.len()), (total, total));
+    // One grown file in each batch, whatever order the rows are read in: every 400th.
+    let grown: Vec<_> = files.iter().step_by(400).collect();
+    for (i, path) in grown.iter().enumerate() {
+        append(
+            path,
+            &format!("{}\n", user_line(&format!("g{i}"), "a tapir")),
+        );
+    }
+    let r = c
+        .refresh_roots(&roots, &opts, &mut |_| {})
+        .expect("refresh");
+    assert!(r.fast);
+    assert_eq!(
+        (r.refresh.appended, r.refresh.unchanged),
+        (grown.len(), total - grown.len())
+    );
+    assert_eq!(hits(&c, "tapir").len(), grown.len());
+}
