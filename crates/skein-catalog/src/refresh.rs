@@ -95,14 +95,15 @@ const STORED_COLUMNS: &str = "id, path, dev, ino, size, mtime_ns, offset, zst_of
 
 /// What the catalog recorded about every source.
 pub(crate) fn load_stored(conn: &Connection) -> rusqlite::Result<FxHashMap<String, Stored>> {
-    load_stored_visiting(conn, |_| ())
+    load_stored_visiting(conn, |_, _| ())
 }
 
-/// [`load_stored`], showing each source's path to `visit` as its row is read (the fast path
-/// hands the paths under its roots to the thread that stats them, without a read of its own).
+/// [`load_stored`], showing each source's path and row to `visit` as it is read (the fast
+/// path hands the paths under its roots to the threads that stat them, without a read of its
+/// own, and keeps what it compares their stats with).
 pub(crate) fn load_stored_visiting(
     conn: &Connection,
-    mut visit: impl FnMut(&str),
+    mut visit: impl FnMut(&str, &Stored),
 ) -> rusqlite::Result<FxHashMap<String, Stored>> {
     // Sized first: growing the map rehashed it a dozen times into fresh memory (~180 of the
     // ~4,300 page faults of a `usage daily` from the catalog on the bench tree, measured).
@@ -116,7 +117,7 @@ pub(crate) fn load_stored_visiting(
     let mut stmt = conn.prepare_cached(&format!("SELECT {STORED_COLUMNS} FROM sources"))?;
     for row in stmt.query_map([], stored_row)? {
         let (k, v) = row?;
-        visit(&k);
+        visit(&k, &v);
         out.insert(k, v);
     }
     Ok(out)

@@ -220,14 +220,19 @@ fn quick_check_in(
     let dir_paths: Vec<&str> = settled.iter().map(|(p, _)| p.as_str()).collect();
     let open = track::OpenRoots::open(roots);
     let queue = StatQueue::new(&open, &dir_paths);
+    // What each file handed to the stats was when catalogued, and whether it is one that
+    // cannot grow (archived, or a plain `.zst`), in the same order: compared without a lookup.
+    let mut known: Vec<(track::Stat, bool)> = Vec::new();
     let (stored, ahead) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..stat_queue::threads(threads))
             .map(|_| scope.spawn(|| queue.work()))
             .collect();
         let closer = queue.closer();
         let mut batch = Vec::with_capacity(stat_queue::BATCH);
-        let stored = refresh::load_stored_visiting(conn, |path| {
+        let stored = refresh::load_stored_visiting(conn, |path, row| {
             if roots.iter().any(|root| refresh::is_under(path, root)) {
+                let fixed = row.archived || track::is_plain_zst(Path::new(path));
+                known.push((row.stat, fixed));
                 batch.push(path.to_owned());
                 if batch.len() == stat_queue::BATCH {
                     queue.push(std::mem::replace(
@@ -255,7 +260,10 @@ fn quick_check_in(
     let Some((dir_stats, files, file_stats)) = queue.finish() else {
         return Ok(None);
     };
-    if dir_stats.len() != settled.len() || file_stats.len() != files.len() {
+    if dir_stats.len() != settled.len()
+        || file_stats.len() != files.len()
+        || known.len() != files.len()
+    {
         return Ok(None);
     }
     if settled
@@ -270,24 +278,22 @@ fn quick_check_in(
     let mut changed = Vec::new();
     let mut unchanged = 0;
     let mut paths = FxHashSet::with_capacity_and_hasher(files.len(), rustc_hash::FxBuildHasher);
-    for (path, now) in files.into_iter().zip(&file_stats) {
-        // One snapshot: every path read has its row.
-        let (Some(old), Some(now)) = (stored.get(&path), *now) else {
+    for ((path, now), (was, fixed)) in files.into_iter().zip(&file_stats).zip(&known) {
+        let Some(now) = *now else {
             return Ok(None);
         };
-        let p = Path::new(&path);
-        let same = now.ino == old.stat.ino
-            && now.size == old.stat.size
-            && now.mtime_ns == old.stat.mtime_ns;
-        if old.archived || track::is_plain_zst(p) {
-            if !same {
-                return Ok(None);
-            }
+        let same = now.ino == was.ino && now.size == was.size && now.mtime_ns == was.mtime_ns;
+        if same {
             unchanged += 1;
-        } else if same {
-            unchanged += 1;
+        } else if *fixed {
+            return Ok(None);
         } else {
-            // Only a changed file is looked at as a source (its sidecar, its session).
+            // Only a changed file is looked at as a source (its sidecar, its session). One
+            // snapshot: every path read has its row.
+            let Some(old) = stored.get(&path) else {
+                return Ok(None);
+            };
+            let p = Path::new(&path);
             let Some(source) = Source::live_with(p, &|_| old.live_session_id()) else {
                 return Ok(None);
             };
