@@ -218,25 +218,45 @@ pub(crate) type Rows = FxHashMap<String, Stored>;
 /// The rows of a report's files. Sessions listed from the catalog name their files as it
 /// stores them (absolute); named under a relative root (`skein usage daily .`) they are made
 /// absolute against the working directory, looked up once (`absolute` of each file asked the
-/// kernel for it again: thousands of calls).
+/// kernel for it again: thousands of calls). A plain relative name (no `.` or empty
+/// component) is joined to it in one reused buffer, as `absolute` would join it.
 pub(crate) struct RowLookup<'r> {
     rows: &'r Rows,
     cwd: Option<PathBuf>,
+    joined: String,
 }
 
 impl<'r> RowLookup<'r> {
     pub(crate) fn new(rows: &'r Rows) -> Self {
-        Self { rows, cwd: None }
+        Self {
+            rows,
+            cwd: None,
+            joined: String::new(),
+        }
     }
 
     pub(crate) fn get(&mut self, path: &Path) -> Option<&'r Stored> {
-        if let Some(row) = path.to_str().and_then(|p| self.rows.get(p)) {
+        // The catalog stores absolute names only: a relative one is never looked up as is.
+        if path.is_absolute()
+            && let Some(row) = path.to_str().and_then(|p| self.rows.get(p))
+        {
             return Some(row);
         }
+        let cwd = self
+            .cwd
+            .get_or_insert_with(|| std::path::absolute(".").unwrap_or_else(|_| PathBuf::from(".")));
+        if let (Some(rel), Some(base)) = (path.to_str(), cwd.to_str())
+            && is_plain_relative(rel)
+        {
+            self.joined.clear();
+            self.joined.push_str(base);
+            if !base.ends_with('/') {
+                self.joined.push('/');
+            }
+            self.joined.push_str(rel);
+            return self.rows.get(self.joined.as_str());
+        }
         let joined = if path.is_relative() {
-            let cwd = self.cwd.get_or_insert_with(|| {
-                std::path::absolute(".").unwrap_or_else(|_| PathBuf::from("."))
-            });
             cwd.join(path)
         } else {
             path.to_path_buf()
@@ -245,6 +265,13 @@ impl<'r> RowLookup<'r> {
         let abs = std::path::absolute(&joined).unwrap_or(joined);
         self.rows.get(abs.to_string_lossy().as_ref())
     }
+}
+
+/// A relative path that `std::path::absolute` only prefixes with the working directory: no
+/// `.` component, no empty one (a repeated or trailing separator). (`..` is kept by
+/// `absolute` as it is here.)
+fn is_plain_relative(path: &str) -> bool {
+    !path.is_empty() && !path.starts_with('/') && path.split('/').all(|c| !c.is_empty() && c != ".")
 }
 
 /// Brings `rows` (read before a refresh) up to date for the sources at `touched` (those the
@@ -548,5 +575,51 @@ mod tests {
         }
         assert!(lookup.get(Path::new("p/s2.jsonl")).is_none());
         assert!(lookup.get(Path::new("/elsewhere/p/s1.jsonl")).is_none());
+    }
+
+    /// The buffer join gives what `std::path::absolute` gives, for every name it takes.
+    #[test]
+    fn a_plain_relative_name_joins_as_absolute_joins_it() {
+        let cwd = std::path::absolute(".").expect("cwd");
+        let base = cwd.to_str().expect("utf8");
+        let names = [
+            "p/s1.jsonl",
+            "s1.jsonl",
+            "../p/s1.jsonl",
+            "a/../b/s.jsonl",
+            "./p/s.jsonl",
+            "p/./s.jsonl",
+            "p//s.jsonl",
+            "p/",
+            "p/.",
+            ".",
+            "..",
+            "",
+            "/abs/s.jsonl",
+            "p/.hidden.jsonl",
+            "p/..s.jsonl",
+            "p/s.jsonl/",
+        ];
+        for name in names {
+            if is_plain_relative(name) {
+                let joined = format!("{}/{name}", base.trim_end_matches('/'));
+                let abs = std::path::absolute(name).expect("absolute");
+                assert_eq!(Path::new(&joined), abs, "{name}");
+                assert_eq!(joined, abs.to_string_lossy(), "{name}");
+            }
+        }
+        let plain: Vec<&str> = names.into_iter().filter(|n| is_plain_relative(n)).collect();
+        assert_eq!(
+            plain,
+            [
+                "p/s1.jsonl",
+                "s1.jsonl",
+                "../p/s1.jsonl",
+                "a/../b/s.jsonl",
+                "..",
+                "p/.hidden.jsonl",
+                "p/..s.jsonl"
+            ]
+        );
     }
 }
