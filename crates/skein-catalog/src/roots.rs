@@ -224,10 +224,11 @@ fn quick_check_in(
     // cannot grow (archived, or a plain `.zst`), in the same order: compared without a lookup.
     let mut known: Vec<(track::Stat, bool)> = Vec::new();
     let (stored, ahead) = std::thread::scope(|scope| {
+        // Before any worker starts: whatever happens on this thread, they are let go.
+        let closer = queue.closer();
         let workers: Vec<_> = (0..stat_queue::threads(threads))
             .map(|_| scope.spawn(|| queue.work()))
             .collect();
-        let closer = queue.closer();
         let mut batch = Vec::with_capacity(stat_queue::BATCH);
         let stored = refresh::load_stored_visiting(conn, |path, row| {
             if roots.iter().any(|root| refresh::is_under(path, root)) {
@@ -257,6 +258,7 @@ fn quick_check_in(
         }
         (stored, ahead)
     });
+    let stored = stored?;
     let Some((dir_stats, files, file_stats)) = queue.finish() else {
         return Ok(None);
     };
@@ -273,7 +275,6 @@ fn quick_check_in(
     {
         return Ok(None);
     }
-    let stored = stored?;
     let ahead = ahead.transpose()?;
     let mut changed = Vec::new();
     let mut unchanged = 0;
