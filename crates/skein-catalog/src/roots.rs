@@ -220,13 +220,18 @@ fn quick_check_in(
     let dir_paths: Vec<&str> = settled.iter().map(|(p, _)| p.as_str()).collect();
     let open = track::OpenRoots::open(roots);
     let queue = StatQueue::new(&open, &dir_paths);
+    // How many files there may be to stat (the threads are sized before the rows are read).
+    let sources: usize = conn
+        .prepare_cached("SELECT count(*) FROM sources")?
+        .query_row([], |r| r.get::<_, i64>(0))
+        .map(|n| usize::try_from(n).unwrap_or(0))?;
     // What each file handed to the stats was when catalogued, and whether it is one that
     // cannot grow (archived, or a plain `.zst`), in the same order: compared without a lookup.
     let mut known: Vec<(track::Stat, bool)> = Vec::new();
     let (stored, ahead) = std::thread::scope(|scope| {
         // Before any worker starts: whatever happens on this thread, they are let go.
         let closer = queue.closer();
-        let workers: Vec<_> = (0..stat_queue::threads(threads))
+        let workers: Vec<_> = (0..stat_queue::threads(threads, dir_paths.len() + sources))
             .map(|_| scope.spawn(|| queue.work()))
             .collect();
         let mut batch = Vec::with_capacity(stat_queue::BATCH);

@@ -1,5 +1,5 @@
 //! The fast path's stats, shared out while the calling thread reads the catalog: stat threads
-//! (every core but the caller's) take the directories at once and the files batch by batch as
+//! (every core but the caller's, fewer for a small tree) take the directories at once and the files batch by batch as
 //! the caller hands their paths on, and the caller joins them once its reads are done. Fewer
 //! threads than cores while it reads: four stat threads on two cores left the reading thread
 //! a third of a core while its reads were the critical path; none left at all once it is done
@@ -141,14 +141,20 @@ impl Drop for Closer<'_, '_> {
     }
 }
 
-/// Threads for the stats besides the caller: every core but the caller's (`threads`: the
-/// refresh's parsing threads, 0 for all cores), at least one.
-pub(crate) fn threads(threads: usize) -> usize {
+/// The fewest stats that get a thread of their own (starting one costs tens of stats).
+const STATS_PER_THREAD: usize = 512;
+
+/// Threads for `stats` stats besides the caller: every core but the caller's (`threads`: the
+/// refresh's parsing threads, 0 for all cores), fewer for fewer stats, at least one.
+pub(crate) fn threads(threads: usize, stats: usize) -> usize {
     let cores = match threads {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         n => n,
     };
-    cores.saturating_sub(1).max(1)
+    cores
+        .saturating_sub(1)
+        .min(stats.div_ceil(STATS_PER_THREAD))
+        .max(1)
 }
 
 #[cfg(test)]
@@ -216,5 +222,23 @@ mod tests {
         queue.work();
         let (dirs, files, stats) = queue.finish().expect("done");
         assert_eq!((dirs.len(), files.len(), stats), (0, 1, vec![None]));
+    }
+
+    #[test]
+    fn threads_follow_the_cores_and_the_work() {
+        assert_eq!(threads(2, 7_600), 1, "two cores: the caller and one more");
+        assert_eq!(threads(16, 7_600), 15);
+        assert_eq!(
+            threads(64, 7_600),
+            15,
+            "no more threads than 512 stats each"
+        );
+        assert_eq!(threads(64, 100), 1);
+        assert_eq!(
+            threads(1, 7_600),
+            1,
+            "one thread besides the caller, at least"
+        );
+        assert_eq!(threads(8, 0), 1);
     }
 }
