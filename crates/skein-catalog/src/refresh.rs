@@ -476,11 +476,7 @@ fn run(
             }
             Ok(applied)
         };
-    let threads = match opts.threads {
-        0 => std::thread::available_parallelism().map_or(1, usize::from),
-        n => n,
-    }
-    .min(work.len());
+    let threads = skein_core::ordered::threads_or_cores(opts.threads).min(work.len());
     if threads <= 1 {
         let mut indexer = Indexer::new(cap);
         for w in work {

@@ -148,11 +148,7 @@ const STATS_PER_THREAD: usize = 512;
 /// Threads for `stats` stats besides the caller: every core but the caller's (`threads`: the
 /// refresh's parsing threads, 0 for all cores), fewer for fewer stats, at least one.
 pub(crate) fn threads(threads: usize, stats: usize) -> usize {
-    let cores = match threads {
-        0 => std::thread::available_parallelism().map_or(1, usize::from),
-        n => n,
-    };
-    cores
+    skein_core::ordered::threads_or_cores(threads)
         .saturating_sub(1)
         .min(stats.div_ceil(STATS_PER_THREAD))
         .max(1)

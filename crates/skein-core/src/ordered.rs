@@ -13,6 +13,14 @@ use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 /// Items each worker may be ahead of the writer.
 const AHEAD_PER_THREAD: usize = 2;
 
+/// A thread count as commands take it (`--threads`, `-j`): 0 means one per core.
+pub fn threads_or_cores(threads: usize) -> usize {
+    match threads {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    }
+}
+
 /// Calls `work(state, item)` for every item on `threads` threads (0: one per core; each
 /// thread's `state` made by `init`, e.g. a parser) and `write` with each result in the order
 /// of `items`. Stops at the first error (of `work` or `write`, whichever comes first in item
@@ -24,11 +32,7 @@ pub fn ordered<I: Sync, S, T: Send, E: Send>(
     work: impl Fn(&mut S, &I) -> Result<T, E> + Sync,
     mut write: impl FnMut(T) -> Result<(), E>,
 ) -> Result<(), E> {
-    let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, usize::from),
-        n => n,
-    }
-    .min(items.len());
+    let threads = threads_or_cores(threads).min(items.len());
     if threads <= 1 {
         let mut state = init();
         for i in items {
@@ -100,6 +104,13 @@ pub fn ordered<I: Sync, S, T: Send, E: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_threads_means_one_per_core() {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        assert_eq!(threads_or_cores(0), cores);
+        assert_eq!(threads_or_cores(3), 3);
+    }
 
     fn run(n: usize, threads: usize, fail_at: Option<usize>) -> (Vec<usize>, Result<(), String>) {
         let items: Vec<usize> = (0..n).collect();

@@ -233,10 +233,7 @@ impl ReportArgs {
         mut emit: impl FnMut(&SessionFiles, T) -> Result<()>,
     ) -> Result<bool> {
         let bar = self.progress(sessions.len());
-        let threads = match self.threads.unwrap_or(0) {
-            0 => std::thread::available_parallelism().map_or(1, usize::from),
-            n => n,
-        };
+        let threads = skein_core::ordered::threads_or_cores(self.threads.unwrap_or(0));
         // Sessions go to the workers in runs (up to 16 on a big tree, one each on a small one):
         // one message per session woke this thread for every session (futex wake-ups and
         // context switches showed in the profile of a scan of 2,000 sessions). The workers stay
