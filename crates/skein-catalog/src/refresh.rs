@@ -95,25 +95,29 @@ const STORED_COLUMNS: &str = "id, path, dev, ino, size, mtime_ns, offset, zst_of
 
 /// What the catalog recorded about every source.
 pub(crate) fn load_stored(conn: &Connection) -> rusqlite::Result<FxHashMap<String, Stored>> {
-    load_stored_visiting(conn, |_, _| ())
+    load_stored_visiting(conn, count_sources(conn)?, |_, _| ())
 }
 
-/// [`load_stored`], showing each source's path and row to `visit` as it is read (the fast
-/// path hands the paths under its roots to the threads that stat them, without a read of its
-/// own, and keeps what it compares their stats with).
+/// How many sources the catalog holds.
+pub(crate) fn count_sources(conn: &Connection) -> rusqlite::Result<usize> {
+    let n: i64 = conn
+        .prepare_cached("SELECT count(*) FROM sources")?
+        .query_row([], |r| r.get(0))?;
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
+/// [`load_stored`] of the `count` sources ([`count_sources`], read by the caller in the same
+/// transaction), showing each source's path and row to `visit` as it is read (the fast path
+/// hands the paths under its roots to the threads that stat them, without a read of its own,
+/// and keeps what it compares their stats with).
 pub(crate) fn load_stored_visiting(
     conn: &Connection,
+    count: usize,
     mut visit: impl FnMut(&str, &Stored),
 ) -> rusqlite::Result<FxHashMap<String, Stored>> {
     // Sized first: growing the map rehashed it a dozen times into fresh memory (~180 of the
     // ~4,300 page faults of a `usage daily` from the catalog on the bench tree, measured).
-    let n: i64 = conn
-        .prepare_cached("SELECT count(*) FROM sources")?
-        .query_row([], |r| r.get(0))?;
-    let mut out = FxHashMap::with_capacity_and_hasher(
-        usize::try_from(n).unwrap_or(0),
-        rustc_hash::FxBuildHasher,
-    );
+    let mut out = FxHashMap::with_capacity_and_hasher(count, rustc_hash::FxBuildHasher);
     let mut stmt = conn.prepare_cached(&format!("SELECT {STORED_COLUMNS} FROM sources"))?;
     for row in stmt.query_map([], stored_row)? {
         let (k, v) = row?;

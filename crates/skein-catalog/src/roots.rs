@@ -221,10 +221,7 @@ fn quick_check_in(
     let open = track::OpenRoots::open(roots);
     let queue = StatQueue::new(&open, &dir_paths);
     // How many files there may be to stat (the threads are sized before the rows are read).
-    let sources: usize = conn
-        .prepare_cached("SELECT count(*) FROM sources")?
-        .query_row([], |r| r.get::<_, i64>(0))
-        .map(|n| usize::try_from(n).unwrap_or(0))?;
+    let sources = refresh::count_sources(conn)?;
     // What each file handed to the stats was when catalogued, and whether it is one that
     // cannot grow (archived, or a plain `.zst`), in the same order: compared without a lookup.
     let mut known: Vec<(track::Stat, bool)> = Vec::new();
@@ -235,7 +232,7 @@ fn quick_check_in(
             .map(|_| scope.spawn(|| queue.work()))
             .collect();
         let mut batch = Vec::with_capacity(stat_queue::BATCH);
-        let stored = refresh::load_stored_visiting(conn, |path, row| {
+        let stored = refresh::load_stored_visiting(conn, sources, |path, row| {
             if roots.iter().any(|root| refresh::is_under(path, root)) {
                 let fixed = row.archived || track::is_plain_zst(Path::new(path));
                 known.push((row.stat, fixed));
