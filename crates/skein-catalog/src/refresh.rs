@@ -250,15 +250,9 @@ impl<'r> RowLookup<'r> {
             .cwd
             .get_or_insert_with(|| std::path::absolute(".").unwrap_or_else(|_| PathBuf::from(".")));
         if let (Some(rel), Some(base)) = (path.to_str(), cwd.to_str())
-            && is_plain_relative(rel)
+            && let Some(abs) = join_plain(base, rel, &mut self.joined)
         {
-            self.joined.clear();
-            self.joined.push_str(base);
-            if !base.ends_with('/') {
-                self.joined.push('/');
-            }
-            self.joined.push_str(rel);
-            return self.rows.get(self.joined.as_str());
+            return self.rows.get(abs);
         }
         let joined = if path.is_relative() {
             cwd.join(path)
@@ -271,11 +265,23 @@ impl<'r> RowLookup<'r> {
     }
 }
 
-/// A relative path that `std::path::absolute` only prefixes with the working directory: no
-/// `.` component, no empty one (a repeated or trailing separator). (`..` is kept by
-/// `absolute` as it is here.)
-fn is_plain_relative(path: &str) -> bool {
-    !path.is_empty() && !path.starts_with('/') && path.split('/').all(|c| !c.is_empty() && c != ".")
+/// `rel` joined to the absolute directory `base` in `buf`, as `std::path::absolute` joins it,
+/// when that is all it does: `rel` has no `.` component and no empty one (a repeated or
+/// trailing separator); `..` is kept by `absolute` as it is here. `None` otherwise.
+fn join_plain<'b>(base: &str, rel: &str, buf: &'b mut String) -> Option<&'b str> {
+    let plain = !rel.is_empty()
+        && !rel.starts_with('/')
+        && rel.split('/').all(|c| !c.is_empty() && c != ".");
+    if !plain {
+        return None;
+    }
+    buf.clear();
+    buf.push_str(base);
+    if !base.ends_with('/') {
+        buf.push('/');
+    }
+    buf.push_str(rel);
+    Some(buf.as_str())
 }
 
 /// Brings `rows` (read before a refresh) up to date for the sources at `touched` (those the
@@ -577,11 +583,11 @@ mod tests {
         assert!(lookup.get(Path::new("/elsewhere/p/s1.jsonl")).is_none());
     }
 
-    /// The buffer join gives what `std::path::absolute` gives, for every name it takes.
+    /// The buffer join gives what `std::path::absolute` gives, for every name it takes, from
+    /// the working directory and from `/`.
     #[test]
     fn a_plain_relative_name_joins_as_absolute_joins_it() {
         let cwd = std::path::absolute(".").expect("cwd");
-        let base = cwd.to_str().expect("utf8");
         let names = [
             "p/s1.jsonl",
             "s1.jsonl",
@@ -600,15 +606,19 @@ mod tests {
             "p/..s.jsonl",
             "p/s.jsonl/",
         ];
-        for name in names {
-            if is_plain_relative(name) {
-                let joined = format!("{}/{name}", base.trim_end_matches('/'));
-                let abs = std::path::absolute(name).expect("absolute");
-                assert_eq!(Path::new(&joined), abs, "{name}");
-                assert_eq!(joined, abs.to_string_lossy(), "{name}");
+        let mut buf = String::new();
+        for base in [cwd.as_path(), Path::new("/")] {
+            for name in names {
+                if let Some(joined) = join_plain(base.to_str().expect("utf8"), name, &mut buf) {
+                    let abs = std::path::absolute(base.join(name)).expect("absolute");
+                    assert_eq!(joined, abs.to_string_lossy(), "{name} from {base:?}");
+                }
             }
         }
-        let plain: Vec<&str> = names.into_iter().filter(|n| is_plain_relative(n)).collect();
+        let plain: Vec<&str> = names
+            .into_iter()
+            .filter(|n| join_plain("/b", n, &mut buf).is_some())
+            .collect();
         assert_eq!(
             plain,
             [
