@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use skein_analysis::{RecordVisitor, SpawnLinks};
-use skein_core::{Event, LineSource, Parser, ReadLines, Reader, ReaderOptions};
+use skein_core::{Event, LineSource, Parser, ReadLines, Reader, ReaderOptions, SliceLines};
 use skein_layout::SessionFiles;
 use skein_store::{Input, InputMode};
 
@@ -27,13 +27,16 @@ pub(crate) struct SessionMetas {
 }
 
 /// Feeds every record of `lines` to `c` (invalid lines and a torn tail are skipped, as the
-/// analysis skips them), with the reader options the reports use.
+/// analysis skips them), with the reader options the reports use. The values the collector
+/// never reads are skimmed off before each line is parsed ([`crate::meta::SKIM`]).
 pub fn feed_lines<S: LineSource>(
     c: &mut MetaCollector,
     lines: S,
     parser: &mut Parser,
 ) -> io::Result<()> {
-    let mut reader = Reader::with_parser(lines, ReaderOptions::default(), std::mem::take(parser));
+    let mut skimming = std::mem::take(parser);
+    let before = skimming.set_skim(Some(crate::meta::SKIM));
+    let mut reader = Reader::with_parser(lines, ReaderOptions::default(), skimming);
     let result = loop {
         match reader.next_event_as::<Value>() {
             Ok(Some(Event::Record(line, parsed))) => c.record(&line, &parsed.envelope, None),
@@ -43,6 +46,7 @@ pub fn feed_lines<S: LineSource>(
         }
     };
     *parser = reader.into_parts().1;
+    parser.set_skim(before);
     result
 }
 
@@ -54,7 +58,7 @@ pub(crate) fn read_file(path: &Path, parser: &mut Parser) -> Result<MetaCollecto
     };
     let mut c = MetaCollector::new();
     match skein_layout::open(path, InputMode::Read).map_err(|e| err(e.source))? {
-        Input::Mapped(data) => feed_lines(&mut c, skein_core::SliceLines::new(&data), parser),
+        Input::Mapped(data) => feed_lines(&mut c, SliceLines::new(&data), parser),
         Input::Stream(r) => feed_lines(&mut c, ReadLines::new(r), parser),
     }
     .map_err(err)?;
@@ -79,4 +83,132 @@ pub(crate) fn read_session(s: &SessionFiles, parser: &mut Parser) -> Result<Sess
         agents,
         links,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The collector of `data` with every line parsed whole (no skim).
+    fn unskimmed(data: &[u8]) -> MetaCollector {
+        let mut c = MetaCollector::new();
+        let mut r = Reader::new(SliceLines::new(data), ReaderOptions::default());
+        while let Some(ev) = r.next_event_as::<Value>().expect("read") {
+            if let Event::Record(line, p) = ev {
+                c.record(&line, &p.envelope, None);
+            }
+        }
+        c
+    }
+
+    fn skimmed(data: &[u8], parser: &mut Parser) -> MetaCollector {
+        let mut c = MetaCollector::new();
+        feed_lines(&mut c, SliceLines::new(data), parser).expect("feed");
+        c
+    }
+
+    /// Lines the skim drops something from.
+    fn reduced(data: &[u8]) -> usize {
+        let mut out = Vec::new();
+        data.split(|&b| b == b'\n')
+            .filter(|l| crate::meta::SKIM.reduce(l, &mut out))
+            .count()
+    }
+
+    #[test]
+    fn the_skim_changes_no_metadata() {
+        let Some((_, files)) = skein_testkit::corpus_files() else {
+            return;
+        };
+        let mut parser = Parser::new();
+        let mut dropped = 0;
+        for f in &files {
+            let data = std::fs::read(f).expect("read");
+            assert_eq!(
+                skimmed(&data, &mut parser),
+                unskimmed(&data),
+                "{}",
+                f.display()
+            );
+            dropped += reduced(&data);
+        }
+        assert!(
+            dropped > 1000,
+            "the skim dropped values from {dropped} lines"
+        );
+    }
+
+    /// Long values of every shape the collector cares about, and lines broken inside them: the
+    /// same records and the same metadata with the skim as without.
+    #[test]
+    fn the_skim_changes_no_metadata_of_odd_lines() {
+        let long = "ok ".repeat(800);
+        let blank = " ".repeat(2400);
+        let lines = [
+            // A prompt that is long, one that is long but blank, a long text block.
+            format!(
+                r#"{{"type":"user","timestamp":"2026-05-01T10:00:00Z","message":{{"role":"user","content":"{long}"}}}}"#
+            ),
+            format!(r#"{{"type":"user","message":{{"role":"user","content":"{blank}"}}}}"#),
+            format!(r#"{{"type":"user","message":{{"role":"user","content":"\n\n{blank}\t"}}}}"#),
+            format!(
+                r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"text","text":"{long}"}}]}}}}"#
+            ),
+            // A tool call with long inputs, its result, a spawn and its result.
+            format!(
+                r#"{{"type":"assistant","requestId":"r1","message":{{"id":"m1","model":"claude-opus-4","content":[{{"type":"tool_use","id":"t1","name":"Write","input":{{"file_path":"/w/{long}","content":"{long}"}}}},{{"type":"thinking","thinking":"{long}","signature":"{long}"}}],"usage":{{"input_tokens":3,"output_tokens":1}}}}}}"#
+            ),
+            format!(
+                r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"{long}"}}]}},"toolUseResult":{{"stdout":"{long}","originalFile":"{long}"}}}}"#
+            ),
+            format!(
+                r#"{{"type":"assistant","message":{{"id":"m2","content":[{{"type":"tool_use","id":"t2","name":"Task","input":{{"description":"{long}","subagent_type":"Explore","prompt":"{long}"}}}}]}}}}"#
+            ),
+            format!(
+                r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t2","content":[{{"type":"text","text":"{long}\nagentId: a1"}}]}}]}},"toolUseResult":{{"agentId":"a1","content":"{long}"}}}}"#
+            ),
+            format!(
+                r#"{{"type":"user","message":{{"role":"user","content":"{long}"}},"content":"{long}","cwd":"/w","gitBranch":"main","sessionId":"s1"}}"#
+            ),
+        ];
+        // Broken inside a long value: an invalid escape, a raw control byte, a lone surrogate,
+        // invalid UTF-8, a stray quote, a truncated line.
+        let breaks: [&[u8]; 7] = [b"\\x", b"\x01", b"\\ud800", b"\xff", b"\"", b"\\u12", b"\\"];
+        let mut parser = Parser::new();
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut cases = 0;
+        for line in &lines {
+            let mut data = line.clone().into_bytes();
+            data.push(b'\n');
+            assert_eq!(skimmed(&data, &mut parser), unskimmed(&data), "{line}");
+            for b in breaks {
+                for _ in 0..20 {
+                    let mut broken = line.clone().into_bytes();
+                    let at = (next() as usize) % broken.len();
+                    broken.splice(at..at, b.iter().copied());
+                    if next() % 4 == 0 {
+                        broken.truncate(at + b.len() + (next() as usize) % 50);
+                    }
+                    broken.push(b'\n');
+                    let both = [&data[..], &broken[..], &data[..]].concat();
+                    assert_eq!(
+                        skimmed(&both, &mut parser),
+                        unskimmed(&both),
+                        "{}",
+                        String::from_utf8_lossy(&broken)
+                    );
+                    cases += 1;
+                }
+            }
+        }
+        assert_eq!(cases, lines.len() * breaks.len() * 20);
+        let dropped: usize = lines.iter().map(|l| reduced(l.as_bytes())).sum();
+        assert_eq!(dropped, 6, "lines the skim drops values from");
+    }
 }

@@ -6,6 +6,7 @@
 //!   everything else skipped; any JSON object parses.
 //! * [`parse`]: one line → one envelope with simd-json, with repair of invalid UTF-8 and lone
 //!   surrogate escapes ([`repair`]) and a serde_json fallback for what simd-json refuses.
+//! * [`skim`]: long string values a reader never looks at, dropped before the parse.
 //! * [`reader`]: the two together: classified lines (record, blank, invalid, torn tail).
 //! * [`record`]: the record vocabulary: record types, what a human prompt is, the tools
 //!   that spawn subagents.
@@ -22,6 +23,7 @@ pub mod parse;
 pub mod reader;
 pub mod record;
 pub mod repair;
+pub mod skim;
 pub mod time;
 
 pub use envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
@@ -30,3 +32,4 @@ pub use lines::{Line, LineSource, ReadLines, SliceLines};
 pub use map_lines::MapLines;
 pub use parse::{ParseError, Parsed, Parser, SimdScratch};
 pub use reader::{Event, InvalidLine, Reader, ReaderOptions, TornTail};
+pub use skim::Skim;

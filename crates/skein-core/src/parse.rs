@@ -7,6 +7,7 @@ use serde::de::IgnoredAny;
 
 use crate::envelope::Envelope;
 use crate::repair::repair_line;
+use crate::skim::Skim;
 
 /// Why a line is not a record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -94,6 +95,9 @@ impl SimdScratch {
 pub struct Parser {
     simd: SimdScratch,
     fallback: serde_json::Value,
+    /// Values dropped before parsing ([`Parser::set_skim`]), and the skimmed line.
+    skim: Option<Skim>,
+    skimmed: Vec<u8>,
 }
 
 impl std::fmt::Debug for Parser {
@@ -126,6 +130,13 @@ impl Parser {
         Self::default()
     }
 
+    /// Drops the long string values `skim` names from every line before it is parsed (`None`:
+    /// parse lines whole, the default). Their fields then read `"x"`: only for a reader that
+    /// looks at nothing of them but whether they are there. Returns the previous setting.
+    pub fn set_skim(&mut self, skim: Option<Skim>) -> Option<Skim> {
+        std::mem::replace(&mut self.skim, skim)
+    }
+
     /// Parses one line (without its terminator), skipping tool inputs.
     pub fn parse<'s>(&'s mut self, text: &'s [u8]) -> Result<Parsed<'s>, ParseError> {
         self.parse_as::<IgnoredAny>(text)
@@ -143,6 +154,15 @@ impl Parser {
             Some(&b) => return Err(ParseError::NotAnObject(char::from(b))),
             None => return Err(ParseError::Invalid("empty line".into())),
         }
+        let Self {
+            simd,
+            fallback,
+            skim,
+            skimmed,
+        } = self;
+        let dropped = skim.is_some_and(|s| s.reduce(text, skimmed));
+        let skimmed: &'s Vec<u8> = skimmed;
+        let text = if dropped { skimmed.as_slice() } else { text };
         // UTF-8 is checked first: serde_json does not check the strings it skips.
         if text.len() >= BIG_LINE
             && std::str::from_utf8(text).is_ok()
@@ -153,7 +173,6 @@ impl Parser {
                 repaired: false,
             });
         }
-        let Self { simd, fallback } = self;
         let first_error = match simd.from_slice::<Envelope<'_, I>>(text) {
             Ok(envelope) => {
                 return Ok(Parsed {

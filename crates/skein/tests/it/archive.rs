@@ -261,20 +261,35 @@ fn layout_meta_and_index() {
 
 /// A main transcript of 4 MiB or more is compressed while another thread reads the session for
 /// its metadata (which the commit then records): the metadata is the same as when it is read
-/// first, for the main transcript and for the subagent whose key and outcome come from it.
+/// first, for the main transcript and for the subagent whose key and outcome come from it, and
+/// again after an append.
 #[test]
 fn a_big_main_transcript_gets_the_same_metadata() {
-    // Lines without timestamp, ids, cwd or branch add nothing to the metadata.
+    // Lines without timestamp, ids, cwd or branch add nothing to the metadata. Most go before
+    // the session's other records, so that those are read after a few MiB.
     let x = "x".repeat(64 << 10);
-    let mut pad = String::new();
-    for i in 0..80 {
-        writeln!(pad, "{{\"type\":\"progress\",\"data\":\"{i}{x}\"}}").expect("write");
-    }
+    let pad = |n: std::ops::Range<usize>| {
+        let mut pad = String::new();
+        for i in n {
+            writeln!(pad, "{{\"type\":\"progress\",\"data\":\"{i}{x}\"}}").expect("write");
+        }
+        pad
+    };
+    let more = concat!(
+        r#"{"type":"user","uuid":"u9","parentUuid":"a5","timestamp":"2026-01-05T15:00:00.000Z","message":{"role":"user","content":"one more thing"}}"#,
+        "\n",
+        r#"{"type":"assistant","uuid":"a9","parentUuid":"u9","timestamp":"2026-01-05T15:00:05.000Z","requestId":"r9","message":{"id":"msg_9","role":"assistant","model":"claude-opus-4-7","content":[{"type":"tool_use","id":"t9","name":"Write","input":{"file_path":"/w/nine.rs","content":"fn nine() {}"}}],"usage":{"input_tokens":5,"output_tokens":7}}}"#,
+        "\n"
+    );
     for extra in [&[][..], &["--redact"][..]] {
         let small = Env::new();
         small.archive(extra);
         let big = Env::new();
-        append(&big.main_source(), pad.as_bytes());
+        let records = std::fs::read_to_string(big.main_source()).expect("read");
+        // The first record stays first: the archive's file name comes from its timestamp.
+        let (first, rest) = records.split_at(records.find('\n').expect("a line") + 1);
+        let whole = first.to_owned() + &pad(0..70) + rest + &pad(70..80);
+        std::fs::write(big.main_source(), whole).expect("write");
         let size = std::fs::metadata(big.main_source()).expect("md").len();
         assert!(size >= 4 << 20, "{size}");
         let rows = big.archive(extra);
@@ -297,6 +312,29 @@ fn a_big_main_transcript_gets_the_same_metadata() {
         assert_eq!(big.meta(MAIN_FILE)["meta"]["extra"]["source_bytes"], size);
         assert_eq!(big.meta(MAIN_FILE)["meta"]["subagents"][0]["agent_id"], AID);
         assert_eq!(big.meta(AGENT_FILE)["meta"]["outcome"], "completed");
+        // An append: a frame of the new lines, the metadata of the whole session.
+        for env in [&small, &big] {
+            append(&env.main_source(), more.as_bytes());
+            env.archive(extra);
+        }
+        let (mut a, mut b) = (
+            small.meta(MAIN_FILE)["meta"].clone(),
+            big.meta(MAIN_FILE)["meta"].clone(),
+        );
+        for m in [&mut a, &mut b] {
+            m["extra"]
+                .as_object_mut()
+                .expect("extra")
+                .remove("source_bytes");
+        }
+        assert_eq!(a, b, "after the append {extra:?}");
+        assert!(
+            b["files_modified"]
+                .as_array()
+                .expect("files")
+                .contains(&"/w/nine.rs".into()),
+            "{b}"
+        );
         let out = big.skein(&[
             "archive",
             "verify",

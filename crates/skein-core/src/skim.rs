@@ -1,0 +1,260 @@
+//! Skimming a line before it is parsed: the long string values of keys the reader never looks
+//! at (a tool's output, a file's old contents, base64 data) are replaced by a one-letter
+//! placeholder, so the parser does not copy and unescape them. On real transcripts those values
+//! are about 60 % of the bytes, and finding them costs a fifth of what parsing them does.
+//!
+//! The skim finds strings the way simd-json's first stage does: 64-byte blocks, a bitmask of
+//! quotes and one of backslashes (SSE2 compares through `wide`, safe code), the odd runs of
+//! backslashes marking escaped characters, and the unescaped quotes opening and closing
+//! strings. Everything between the strings it drops is copied unchanged.
+//!
+//! **What it keeps exact.** A dropped value is a whole string token that is valid JSON: the
+//! line has no raw control byte, and every escape in it is one JSON allows (otherwise nothing
+//! is dropped and the parser judges the line as it is). Replacing such a token by another
+//! string keeps the line's structure and validity. Invalid UTF-8 and lone surrogates inside a
+//! dropped value do not matter: the parser repairs them, so the line is a record either way.
+//! A dropped value reads as `"x"`: a reader sees that it was there and is not blank, nothing
+//! else. A value that might be blank (it starts with whitespace that is not followed by a
+//! plain character, or with a `\u` escape or a non-ASCII byte) is kept.
+
+use wide::u8x16;
+
+/// Which string values to drop.
+#[derive(Debug, Clone, Copy)]
+pub struct Skim {
+    /// Object keys (as written, without escapes) whose string values are dropped.
+    pub keys: &'static [&'static str],
+    /// Only values at least this many bytes long (between the quotes, as written).
+    pub min_len: usize,
+}
+
+/// Lines shorter than this are not worth skimming (their long values, if any, are short).
+pub const MIN_LINE: usize = 2048;
+
+const EVEN: u64 = 0x5555_5555_5555_5555;
+
+/// Quote, backslash, `n` and control-byte (< 0x20) masks of one 64-byte block.
+#[inline(always)]
+fn masks(b: &[u8; 64]) -> [u64; 4] {
+    let quote = u8x16::splat(b'"');
+    let backslash = u8x16::splat(b'\\');
+    let n = u8x16::splat(b'n');
+    let below = u8x16::splat(0x1f);
+    let mut m = [0u64; 4];
+    for (c, chunk) in b.chunks_exact(16).enumerate() {
+        let v = u8x16::new(chunk.try_into().unwrap_or([0; 16]));
+        let shift = c * 16;
+        m[0] |= u64::from(v.simd_eq(quote).to_bitmask()) << shift;
+        m[1] |= u64::from(v.simd_eq(backslash).to_bitmask()) << shift;
+        m[2] |= u64::from(v.simd_eq(n).to_bitmask()) << shift;
+        m[3] |= u64::from(v.min(below).simd_eq(v).to_bitmask()) << shift;
+    }
+    m
+}
+
+/// The escaped characters of a block (simdjson's odd-backslash-run method): bit `i` is set when
+/// byte `i` follows an odd run of backslashes. `carry` is whether the previous block ended with
+/// one.
+#[inline(always)]
+fn escaped(backslash: u64, carry: &mut u64) -> u64 {
+    if backslash == 0 && *carry == 0 {
+        return 0;
+    }
+    let backslash = backslash & !*carry;
+    let follows = (backslash << 1) | *carry;
+    let odd_starts = backslash & !EVEN & !follows;
+    let (sum, overflow) = odd_starts.overflowing_add(backslash);
+    *carry = u64::from(overflow);
+    (EVEN ^ (sum << 1)) & follows
+}
+
+/// Whether the escape whose letter is at `at` is one JSON allows.
+fn valid_escape(line: &[u8], at: usize) -> bool {
+    match line.get(at) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => true,
+        Some(b'u') => line
+            .get(at + 1..at + 5)
+            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)),
+        _ => false,
+    }
+}
+
+/// Whether the string starting at `from` (after its quote) certainly holds a character that is
+/// not whitespace: what a dropped value's placeholder promises.
+fn surely_not_blank(line: &[u8], from: usize) -> bool {
+    let mut i = from;
+    while let Some(&b) = line.get(i) {
+        match b {
+            b' ' => i += 1,
+            b'\\' => match line.get(i + 1) {
+                Some(b'n' | b't' | b'r' | b'f') => i += 2,
+                Some(b'"' | b'\\' | b'/' | b'b') => return true,
+                _ => return false,
+            },
+            b'"' => return false,
+            0x21..=0x7e => return true,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The first byte before `at` that is not a space.
+fn before(line: &[u8], at: usize) -> Option<u8> {
+    line[..at].iter().rev().copied().find(|&b| b != b' ')
+}
+
+/// The first byte from `at` on that is not a space.
+fn after(line: &[u8], at: usize) -> Option<u8> {
+    line.get(at..)?.iter().copied().find(|&b| b != b' ')
+}
+
+impl Skim {
+    /// Writes `line` with its droppable values replaced into `out` (cleared first). False, with
+    /// `out` in no particular state, when nothing was dropped: the line should be parsed as is.
+    pub fn reduce(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
+        out.clear();
+        if line.len() < MIN_LINE.max(self.min_len) {
+            return false;
+        }
+        let mut carry = 0u64;
+        // Content start of the open string, if one is open.
+        let mut open: Option<usize> = None;
+        // The last key seen (the string before a `:`).
+        let mut key: (usize, usize) = (0, 0);
+        let mut copied = 0usize;
+        let mut base = 0usize;
+        let mut tail = [0u8; 64];
+        while base < line.len() {
+            let (block, valid): (&[u8; 64], u64) = match line.get(base..base + 64) {
+                Some(b) => (b.try_into().unwrap_or(&tail), !0),
+                None => {
+                    let n = line.len() - base;
+                    tail = [b' '; 64];
+                    tail[..n].copy_from_slice(&line[base..]);
+                    (&tail, (1u64 << n) - 1)
+                }
+            };
+            let [q, bs, n, ctl] = masks(block);
+            if ctl & valid != 0 {
+                return false;
+            }
+            let esc = escaped(bs, &mut carry) & valid;
+            // `\n`, `\"` and `\\` are valid escapes; the rest is checked one by one.
+            let mut odd = esc & !(n | q | bs);
+            while odd != 0 {
+                let at = base + odd.trailing_zeros() as usize;
+                odd &= odd - 1;
+                if !valid_escape(line, at) {
+                    return false;
+                }
+            }
+            let mut quotes = q & !esc & valid;
+            while quotes != 0 {
+                let at = base + quotes.trailing_zeros() as usize;
+                quotes &= quotes - 1;
+                let Some(start) = open.take() else {
+                    open = Some(at + 1);
+                    continue;
+                };
+                if after(line, at + 1) == Some(b':') {
+                    key = (start, at);
+                } else if at - start >= self.min_len
+                    && before(line, start - 1) == Some(b':')
+                    && self
+                        .keys
+                        .iter()
+                        .any(|k| k.as_bytes() == &line[key.0..key.1])
+                    && surely_not_blank(line, start)
+                {
+                    out.extend_from_slice(&line[copied..start]);
+                    out.push(b'x');
+                    copied = at;
+                }
+            }
+            base += 64;
+        }
+        if copied == 0 {
+            return false;
+        }
+        out.extend_from_slice(&line[copied..]);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SKIM: Skim = Skim {
+        keys: &["content", "text"],
+        min_len: 8,
+    };
+
+    fn reduced(line: &str) -> Option<String> {
+        let mut padded = line.to_owned();
+        // Every test line is padded past MIN_LINE with a kept member at the end.
+        padded.pop();
+        padded.push_str(&format!(r#","pad":"{}"}}"#, "p".repeat(MIN_LINE)));
+        let mut out = Vec::new();
+        SKIM.reduce(padded.as_bytes(), &mut out).then(|| {
+            let s = String::from_utf8(out).expect("utf-8");
+            s[..s.len() - MIN_LINE - 10].to_owned() + "}"
+        })
+    }
+
+    #[test]
+    fn drops_long_values_of_the_named_keys_only() {
+        assert_eq!(
+            reduced(r#"{"type":"user","content":"a long tool output","name":"a long kept value"}"#)
+                .as_deref(),
+            Some(r#"{"type":"user","content":"x","name":"a long kept value"}"#)
+        );
+        // Short values, keys not named, keys that are values, array elements: kept.
+        for kept in [
+            r#"{"content":"short"}"#,
+            r#"{"other":"a long tool output"}"#,
+            r#"{"k":"content","v":"a long tool output"}"#,
+            r#"{"content":["a long tool output"]}"#,
+        ] {
+            assert_eq!(reduced(kept), None, "{kept}");
+        }
+    }
+
+    #[test]
+    fn escapes_and_quotes_inside_values_are_followed() {
+        assert_eq!(
+            reduced(r#"{"content":"say \"content\":\"no\" \\","text":"two \\\" three four"}"#)
+                .as_deref(),
+            Some(r#"{"content":"x","text":"x"}"#)
+        );
+        // A value spanning blocks, with an escape run across the boundary.
+        let long = format!(
+            r#"{{"content":"{}\\\\{}"}}"#,
+            "a".repeat(61),
+            "b".repeat(70)
+        );
+        assert_eq!(reduced(&long).as_deref(), Some(r#"{"content":"x"}"#));
+    }
+
+    #[test]
+    fn lines_it_cannot_vouch_for_are_left_whole() {
+        for whole in [
+            // A raw control byte anywhere, an invalid escape, a truncated \u.
+            "{\"content\":\"a long\ttool output\"}",
+            r#"{"content":"a long \x tool output"}"#,
+            r#"{"content":"a long tool output \u12"}"#,
+            // Values that might be blank.
+            r#"{"content":"          "}"#,
+            r#"{"content":"\n\n\n\n\n\n\n\n"}"#,
+            r#"{"content":"\u0041 long tool output"}"#,
+            r#"{"content":"é long tool output"}"#,
+        ] {
+            assert_eq!(reduced(whole), None, "{whole}");
+        }
+        assert_eq!(
+            reduced(r#"{"content":"\n  \t a long tool output"}"#).as_deref(),
+            Some(r#"{"content":"x"}"#)
+        );
+    }
+}
