@@ -68,11 +68,22 @@ impl SimdScratch {
     /// until the next call. The same result as `simd_json::serde::from_slice` on a copy of
     /// `text`.
     pub fn from_slice<'s, T: Deserialize<'s>>(&'s mut self, text: &[u8]) -> simd_json::Result<T> {
+        self.buf.clear();
+        self.buf.reserve(text.len() + simd_json::INPUT_PADDING);
+        self.buf.extend_from_slice(text);
+        self.parse_buffer()
+    }
+
+    /// Writes `text` with the values `skim` drops into the parse buffer: false when it drops
+    /// nothing (the buffer is then in no particular state).
+    fn load_skimmed(&mut self, skim: &Skim, text: &[u8]) -> bool {
+        skim.reduce(text, &mut self.buf)
+    }
+
+    /// Parses the document the buffer holds.
+    fn parse_buffer<'s, T: Deserialize<'s>>(&'s mut self) -> simd_json::Result<T> {
         let Self { buf, buffers, tape } = self;
-        let len = text.len();
-        buf.clear();
-        buf.reserve(len + simd_json::INPUT_PADDING);
-        buf.extend_from_slice(text);
+        let len = buf.len();
         // The padding's content does not matter; simd-json reads past the end in SIMD words.
         buf.resize(len + simd_json::INPUT_PADDING, b' ');
         let mut t: simd_json::Tape<'s> = tape
@@ -95,7 +106,7 @@ impl SimdScratch {
 pub struct Parser {
     simd: SimdScratch,
     fallback: serde_json::Value,
-    /// Values dropped before parsing ([`Parser::set_skim`]), and the skimmed line.
+    /// Values dropped before parsing ([`Parser::set_skim`]), and a skimmed line to repair.
     skim: Option<Skim>,
     skimmed: Vec<u8>,
 }
@@ -160,28 +171,45 @@ impl Parser {
             skim,
             skimmed,
         } = self;
-        let dropped = skim.is_some_and(|s| s.reduce(text, skimmed));
-        let skimmed: &'s Vec<u8> = skimmed;
-        let text = if dropped { skimmed.as_slice() } else { text };
-        // UTF-8 is checked first: serde_json does not check the strings it skips.
-        if text.len() >= BIG_LINE
-            && std::str::from_utf8(text).is_ok()
-            && let Ok(envelope) = serde_json::from_slice::<Envelope<'s, I>>(text)
-        {
-            return Ok(Parsed {
-                envelope,
-                repaired: false,
-            });
-        }
-        let first_error = match simd.from_slice::<Envelope<'_, I>>(text) {
-            Ok(envelope) => {
+        // A skimmed line goes straight into simd-json's buffer (one copy); what simd-json refuses
+        // of it is skimmed again for the repair below.
+        let dropped = skim.as_ref().is_some_and(|s| simd.load_skimmed(s, text));
+        let first_error = if dropped {
+            match simd.parse_buffer::<Envelope<'_, I>>() {
+                Ok(envelope) => {
+                    return Ok(Parsed {
+                        envelope,
+                        repaired: false,
+                    });
+                }
+                Err(e) => e,
+            }
+        } else {
+            // UTF-8 is checked first: serde_json does not check the strings it skips.
+            if text.len() >= BIG_LINE
+                && std::str::from_utf8(text).is_ok()
+                && let Ok(envelope) = serde_json::from_slice::<Envelope<'s, I>>(text)
+            {
                 return Ok(Parsed {
                     envelope,
                     repaired: false,
                 });
             }
-            Err(e) => e,
+            match simd.from_slice::<Envelope<'_, I>>(text) {
+                Ok(envelope) => {
+                    return Ok(Parsed {
+                        envelope,
+                        repaired: false,
+                    });
+                }
+                Err(e) => e,
+            }
         };
+        if let (true, Some(s)) = (dropped, skim.as_ref()) {
+            s.reduce(text, skimmed);
+        }
+        let skimmed: &'s Vec<u8> = skimmed;
+        let text = if dropped { skimmed.as_slice() } else { text };
         let repaired = repair_line(text);
         let was_repaired = matches!(repaired, std::borrow::Cow::Owned(_));
         // serde_json accepts what simd-json may not (duplicate keys, deep nesting) and checks
