@@ -29,33 +29,13 @@ use crate::packed::{self, Keyed, hash};
 pub const SOURCE_BYTES: &str = "source_bytes";
 
 /// The long values the collector never reads, dropped before each line is parsed
-/// ([`skein_core::skim`]): tool output and results, file contents before and after an edit,
-/// text, thinking and signatures, base64 data. They are about 60 % of a transcript's bytes. The
-/// collector looks at none of them, except whether a prompt's `content` is blank, which the
-/// skim keeps. A field the collector starts reading must leave this list (the corpus test
-/// `the_skim_changes_no_metadata` compares the metadata with and without it).
+/// ([`skein_core::skim`]): the collector looks at none of the [`skein_core::skim::BULKY`]
+/// keys' values, except whether a prompt's `content` is blank, which the skim keeps. A field
+/// the collector starts reading must leave that list or this reader (the test
+/// `the_skim_changes_no_metadata` compares the metadata with and without the skim, on the
+/// corpus and on broken lines).
 pub const SKIM: skein_core::Skim = skein_core::Skim {
-    keys: &[
-        "content",
-        "originalFile",
-        "originalFileContents",
-        "data",
-        "text",
-        "thinking",
-        "signature",
-        "encrypted_content",
-        "stdout",
-        "stderr",
-        "output",
-        "fullOutput",
-        "result",
-        "old_string",
-        "new_string",
-        "oldString",
-        "newString",
-        "plan",
-        "planContent",
-    ],
+    keys: skein_core::skim::BULKY,
     min_len: 256,
 };
 

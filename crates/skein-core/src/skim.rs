@@ -28,6 +28,32 @@ pub struct Skim {
     pub min_len: usize,
 }
 
+/// The keys whose string values make the bulk of a transcript (about 60 % of its bytes on the
+/// corpus): tool output and results, file contents before and after an edit, text, thinking
+/// and signatures, base64 data. A reader that looks at none of them (beyond whether a value is
+/// there) skims with `Skim { keys: BULKY, .. }`.
+pub const BULKY: &[&str] = &[
+    "content",
+    "originalFile",
+    "originalFileContents",
+    "data",
+    "text",
+    "thinking",
+    "signature",
+    "encrypted_content",
+    "stdout",
+    "stderr",
+    "output",
+    "fullOutput",
+    "result",
+    "old_string",
+    "new_string",
+    "oldString",
+    "newString",
+    "plan",
+    "planContent",
+];
+
 /// Lines shorter than this are not worth skimming (their long values, if any, are short).
 pub const MIN_LINE: usize = 2048;
 
