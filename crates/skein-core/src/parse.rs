@@ -74,20 +74,6 @@ impl SimdScratch {
         self.parse_buffer()
     }
 
-    /// [`SimdScratch::from_slice`] of `text` with the values `skim` names dropped
-    /// ([`crate::skim`]): for a reader that looks at none of them.
-    pub fn from_slice_skimmed<'s, T: Deserialize<'s>>(
-        &'s mut self,
-        skim: &Skim,
-        text: &[u8],
-    ) -> simd_json::Result<T> {
-        if self.load_skimmed(skim, text) {
-            self.parse_buffer()
-        } else {
-            self.from_slice(text)
-        }
-    }
-
     /// Writes `text` with the values `skim` drops into the parse buffer: false when it drops
     /// nothing (the buffer is then in no particular state).
     fn load_skimmed(&mut self, skim: &Skim, text: &[u8]) -> bool {

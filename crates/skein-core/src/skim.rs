@@ -60,7 +60,7 @@ pub const MIN_LINE: usize = 2048;
 const EVEN: u64 = 0x5555_5555_5555_5555;
 
 /// Quote, backslash, `n` and control-byte (< 0x20) masks of one 64-byte block.
-#[inline(always)]
+#[inline]
 fn masks(b: &[u8; 64]) -> [u64; 4] {
     let quote = u8x16::splat(b'"');
     let backslash = u8x16::splat(b'\\');
@@ -81,7 +81,7 @@ fn masks(b: &[u8; 64]) -> [u64; 4] {
 /// The escaped characters of a block (simdjson's odd-backslash-run method): bit `i` is set when
 /// byte `i` follows an odd run of backslashes. `carry` is whether the previous block ended with
 /// one.
-#[inline(always)]
+#[inline]
 fn escaped(backslash: u64, carry: &mut u64) -> u64 {
     if backslash == 0 && *carry == 0 {
         return 0;
@@ -150,17 +150,17 @@ impl Skim {
         let mut key: (usize, usize) = (0, 0);
         let mut copied = 0usize;
         let mut base = 0usize;
-        let mut tail = [0u8; 64];
+        // The last block, padded with spaces (`valid` masks the padding out).
+        let mut tail = [b' '; 64];
         while base < line.len() {
-            let (block, valid): (&[u8; 64], u64) = match line.get(base..base + 64) {
-                Some(b) => (b.try_into().unwrap_or(&tail), !0),
-                None => {
+            let (block, valid): (&[u8; 64], u64) =
+                if let Some(b) = line.get(base..base + 64).and_then(|b| b.try_into().ok()) {
+                    (b, !0)
+                } else {
                     let n = line.len() - base;
-                    tail = [b' '; 64];
                     tail[..n].copy_from_slice(&line[base..]);
                     (&tail, (1u64 << n) - 1)
-                }
-            };
+                };
             let [q, bs, n, ctl] = masks(block);
             if ctl & valid != 0 {
                 return false;
@@ -221,7 +221,9 @@ mod tests {
         let mut padded = line.to_owned();
         // Every test line is padded past MIN_LINE with a kept member at the end.
         padded.pop();
-        padded.push_str(&format!(r#","pad":"{}"}}"#, "p".repeat(MIN_LINE)));
+        padded.push_str(r#","pad":""#);
+        padded.push_str(&"p".repeat(MIN_LINE));
+        padded.push_str(r#""}"#);
         let mut out = Vec::new();
         SKIM.reduce(padded.as_bytes(), &mut out).then(|| {
             let s = String::from_utf8(out).expect("utf-8");

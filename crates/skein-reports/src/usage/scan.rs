@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use skein_core::lenient::{Count, Flag, Obj, Str};
-use skein_core::{LineSource, ReadLines, SimdScratch, Skim, SliceLines};
+use skein_core::{LineSource, ReadLines, SimdScratch, SliceLines};
 use skein_layout::SessionFiles;
 use skein_store::{Input, InputMode};
 
@@ -263,21 +263,11 @@ impl FileGroups<'_> {
     }
 }
 
-/// The long values a usage line is parsed without ([`skein_core::skim`]): [`RawLine`] reads
-/// none of the [`skein_core::skim::BULKY`] keys' string values (a `data` that is a string is
-/// not a progress record's object either way).
-const SKIM: Skim = Skim {
-    keys: skein_core::skim::BULKY,
-    min_len: 256,
-};
-
 /// Reusable per-thread state for scanning transcripts (parse buffers, the read buffer).
 pub struct UsageScanner {
     finder: memmem::Finder<'static>,
     simd: SimdScratch,
     read_buf: Vec<u8>,
-    /// What lines are parsed without (`None` in a test that compares).
-    skim: Option<Skim>,
 }
 
 impl std::fmt::Debug for UsageScanner {
@@ -299,7 +289,6 @@ impl UsageScanner {
             finder: memmem::Finder::new(b"\"usage\"").into_owned(),
             simd: SimdScratch::new(),
             read_buf: Vec::new(),
-            skim: Some(SKIM),
         }
     }
 
@@ -391,9 +380,7 @@ impl UsageScanner {
             key: String::new(),
             first: scan.copies.len(),
         };
-        let Self {
-            finder, simd, skim, ..
-        } = self;
+        let Self { finder, simd, .. } = self;
         let kept = scan.skipped.len();
         while lines.advance()? {
             let l = lines.line();
@@ -403,11 +390,7 @@ impl UsageScanner {
             }
             scan.usage_lines += 1;
             let (invalid, no_ts) = (scan.invalid_lines, scan.no_timestamp);
-            let parsed = match skim {
-                Some(skim) => simd.from_slice_skimmed::<RawLine<'_>>(skim, text),
-                None => simd.from_slice::<RawLine<'_>>(text),
-            };
-            if let Ok(raw) = parsed {
+            if let Ok(raw) = simd.from_slice::<RawLine<'_>>(text) {
                 groups.add(raw, scan);
             } else {
                 // What simd-json refuses: repair (invalid UTF-8, lone surrogates) and let
@@ -499,91 +482,5 @@ mod tests {
             ),
             (6, 0, 6)
         );
-    }
-
-    /// The scan of `data`, its lines parsed with `skim` or whole.
-    fn scanned(data: &[u8], skim: Option<Skim>) -> SessionScan {
-        let mut scanner = UsageScanner {
-            skim,
-            ..UsageScanner::new()
-        };
-        let mut scan = SessionScan::default();
-        scanner
-            .scan_lines(SliceLines::new(data), "s", Source::Main, &mut scan)
-            .expect("scan");
-        scan
-    }
-
-    #[test]
-    fn the_skim_changes_no_usage() {
-        let Some((_, files)) = skein_testkit::corpus_files() else {
-            return;
-        };
-        let mut copies = 0;
-        for f in &files {
-            let data = std::fs::read(f).expect("read");
-            let skimmed = scanned(&data, Some(SKIM));
-            assert_eq!(skimmed, scanned(&data, None), "{}", f.display());
-            copies += skimmed.copies.len();
-        }
-        assert!(copies > 1000, "{copies} request copies");
-    }
-
-    /// Usage lines with long values, whole and broken inside them (an invalid escape, a raw
-    /// control byte, a lone surrogate, invalid UTF-8, a stray quote, a cut): the same scan.
-    #[test]
-    fn the_skim_changes_no_usage_of_broken_lines() {
-        let long = "ok ".repeat(800);
-        let lines = [
-            format!(
-                r#"{{"type":"assistant","timestamp":"2026-01-01T00:00:00Z","requestId":"r1","message":{{"id":"m1","model":"claude-opus-4-7","content":[{{"type":"thinking","thinking":"{long}","signature":"{long}"}},{{"type":"text","text":"{long}"}}],"usage":{{"input_tokens":1,"output_tokens":2}}}}}}"#
-            ),
-            format!(
-                r#"{{"type":"assistant","timestamp":"2026-01-01T00:00:01Z","message":{{"id":"m2","model":"claude-opus-4-7","content":[{{"type":"tool_use","id":"t","name":"Write","input":{{"file_path":"/a","content":"{long}"}}}}],"usage":{{"input_tokens":3,"output_tokens":4,"speed":"fast"}}}}}}"#
-            ),
-            format!(
-                r#"{{"type":"progress","data":{{"agentId":"a1","message":{{"type":"assistant","timestamp":"2026-01-01T00:00:02Z","message":{{"id":"m3","model":"claude-haiku-4-5","content":[{{"type":"text","text":"{long}"}}],"usage":{{"input_tokens":5,"output_tokens":6}}}}}}}}}}"#
-            ),
-            format!(
-                r#"{{"type":"assistant","data":"{long}","requestId":"{long}","timestamp":"2026-01-01T00:00:03Z","message":{{"id":"m4","model":"claude-opus-4-7","usage":{{"input_tokens":7,"output_tokens":8}}}}}}"#
-            ),
-        ];
-        let breaks: [&[u8]; 7] = [b"\\x", b"\x01", b"\\ud800", b"\xff", b"\"", b"\\u12", b"\\"];
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let mut out = Vec::new();
-        let dropped = lines
-            .iter()
-            .filter(|l| SKIM.reduce(l.as_bytes(), &mut out))
-            .count();
-        assert_eq!(dropped, lines.len());
-        for line in &lines {
-            let whole = format!("{line}\n");
-            let scan = scanned(whole.as_bytes(), Some(SKIM));
-            assert_eq!(scan, scanned(whole.as_bytes(), None), "{line}");
-            assert_eq!(scan.copies.len(), 1, "{line}");
-            for b in breaks {
-                for _ in 0..20 {
-                    let mut broken = line.clone().into_bytes();
-                    let at = (next() as usize) % broken.len();
-                    broken.splice(at..at, b.iter().copied());
-                    if next() % 4 == 0 {
-                        broken.truncate(at + b.len() + (next() as usize) % 50);
-                    }
-                    broken.push(b'\n');
-                    assert_eq!(
-                        scanned(&broken, Some(SKIM)),
-                        scanned(&broken, None),
-                        "{}",
-                        String::from_utf8_lossy(&broken)
-                    );
-                }
-            }
-        }
     }
 }
