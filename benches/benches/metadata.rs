@@ -1,0 +1,75 @@
+//! The archive's metadata pass (what `skein archive` reads a session for while its frame is
+//! compressed, and the hook for each turn), throughput in bytes, on a synthetic 64 MiB
+//! transcript and on the shared corpus when present:
+//!
+//! * `*_skim`: `skein_app::meta_read::feed_lines`, each line skimmed of the bulky values the
+//!   collector never reads (`skein_core::skim`) before simd-json parses it;
+//! * `*_whole`: the same collector fed every line parsed whole, the pass before the skim;
+//! * `skim_only`: the skim alone (`Skim::reduce` of every line).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::Value;
+use skein_analysis::RecordVisitor;
+use skein_app::MetaCollector;
+use skein_bench::{corpus_contents, synthetic_transcript};
+use skein_core::{Event, Parser, Reader, ReaderOptions, SliceLines};
+
+fn skimmed(data: &[u8], parser: &mut Parser) -> MetaCollector {
+    let mut c = MetaCollector::new();
+    skein_app::meta_read::feed_lines(&mut c, SliceLines::new(data), parser).expect("in memory");
+    c
+}
+
+fn whole(data: &[u8], parser: &mut Parser) -> MetaCollector {
+    let mut c = MetaCollector::new();
+    let mut r = Reader::with_parser(
+        SliceLines::new(data),
+        ReaderOptions::default(),
+        std::mem::take(parser),
+    );
+    while let Some(ev) = r.next_event_as::<Value>().expect("in memory") {
+        if let Event::Record(line, p) = ev {
+            c.record(&line, &p.envelope, None);
+        }
+    }
+    *parser = r.into_parts().1;
+    c
+}
+
+fn metadata(c: &mut Criterion) {
+    let mut inputs = vec![("synthetic_64MiB", synthetic_transcript(64 << 20, 42))];
+    if let Some(files) = corpus_contents() {
+        inputs.push(("corpus", files.concat()));
+    }
+    let mut parser = Parser::new();
+    let mut group = c.benchmark_group("metadata");
+    group.sample_size(10);
+    for (name, data) in &inputs {
+        group.throughput(Throughput::Bytes(data.len() as u64));
+        group.bench_function(format!("{name}_skim"), |b| {
+            b.iter(|| black_box(skimmed(data, &mut parser).meta().tool_calls));
+        });
+        group.bench_function(format!("{name}_whole"), |b| {
+            b.iter(|| black_box(whole(data, &mut parser).meta().tool_calls));
+        });
+        group.bench_function(format!("{name}_skim_only"), |b| {
+            let mut out = Vec::new();
+            b.iter(|| {
+                data.split(|&b| b == b'\n')
+                    .filter(|l| skein_app::meta::SKIM.reduce(l, &mut out))
+                    .count()
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, metadata);
+criterion_main!(benches);
