@@ -1,6 +1,8 @@
 //! One line of text → one [`Envelope`]. simd-json does the work; lines it refuses are repaired
 //! (invalid UTF-8, lone surrogates, see [`crate::repair`]) and retried, and whatever is still
-//! refused but is one JSON object (duplicate keys, for one) goes through serde_json.
+//! refused but is one JSON object (duplicate keys, for one) goes through serde_json. A reader
+//! that looks at none of the bulky values can have them skimmed off first ([`crate::skim`],
+//! [`Parser::set_skim`]).
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -172,8 +174,10 @@ impl Parser {
             skimmed,
         } = self;
         // A skimmed line goes straight into simd-json's buffer (one copy); what simd-json refuses
-        // of it is skimmed again for the repair below.
-        let dropped = skim.as_ref().is_some_and(|s| simd.load_skimmed(s, text));
+        // of it is skimmed again for the repair below. A line of BIG_LINE bytes or more is not
+        // skimmed: what is left of it could still be too big for simd-json's copies.
+        let dropped =
+            text.len() < BIG_LINE && skim.as_ref().is_some_and(|s| simd.load_skimmed(s, text));
         let first_error = if dropped {
             match simd.parse_buffer::<Envelope<'_, I>>() {
                 Ok(envelope) => {
