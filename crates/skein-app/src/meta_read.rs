@@ -171,8 +171,8 @@ mod tests {
                 r#"{{"type":"user","message":{{"role":"user","content":"{long}"}},"content":"{long}","cwd":"/w","gitBranch":"main","sessionId":"s1"}}"#
             ),
         ];
-        // Broken inside a long value: an invalid escape, a raw control byte, a lone surrogate,
-        // invalid UTF-8, a stray quote, a truncated line.
+        // Broken at a random place, most often inside a long value: an invalid escape, a raw
+        // control byte, a lone surrogate, invalid UTF-8, a stray quote, a cut.
         let breaks: [&[u8]; 7] = [b"\\x", b"\x01", b"\\ud800", b"\xff", b"\"", b"\\u12", b"\\"];
         let mut parser = Parser::new();
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;
@@ -182,7 +182,6 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        let mut cases = 0;
         for line in &lines {
             let mut data = line.clone().into_bytes();
             data.push(b'\n');
@@ -203,11 +202,9 @@ mod tests {
                         "{}",
                         String::from_utf8_lossy(&broken)
                     );
-                    cases += 1;
                 }
             }
         }
-        assert_eq!(cases, lines.len() * breaks.len() * 20);
         let dropped: usize = lines.iter().map(|l| reduced(l.as_bytes())).sum();
         assert_eq!(dropped, 6, "lines the skim drops values from");
     }
