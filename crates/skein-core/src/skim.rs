@@ -211,6 +211,7 @@ impl Skim {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Strategy;
 
     const SKIM: Skim = Skim {
         keys: &["content", "text"],
@@ -284,5 +285,150 @@ mod tests {
             reduced(r#"{"content":"\n  \t a long tool output"}"#).as_deref(),
             Some(r#"{"content":"x"}"#)
         );
+    }
+
+    /// Pieces of string values the skim may drop: plain text, valid escapes (surrogate pairs
+    /// and lone halves included: the parser repairs those), non-ASCII and invalid UTF-8.
+    const PIECES: &[&[u8]] = &[
+        b"plain words ",
+        b"    ",
+        b"\\n",
+        b"\\t",
+        b"\\\"",
+        b"\\\\",
+        b"\\/",
+        b"\\u00e9",
+        b"\\ud83d\\ude00",
+        b"\\ud800",
+        b"\\udc00x",
+        "é€".as_bytes(),
+        b"\xff\xfe",
+        b"content\\\":\\\"",
+        b"{[,:]}",
+    ];
+
+    /// Pieces that make a value something the skim must not vouch for (an invalid escape, a
+    /// raw control byte) or that end it early (a quote).
+    const POISON: &[&[u8]] = &[b"\\x", b"\\u12g4", b"\x01", b"\t", b"\"", b"\\"];
+
+    /// Whitespace only, as a value the collector asks the blankness of could be.
+    const BLANK: &[&[u8]] = &[b"    ", b"\\n", b"\\t", b"\\r", b"\\f"];
+
+    /// How a value ends: with escaped backslashes right before its closing quote (where an
+    /// even run must not escape the quote), an escaped quote, or a letter.
+    const ENDS: &[&[u8]] = &[b"\\\\\\\\", b"\\\\", b"\\\"", b"x"];
+
+    /// A string value of up to `n` pieces (raw bytes between the quotes).
+    fn value(n: usize) -> impl Strategy<Value = Vec<u8>> {
+        let pieces = |set: &'static [&'static [u8]]| {
+            (
+                proptest::collection::vec(proptest::sample::select(set), 0..n),
+                proptest::sample::select(ENDS),
+            )
+                .prop_map(|(p, end)| [p.concat(), end.to_vec()].concat())
+        };
+        proptest::prop_oneof![4 => pieces(PIECES), 1 => pieces(BLANK)]
+    }
+
+    /// What a reader that looks at no bulky value may read of an envelope: every field but
+    /// the texts, the tool inputs and the result sizes, and whether a text content is blank.
+    fn seen(e: &crate::Envelope<'_>) -> String {
+        let m = e.message.0.as_ref();
+        let blocks: Vec<_> = m
+            .map(|m| m.content.blocks())
+            .unwrap_or_default()
+            .iter()
+            .map(|b| {
+                (
+                    b.kind(),
+                    b.id.get(),
+                    b.name.get(),
+                    b.tool_use_id.get(),
+                    b.is_error.0,
+                )
+            })
+            .collect();
+        let text = m.and_then(|m| match &m.content {
+            crate::Content::Text(t) => Some(t.get().is_some_and(|t| !t.trim().is_empty())),
+            _ => None,
+        });
+        format!(
+            "{:?}",
+            (
+                (
+                    e.kind.get(),
+                    e.uuid.get(),
+                    e.session_id.get(),
+                    e.timestamp.get()
+                ),
+                (
+                    e.request_id.get(),
+                    e.cwd.get(),
+                    e.git_branch.get(),
+                    e.is_meta.0
+                ),
+                e.tool_use_result.0.as_ref().map(|t| t.agent_id.get()),
+                m.map(|m| (m.id.get(), m.model.get(), m.usage.0, m.stop_reason.get())),
+                (blocks, text),
+            )
+        )
+    }
+
+    proptest::proptest! {
+        /// With the skim or without, a line is a record or not alike, and a reader that looks
+        /// at no bulky value sees the same record.
+        #[test]
+        fn a_skimmed_line_parses_as_the_whole_line(
+            content in value(400),
+            text in value(400),
+            stdout in value(400),
+            kept in value(300),
+            blocks in proptest::bool::ANY,
+            poison in proptest::option::of((0usize..4, 0usize..2000, proptest::sample::select(POISON))),
+            cut in proptest::option::of(0usize..6000),
+        ) {
+            let mut values = [content, text, stdout, kept];
+            if let Some((which, at, p)) = poison {
+                let v = &mut values[which];
+                let at = at.min(v.len());
+                v.splice(at..at, p.iter().copied());
+            }
+            let [content, text, stdout, kept] = values;
+            let string = |v: &[u8]| [&b"\""[..], v, b"\""].concat();
+            let content = if blocks {
+                [
+                    &br#"[{"type":"tool_result","tool_use_id":"t1","content":"#[..],
+                    &string(&content),
+                    br#"},{"type":"text","text":"#,
+                    &string(&text),
+                    b"}]",
+                ]
+                .concat()
+            } else {
+                string(&content)
+            };
+            let mut line = [
+                &br#"{"type":"user","uuid":"u1","cwd":"#[..],
+                &string(&kept),
+                br#","message":{"role":"user","content":"#,
+                &content,
+                br#"},"toolUseResult":{"agentId":"a1","stdout":"#,
+                &string(&stdout),
+                br#"},"timestamp":"2026-05-01T10:00:00Z"}"#,
+            ]
+            .concat();
+            if let Some(at) = cut {
+                line.truncate(at);
+            }
+            let mut whole = crate::Parser::new();
+            let mut skimming = crate::Parser::new();
+            skimming.set_skim(Some(Skim { keys: BULKY, min_len: 16 }));
+            let a = whole.parse(&line).map(|p| seen(&p.envelope));
+            let b = skimming.parse(&line).map(|p| seen(&p.envelope));
+            proptest::prop_assert_eq!(a.is_ok(), b.is_ok(), "{}", String::from_utf8_lossy(&line));
+            if let (Ok(a), Ok(b)) = (a, b) {
+                proptest::prop_assert_eq!(a, b);
+            }
+        }
     }
 }
