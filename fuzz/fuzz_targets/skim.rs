@@ -10,9 +10,17 @@ use skein_core::{Envelope, Parser};
 /// The ids, times and counters of a record: fields no skim may change.
 fn ids(e: &Envelope<'_>) -> String {
     let m = e.message.0.as_ref();
-    let blocks: Vec<_> = m.map_or(&[][..], |m| m.content.blocks()).iter().map(|b| {
-        (b.kind().map(str::to_owned), b.id.get().map(str::to_owned), b.tool_use_id.get().map(str::to_owned))
-    }).collect();
+    let blocks: Vec<_> = m
+        .map_or(&[][..], |m| m.content.blocks())
+        .iter()
+        .map(|b| {
+            (
+                b.kind().map(str::to_owned),
+                b.id.get().map(str::to_owned),
+                b.tool_use_id.get().map(str::to_owned),
+            )
+        })
+        .collect();
     format!(
         "{:?} {:?} {:?} {:?} {:?} {:?}",
         e.kind.get(),
@@ -27,7 +35,10 @@ fn ids(e: &Envelope<'_>) -> String {
 fuzz_target!(|data: &[u8]| {
     let mut whole = Parser::new();
     let mut skimming = Parser::new();
-    skimming.set_skim(Some(Skim { keys: BULKY, min_len: 8 }));
+    skimming.set_skim(Some(Skim {
+        keys: BULKY,
+        min_len: 8,
+    }));
     let a = whole.parse(data).map(|p| ids(&p.envelope));
     let b = skimming.parse(data).map(|p| ids(&p.envelope));
     assert_eq!(a.is_ok(), b.is_ok(), "{}", String::from_utf8_lossy(data));
