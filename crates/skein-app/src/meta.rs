@@ -30,10 +30,10 @@ pub const SOURCE_BYTES: &str = "source_bytes";
 
 /// The long values the collector never reads, dropped before each line is parsed
 /// ([`skein_core::skim`]): the collector looks at none of the [`skein_core::skim::BULKY`]
-/// keys' values, except whether a prompt's `content` is blank, which the skim keeps. A field
-/// the collector starts reading must leave that list or this reader (the test
-/// `the_skim_changes_no_metadata` compares the metadata with and without the skim, on the
-/// corpus and on broken lines).
+/// keys' values, except whether a prompt's `content` is blank, which the skim keeps. A value
+/// the collector starts reading must come off that list, or the collector stop skimming: the
+/// tests `the_skim_changes_no_metadata*` compare the metadata with and without the skim, on
+/// the corpus and on broken lines.
 pub const SKIM: skein_core::Skim = skein_core::Skim {
     keys: skein_core::skim::BULKY,
     min_len: 256,
