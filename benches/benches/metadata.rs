@@ -2,7 +2,7 @@
 //! compressed, and the hook for each turn), throughput in bytes, on a synthetic 64 MiB
 //! transcript and on the shared corpus when present:
 //!
-//! * `*_skim`: `skein_app::meta_read::feed_lines`, each line skimmed of the bulky values the
+//! * `*_skim`: `skein_app::meta_read::feed_lines_with`, each line skimmed of the bulky values the
 //!   collector never reads (`skein_core::skim`) before simd-json parses it;
 //! * `*_whole`: the same collector fed every line parsed whole, the pass before the skim;
 //! * `skim_only`: the skim alone (`Skim::reduce` of every line).
@@ -15,31 +15,16 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use serde_json::Value;
-use skein_analysis::RecordVisitor;
 use skein_app::MetaCollector;
+use skein_app::meta::SKIM;
 use skein_bench::{corpus_contents, synthetic_transcript};
-use skein_core::{Event, LineSource, Parser, Reader, ReaderOptions, SliceLines};
+use skein_core::{LineSource, Parser, Skim, SliceLines};
 
-fn skimmed(data: &[u8], parser: &mut Parser) -> MetaCollector {
+/// The metadata collector of `data`, with the metadata's skim or every line parsed whole.
+fn collected(data: &[u8], parser: &mut Parser, skim: Option<Skim>) -> MetaCollector {
     let mut c = MetaCollector::new();
-    skein_app::meta_read::feed_lines(&mut c, SliceLines::new(data), parser).expect("in memory");
-    c
-}
-
-fn whole(data: &[u8], parser: &mut Parser) -> MetaCollector {
-    let mut c = MetaCollector::new();
-    let mut r = Reader::with_parser(
-        SliceLines::new(data),
-        ReaderOptions::default(),
-        std::mem::take(parser),
-    );
-    while let Some(ev) = r.next_event_as::<Value>().expect("in memory") {
-        if let Event::Record(line, p) = ev {
-            c.record(&line, &p.envelope, None);
-        }
-    }
-    *parser = r.into_parts().1;
+    let lines = SliceLines::new(data);
+    skein_app::meta_read::feed_lines_with(&mut c, lines, parser, skim).expect("in memory");
     c
 }
 
@@ -54,10 +39,10 @@ fn metadata(c: &mut Criterion) {
     for (name, data) in &inputs {
         group.throughput(Throughput::Bytes(data.len() as u64));
         group.bench_function(format!("{name}_skim"), |b| {
-            b.iter(|| black_box(skimmed(data, &mut parser).meta().tool_calls));
+            b.iter(|| black_box(collected(data, &mut parser, Some(SKIM)).meta().tool_calls));
         });
         group.bench_function(format!("{name}_whole"), |b| {
-            b.iter(|| black_box(whole(data, &mut parser).meta().tool_calls));
+            b.iter(|| black_box(collected(data, &mut parser, None).meta().tool_calls));
         });
         group.bench_function(format!("{name}_skim_only"), |b| {
             let mut out = Vec::new();
@@ -65,8 +50,7 @@ fn metadata(c: &mut Criterion) {
                 let mut lines = SliceLines::new(data);
                 let mut dropped = 0;
                 while lines.advance().expect("in memory") {
-                    dropped +=
-                        usize::from(skein_app::meta::SKIM.reduce(lines.line().text, &mut out));
+                    dropped += usize::from(SKIM.reduce(lines.line().text, &mut out));
                 }
                 dropped
             });

@@ -462,16 +462,11 @@ pub fn finish(mut m: SessionMeta, stored: Option<&SessionMeta>, source_bytes: u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skein_core::{Event, Reader, ReaderOptions, SliceLines};
+    use skein_core::{Parser, SliceLines};
 
     fn feed(c: &mut MetaCollector, text: &str) {
-        let mut r: Reader<SliceLines<'_>> =
-            Reader::new(SliceLines::new(text.as_bytes()), ReaderOptions::default());
-        while let Some(ev) = r.next_event_as::<Value>().expect("read") {
-            if let Event::Record(line, p) = ev {
-                c.record(&line, &p.envelope, None);
-            }
-        }
+        let lines = SliceLines::new(text.as_bytes());
+        crate::meta_read::feed_lines_with(c, lines, &mut Parser::new(), None).expect("read");
     }
 
     const LINES: &str = concat!(

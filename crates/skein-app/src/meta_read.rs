@@ -34,8 +34,19 @@ pub fn feed_lines<S: LineSource>(
     lines: S,
     parser: &mut Parser,
 ) -> io::Result<()> {
+    feed_lines_with(c, lines, parser, Some(crate::meta::SKIM))
+}
+
+/// [`feed_lines`] with `skim` (`None`: every line parsed whole, what the skim is compared
+/// with); `parser`'s own setting is restored afterwards.
+pub fn feed_lines_with<S: LineSource>(
+    c: &mut MetaCollector,
+    lines: S,
+    parser: &mut Parser,
+    skim: Option<skein_core::Skim>,
+) -> io::Result<()> {
     let mut skimming = std::mem::take(parser);
-    let before = skimming.set_skim(Some(crate::meta::SKIM));
+    let before = skimming.set_skim(skim);
     let mut reader = Reader::with_parser(lines, ReaderOptions::default(), skimming);
     let result = loop {
         match reader.next_event_as::<Value>() {
@@ -89,22 +100,23 @@ pub(crate) fn read_session(s: &SessionFiles, parser: &mut Parser) -> Result<Sess
 mod tests {
     use super::*;
 
-    /// The collector of `data` with every line parsed whole (no skim).
-    fn unskimmed(data: &[u8]) -> MetaCollector {
+    /// The collector of `data`, with the metadata's skim or with every line parsed whole.
+    fn collected(
+        data: &[u8],
+        parser: &mut Parser,
+        skim: Option<skein_core::Skim>,
+    ) -> MetaCollector {
         let mut c = MetaCollector::new();
-        let mut r = Reader::new(SliceLines::new(data), ReaderOptions::default());
-        while let Some(ev) = r.next_event_as::<Value>().expect("read") {
-            if let Event::Record(line, p) = ev {
-                c.record(&line, &p.envelope, None);
-            }
-        }
+        feed_lines_with(&mut c, SliceLines::new(data), parser, skim).expect("feed");
         c
     }
 
     fn skimmed(data: &[u8], parser: &mut Parser) -> MetaCollector {
-        let mut c = MetaCollector::new();
-        feed_lines(&mut c, SliceLines::new(data), parser).expect("feed");
-        c
+        collected(data, parser, Some(crate::meta::SKIM))
+    }
+
+    fn unskimmed(data: &[u8], parser: &mut Parser) -> MetaCollector {
+        collected(data, parser, None)
     }
 
     /// Lines the skim drops something from.
@@ -126,7 +138,7 @@ mod tests {
             let data = std::fs::read(f).expect("read");
             assert_eq!(
                 skimmed(&data, &mut parser),
-                unskimmed(&data),
+                unskimmed(&data, &mut parser),
                 "{}",
                 f.display()
             );
@@ -185,7 +197,11 @@ mod tests {
         for line in &lines {
             let mut data = line.clone().into_bytes();
             data.push(b'\n');
-            assert_eq!(skimmed(&data, &mut parser), unskimmed(&data), "{line}");
+            assert_eq!(
+                skimmed(&data, &mut parser),
+                unskimmed(&data, &mut parser),
+                "{line}"
+            );
             for b in breaks {
                 for _ in 0..20 {
                     let mut broken = line.clone().into_bytes();
@@ -198,7 +214,7 @@ mod tests {
                     let both = [&data[..], &broken[..], &data[..]].concat();
                     assert_eq!(
                         skimmed(&both, &mut parser),
-                        unskimmed(&both),
+                        unskimmed(&both, &mut parser),
                         "{}",
                         String::from_utf8_lossy(&broken)
                     );
