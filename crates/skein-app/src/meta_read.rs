@@ -119,6 +119,27 @@ mod tests {
         collected(data, parser, None)
     }
 
+    /// The skim given is the one used, and none means none: one that drops `cwd` (which the
+    /// metadata does read) changes the metadata; without a skim the value is whole.
+    #[test]
+    fn the_skim_given_is_the_one_used() {
+        let cwd = format!("/w/{}", "d".repeat(3000));
+        let line = format!(
+            r#"{{"type":"user","cwd":"{cwd}","message":{{"role":"user","content":"hi"}}}}"#
+        );
+        let greedy = skein_core::Skim {
+            keys: &["cwd"],
+            min_len: 16,
+        };
+        let mut parser = Parser::new();
+        // (The metadata keeps the head of a long working directory.)
+        let mut cwd_of = |skim| collected(line.as_bytes(), &mut parser, skim).meta().cwd;
+        let whole = cwd_of(None).expect("cwd");
+        assert!(whole.starts_with("/w/ddd"), "{whole}");
+        assert_eq!(cwd_of(Some(greedy)).as_deref(), Some("x"));
+        assert_eq!(cwd_of(None).as_deref(), Some(whole.as_str()));
+    }
+
     /// Lines the skim drops something from.
     fn reduced(data: &[u8]) -> usize {
         let mut out = Vec::new();
