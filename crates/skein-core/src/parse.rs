@@ -108,9 +108,8 @@ impl SimdScratch {
 pub struct Parser {
     simd: SimdScratch,
     fallback: serde_json::Value,
-    /// Values dropped before parsing ([`Parser::set_skim`]), and a skimmed line to repair.
+    /// Values dropped before parsing ([`Parser::set_skim`]).
     skim: Option<Skim>,
-    skimmed: Vec<u8>,
 }
 
 impl std::fmt::Debug for Parser {
@@ -145,7 +144,10 @@ impl Parser {
 
     /// Drops the long string values `skim` names from every line before it is parsed (`None`:
     /// parse lines whole, the default). Their fields then read `"x"`: only for a reader that
-    /// looks at nothing of them but whether they are there. Returns the previous setting.
+    /// looks at nothing of them but whether they are there. A line is a record with the skim
+    /// exactly when it is without, and a line that is not fails with the same error; but a
+    /// record whose only invalid UTF-8 or lone surrogates were in dropped values is not
+    /// [`Parsed::repaired`]. Returns the previous setting.
     pub fn set_skim(&mut self, skim: Option<Skim>) -> Option<Skim> {
         std::mem::replace(&mut self.skim, skim)
     }
@@ -171,11 +173,11 @@ impl Parser {
             simd,
             fallback,
             skim,
-            skimmed,
         } = self;
-        // A skimmed line goes straight into simd-json's buffer (one copy); what simd-json refuses
-        // of it is skimmed again for the repair below. A line of BIG_LINE bytes or more is not
-        // skimmed: what is left of it could still be too big for simd-json's copies.
+        // A skimmed line goes straight into simd-json's buffer (one copy). What simd-json refuses
+        // of it is judged on the whole line below, as a line parsed whole is: the repair, the
+        // fallback and the error (its column) are the line's own. A line of BIG_LINE bytes or
+        // more is not skimmed: what is left of it could still be too big for simd-json's copies.
         let dropped =
             text.len() < BIG_LINE && skim.as_ref().is_some_and(|s| simd.load_skimmed(s, text));
         let first_error = if dropped {
@@ -209,11 +211,6 @@ impl Parser {
                 Err(e) => e,
             }
         };
-        if let (true, Some(s)) = (dropped, skim.as_ref()) {
-            s.reduce(text, skimmed);
-        }
-        let skimmed: &'s Vec<u8> = skimmed;
-        let text = if dropped { skimmed.as_slice() } else { text };
         let repaired = repair_line(text);
         let was_repaired = matches!(repaired, std::borrow::Cow::Owned(_));
         // serde_json accepts what simd-json may not (duplicate keys, deep nesting) and checks
