@@ -31,7 +31,7 @@ pub const SOURCE_BYTES: &str = "source_bytes";
 /// The long values the collector never reads, dropped before each line is parsed
 /// ([`skein_core::skim`]): the collector looks at none of the [`skein_core::skim::BULKY`]
 /// keys' values, except whether a prompt's `content` is blank, which the skim keeps. A value
-/// the collector starts reading must come off that list, or the collector stop skimming: the
+/// the collector starts reading must come off that list, or the collector must stop skimming: the
 /// tests `the_skim_changes_no_metadata*` compare the metadata with and without the skim, on
 /// the corpus and on broken lines.
 pub const SKIM: skein_core::Skim = skein_core::Skim {

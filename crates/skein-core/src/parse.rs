@@ -178,47 +178,35 @@ impl Parser {
         // of it is judged on the whole line below, as a line parsed whole is: the repair, the
         // fallback and the error (its column) are the line's own. A line of BIG_LINE bytes or
         // more is not skimmed: what is left of it could still be too big for simd-json's copies.
-        let dropped =
+        let skimmed =
             text.len() < BIG_LINE && skim.as_ref().is_some_and(|s| simd.load_skimmed(s, text));
-        let first_error = if dropped {
-            match simd.parse_buffer::<Envelope<'_, I>>() {
-                Ok(envelope) => {
-                    return Ok(Parsed {
-                        envelope,
-                        repaired: false,
-                    });
-                }
-                Err(e) => e,
-            }
+        // UTF-8 is checked first: serde_json does not check the strings it skips.
+        if text.len() >= BIG_LINE
+            && std::str::from_utf8(text).is_ok()
+            && let Ok(envelope) = serde_json::from_slice::<Envelope<'s, I>>(text)
+        {
+            return Ok(Parsed {
+                envelope,
+                repaired: false,
+            });
+        }
+        let first = if skimmed {
+            simd.parse_buffer::<Envelope<'_, I>>()
         } else {
-            // UTF-8 is checked first: serde_json does not check the strings it skips.
-            if text.len() >= BIG_LINE
-                && std::str::from_utf8(text).is_ok()
-                && let Ok(envelope) = serde_json::from_slice::<Envelope<'s, I>>(text)
-            {
-                return Ok(Parsed {
-                    envelope,
-                    repaired: false,
-                });
-            }
-            match simd.from_slice::<Envelope<'_, I>>(text) {
-                Ok(envelope) => {
-                    return Ok(Parsed {
-                        envelope,
-                        repaired: false,
-                    });
-                }
-                Err(e) => e,
-            }
+            simd.from_slice::<Envelope<'_, I>>(text)
         };
+        if let Ok(envelope) = first {
+            return Ok(Parsed {
+                envelope,
+                repaired: false,
+            });
+        }
         let repaired = repair_line(text);
         let was_repaired = matches!(repaired, std::borrow::Cow::Owned(_));
         // serde_json accepts what simd-json may not (duplicate keys, deep nesting) and checks
-        // that nothing but whitespace follows the object.
+        // that nothing but whitespace follows the object; its message (with the column) is the
+        // one reported.
         *fallback = serde_json::from_slice(&repaired).map_err(|e| {
-            // serde_json's message is the precise one; simd-json's is kept only when
-            // serde_json accepted the line's grammar.
-            let _ = &first_error;
             ParseError::Invalid(format!("{} at column {}", describe(&e), e.column()))
         })?;
         if !fallback.is_object() {
