@@ -23,6 +23,14 @@
 #
 # ROWS="stats usage" runs only the named groups (archive, stats, jq, usage; default all).
 #
+# Then the floors: what a program that only lists the tree, reads it and parses it (the part of
+# the work no implementation skips; `benches/examples/floor.rs`, on as many threads as skein)
+# takes, beside the same yardsticks: how far each goal is from what this machine allows.
+#   floor read      every file read, lines split                 against cat
+#   floor parse     + simd-json's tape of every line            against jq (the jq-style goal)
+#   floor usage     + the tape of the lines mentioning "usage"  against ccusage (the usage goal)
+# FLOOR=path uses that build of the example; FLOOR=none skips the floors.
+#
 # Needs bash, GNU coreutils, bc; tar and zstd for the archive rows, jq and ccusage (CCUSAGE=path,
 # default /work/bench/ccusage/node_modules/.bin/ccusage) for theirs.
 set -euo pipefail
@@ -43,6 +51,11 @@ if [[ -n ${SKEIN:-} ]]; then
 else
   (cd "$here" && cargo build --release --quiet -p skein)
   skein="$here/target/release/skein"
+fi
+floor=${FLOOR:-}
+if [[ -z $floor ]]; then
+  (cd "$here" && cargo build --release --quiet -p skein-bench --example floor)
+  floor="$here/target/release/examples/floor"
 fi
 have() { command -v "$1" > /dev/null; }
 # want GROUP: whether ROWS (space-separated; empty = all) names this group of rows.
@@ -107,19 +120,34 @@ fi
 if want stats || want jq; then
   stats=$(secs "$skein" stats -q "$tree")
 fi
+cat_s='' jq_s='' ccusage_s=''
 if want stats; then
-  row "stats" "$stats" "cat" "$(secs sh -c "xargs -0 cat < '$work/files.list'")" "<= 1.5x"
+  cat_s=$(secs sh -c "xargs -0 cat < '$work/files.list'")
+  row "stats" "$stats" "cat" "$cat_s" "<= 1.5x"
 fi
 if want jq && have jq; then
-  row "jq-style (stats)" "$stats" "jq -c '{type,uuid,parentUuid}'" \
-    "$(secs sh -c "xargs -0 cat < '$work/files.list' | jq -c '{type,uuid,parentUuid}'")" "<= 0.04x (25x faster)"
+  jq_s=$(secs sh -c "xargs -0 cat < '$work/files.list' | jq -c '{type,uuid,parentUuid}'")
+  row "jq-style (stats)" "$stats" "jq -c '{type,uuid,parentUuid}'" "$jq_s" "<= 0.04x (25x faster)"
 fi
 if want usage && [[ -x $ccusage ]]; then
   mkdir -p "$work/cfg"
   ln -s "$tree" "$work/cfg/projects"
+  ccusage_s=$(secs env CLAUDE_CONFIG_DIR="$work/cfg" "$ccusage" claude daily --json --offline)
   row "usage daily" "$(secs "$skein" usage daily -q --format jsonl --no-catalog "$tree")" \
-    "ccusage daily --offline" \
-    "$(secs env CLAUDE_CONFIG_DIR="$work/cfg" "$ccusage" claude daily --json --offline)" "<= 0.2x (5x faster)"
+    "ccusage daily --offline" "$ccusage_s" "<= 0.2x (5x faster)"
+fi
+# The floors, on as many threads as skein uses by default (one per core).
+threads=$(nproc)
+if [[ $floor != none && -n $cat_s ]]; then
+  row "floor read" "$(secs "$floor" read "$threads" "$tree")" "cat" "$cat_s" ""
+fi
+if [[ $floor != none && -n $jq_s ]]; then
+  row "floor parse" "$(secs "$floor" parse "$threads" "$tree")" "jq -c '{type,uuid,parentUuid}'" \
+    "$jq_s" "(jq-style goal 0.04x)"
+fi
+if [[ $floor != none && -n $ccusage_s ]]; then
+  row "floor usage" "$(secs "$floor" usage "$threads" "$tree")" "ccusage daily --offline" \
+    "$ccusage_s" "(usage goal 0.2x)"
 fi
 
 printf '\n%-26s %10s   %-28s %10s   %7s   %s\n' "skein" "wall" "yardstick" "wall" "ratio" "goal"
