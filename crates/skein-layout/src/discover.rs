@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use skein_store::{InputError, expand_paths, is_transcript_name, is_zstd};
+use skein_store::{InputError, expand_paths_with, is_transcript_name, is_zstd};
 
 use crate::claude::{AgentMeta, legacy_agent_files, transcript_stem};
 use crate::source::{Identity, Role, Source};
@@ -93,6 +93,18 @@ pub fn sources(paths: &[PathBuf]) -> Listing {
 /// holds): a legacy sibling `agent-*.jsonl` file that `known` names is not opened to read the
 /// `sessionId` inside it (a tree of old sessions has hundreds).
 pub fn sources_known(paths: &[PathBuf], known: &dyn Fn(&Path) -> Option<String>) -> Listing {
+    sources_found(paths, known, &mut |_| {})
+}
+
+/// [`sources_known`], showing each live source to `found` as soon as the walk reaches it (in
+/// walk order), so that a caller can start reading it while the listing goes on. What the
+/// listing returns is decided at its end: an archived copy of a live file is left out, and
+/// sessions are grouped only then ([`group`]).
+fn sources_found(
+    paths: &[PathBuf],
+    known: &dyn Fn(&Path) -> Option<String>,
+    found: &mut dyn FnMut(&Source),
+) -> Listing {
     let mut live = Vec::new();
     let mut archived = Vec::new();
     let mut errors = Vec::new();
@@ -108,7 +120,8 @@ pub fn sources_known(paths: &[PathBuf], known: &dyn Fn(&Path) -> Option<String>)
             continue;
         }
         let named = !path.is_dir();
-        for entry in expand_paths(std::slice::from_ref(path)) {
+        // Each entry as the walk reaches it, so that `found` sees the first files at once.
+        expand_paths_with(std::slice::from_ref(path), |entry| {
             let described = match &entry {
                 Ok(p) if is_zstd(p) => skein_archive::describe(p),
                 _ => None,
@@ -117,17 +130,20 @@ pub fn sources_known(paths: &[PathBuf], known: &dyn Fn(&Path) -> Option<String>)
                 if named || f.state.superseded_by.is_none() {
                     archived.push(Source::archived(f));
                 }
-                continue;
+                return;
             }
             match entry {
                 Ok(p) if p.as_os_str() == "-" => {}
                 Ok(p) if is_transcript_name(&p) || p.is_file() => {
-                    live.extend(Source::live_with(&p, known));
+                    if let Some(s) = Source::live_with(&p, known) {
+                        found(&s);
+                        live.push(s);
+                    }
                 }
                 Ok(p) => errors.push(not_found(p)),
                 Err(e) => errors.push(e),
             }
-        }
+        });
     }
     let key = |s: &Source| (s.project.clone(), s.identity());
     let live_ids: BTreeSet<(String, Identity)> = live.iter().map(key).collect();
@@ -143,7 +159,15 @@ pub fn sources_known(paths: &[PathBuf], known: &dyn Fn(&Path) -> Option<String>)
 /// Groups the sources under `paths` (see [`sources`]) into sessions. An archived file whose
 /// session is also found live joins that live session.
 pub fn discover(paths: &[PathBuf]) -> Discovery {
-    let listing = sources(paths);
+    discover_with(paths, &mut |_| {})
+}
+
+/// [`discover`], showing each live source to `found` as the walk reaches it: a caller can
+/// start reading files before the listing ends (`skein usage` scans them while the tree is
+/// still being listed). The sessions returned are exactly [`discover`]'s; a source shown may
+/// still be left out of them (a plain copy wins over a compressed one).
+pub fn discover_with(paths: &[PathBuf], found: &mut dyn FnMut(&Source)) -> Discovery {
+    let listing = sources_found(paths, &|_| None, found);
     Discovery {
         sessions: group(listing.sources),
         errors: listing.errors,
@@ -389,6 +413,36 @@ mod tests {
         assert!(s2.agents[0].legacy);
         let missing = discover(&[d.path().join("nope")]);
         assert_eq!(missing.errors.len(), 1);
+    }
+
+    /// `discover_with` shows each live source once, in the listing's order, and returns
+    /// `discover`'s sessions; archived sources (an archive root given beside the tree) are
+    /// not shown, and their live copies win.
+    #[test]
+    fn discover_with_shows_the_live_sources_as_found() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let proj = tree(d.path());
+        archive(&proj, &d.path().join("arch"));
+        let roots = [proj.clone(), d.path().join("arch")];
+        let mut shown: Vec<Source> = Vec::new();
+        let found = discover_with(&roots, &mut |s| shown.push(s.clone()));
+        let listed: Vec<Source> = sources(&roots)
+            .sources
+            .into_iter()
+            .filter(|s| s.archived.is_none())
+            .collect();
+        // s1, its three agents, s2 and its legacy agent (a journal is no transcript).
+        assert_eq!(shown.len(), 6, "{shown:?}");
+        assert_eq!(shown, listed);
+        assert_eq!(found.sessions, discover(&roots).sessions);
+        assert!(found.errors.is_empty(), "{:?}", found.errors);
+        assert!(
+            found
+                .sessions
+                .iter()
+                .flat_map(SessionFiles::files)
+                .all(|f| f.starts_with(&proj))
+        );
     }
 
     /// Archives every source of the tree the way `skein archive` keys them.

@@ -35,8 +35,8 @@ pub mod teams;
 
 pub use claude::{AgentMeta, is_internal_agent};
 pub use discover::{
-    AgentFile, Discovery, Listing, SessionFiles, discover, group, session_of, sources,
-    sources_known,
+    AgentFile, Discovery, Listing, SessionFiles, discover, discover_with, group, session_of,
+    sources, sources_known,
 };
 pub use env::Env;
 pub use open::open;

@@ -122,6 +122,29 @@ fn globs(patterns: &[String]) -> Result<Option<GlobSet>> {
     Ok(Some(b.build()?))
 }
 
+/// `--project`, `--include` and `--exclude`: which sessions and files a report reads.
+pub(crate) struct SessionFilter {
+    include: Option<GlobSet>,
+    exclude: Option<GlobSet>,
+    /// The names a session's project must contain one of.
+    project: Option<Vec<String>>,
+}
+
+impl SessionFilter {
+    /// Whether sessions of the project directory named `project` are read.
+    pub(crate) fn keeps_project(&self, project: &str) -> bool {
+        self.project
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| project.contains(n.as_str())))
+    }
+
+    /// Whether the transcript at `path` is read.
+    pub(crate) fn keeps_file(&self, path: &std::path::Path) -> bool {
+        self.include.as_ref().is_none_or(|g| g.is_match(path))
+            && !self.exclude.as_ref().is_some_and(|g| g.is_match(path))
+    }
+}
+
 impl ReportArgs {
     pub(crate) fn format(&self) -> Format {
         choose_format(self.format)
@@ -183,27 +206,16 @@ impl ReportArgs {
         if !self.quiet {
             warn_empty_dirs(&self.paths, found.iter().flat_map(SessionFiles::files));
         }
-        let include = globs(&self.include)?;
-        let exclude = globs(&self.exclude)?;
-        let keep = |p: &std::path::Path| {
-            include.as_ref().is_none_or(|g| g.is_match(p))
-                && !exclude.as_ref().is_some_and(|g| g.is_match(p))
-        };
-        let project = self
-            .project
-            .as_deref()
-            .map(|p| project_filter(p, env.home.as_deref()));
+        let filter = self.filter(env)?;
         let mut sessions = Vec::new();
         for mut s in found {
-            if let Some(names) = &project
-                && !names.iter().any(|n| s.project().contains(n.as_str()))
-            {
+            if !filter.keeps_project(&s.project()) {
                 continue;
             }
-            if s.main.as_deref().is_some_and(|m| !keep(m)) {
+            if s.main.as_deref().is_some_and(|m| !filter.keeps_file(m)) {
                 s.main = None;
             }
-            s.agents.retain(|a| keep(&a.path));
+            s.agents.retain(|a| filter.keeps_file(&a.path));
             if s.main.is_some() || !s.agents.is_empty() {
                 sessions.push(s);
             }
@@ -211,7 +223,19 @@ impl ReportArgs {
         Ok(sessions)
     }
 
-    fn progress(&self, len: usize) -> ProgressBar {
+    /// The project and glob filters of [`ReportArgs::filtered`].
+    pub(crate) fn filter(&self, env: &Env) -> Result<SessionFilter> {
+        Ok(SessionFilter {
+            include: globs(&self.include)?,
+            exclude: globs(&self.exclude)?,
+            project: self
+                .project
+                .as_deref()
+                .map(|p| project_filter(p, env.home.as_deref())),
+        })
+    }
+
+    pub(crate) fn progress(&self, len: usize) -> ProgressBar {
         if self.quiet || !std::io::stderr().is_terminal() || len < 2 {
             return ProgressBar::hidden();
         }

@@ -53,7 +53,9 @@ pub use blocks_report::{
 pub use build::{KeptRequests, NO_MODEL, ScanStats, UsageBuilder, UsageKind, UsageOptions};
 pub use groups::{GROUP_LONG_THRESHOLD, Pricer, RequestGroup, groups_fit, groups_fit_with};
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
-pub use scan::{RequestCopy, SKIPPED_KEPT, SessionScan, SkippedLine, Source, UsageScanner};
+pub use scan::{
+    RequestCopy, SKIPPED_KEPT, ScanJob, SessionScan, SkippedLine, Source, UsageScanner,
+};
 pub use store::RequestRef;
 
 /// Token counts of one request or a sum of requests.

@@ -70,6 +70,96 @@ pub struct SessionScan {
 /// How many skipped lines a file keeps the location of (the counts above count them all).
 pub const SKIPPED_KEPT: usize = 1000;
 
+impl SessionScan {
+    /// Adds the scan of the session's next file: a session's scan is its files' scans in
+    /// order ([`ScanJob::of_session`]), each file's groups its own.
+    pub fn append(&mut self, next: SessionScan) {
+        self.copies.extend(next.copies);
+        self.files += next.files;
+        self.bytes += next.bytes;
+        self.usage_lines += next.usage_lines;
+        self.invalid_lines += next.invalid_lines;
+        self.no_timestamp += next.no_timestamp;
+        self.skipped.extend(next.skipped);
+    }
+}
+
+/// One transcript to scan, with what its scan needs of the session it belongs to. A file the
+/// listing shows ([`ScanJob::of_source`]) and the same file in its grouped session
+/// ([`ScanJob::of_session`]) make equal jobs, so a scan started before the listing ended
+/// answers for the session. Paths compare by their bytes (cheaper than `Path`'s component
+/// walk, which showed in the profile): two spellings of one file are two jobs, scanned twice.
+#[derive(Debug, Clone)]
+pub struct ScanJob {
+    pub path: std::path::PathBuf,
+    /// The session's id (records with another `sessionId` are resume copies).
+    pub session_id: String,
+    pub source: Source,
+    /// The agent's id, for an agent transcript.
+    pub agent_id: Option<String>,
+}
+
+impl PartialEq for ScanJob {
+    fn eq(&self, other: &Self) -> bool {
+        self.path.as_os_str() == other.path.as_os_str()
+            && self.session_id == other.session_id
+            && self.source == other.source
+            && self.agent_id == other.agent_id
+    }
+}
+
+impl Eq for ScanJob {}
+
+impl std::hash::Hash for ScanJob {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.path.as_os_str().hash(state);
+        self.session_id.hash(state);
+        self.source.hash(state);
+        self.agent_id.hash(state);
+    }
+}
+
+impl ScanJob {
+    /// A session's files in the order they are scanned: the main transcript, then its agents.
+    pub fn of_session(files: &SessionFiles) -> Vec<ScanJob> {
+        let main = files.main.iter().map(|m| ScanJob {
+            path: m.clone(),
+            session_id: files.session_id.clone(),
+            source: Source::Main,
+            agent_id: None,
+        });
+        let agents = files.agents.iter().map(|a| ScanJob {
+            path: a.path.clone(),
+            session_id: files.session_id.clone(),
+            source: agent_source(a.internal),
+            agent_id: Some(a.agent_id.clone()),
+        });
+        main.chain(agents).collect()
+    }
+
+    /// The job for one source of a listing (`skein_layout::discover_with`).
+    pub fn of_source(s: &skein_layout::Source) -> ScanJob {
+        let (source, agent_id) = match &s.role {
+            skein_layout::Role::Main => (Source::Main, None),
+            skein_layout::Role::Subagent(a) => (agent_source(a.internal), Some(a.agent_id.clone())),
+        };
+        ScanJob {
+            path: s.path.clone(),
+            session_id: s.session_id.clone(),
+            source,
+            agent_id,
+        }
+    }
+}
+
+fn agent_source(internal: bool) -> Source {
+    if internal {
+        Source::InternalAgent
+    } else {
+        Source::Subagent
+    }
+}
+
 /// A usage line that was not counted, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkippedLine {
@@ -299,19 +389,28 @@ impl UsageScanner {
         mmap: bool,
     ) -> Result<SessionScan, LoadError> {
         let mut scan = SessionScan::default();
-        if let Some(main) = &files.main {
-            self.scan_path(main, &files.session_id, Source::Main, None, mmap, &mut scan)?;
-        }
-        for a in &files.agents {
-            let source = if a.internal {
-                Source::InternalAgent
-            } else {
-                Source::Subagent
-            };
-            let id = Some(a.agent_id.as_str());
-            self.scan_path(&a.path, &files.session_id, source, id, mmap, &mut scan)?;
+        for job in ScanJob::of_session(files) {
+            self.scan_job_into(&job, mmap, &mut scan)?;
         }
         Ok(scan)
+    }
+
+    /// Reads one file of a session ([`ScanJob`]): a session's scan is its files' scans,
+    /// appended in [`ScanJob::of_session`] order ([`SessionScan::append`]).
+    pub fn scan_file(&mut self, job: &ScanJob, mmap: bool) -> Result<SessionScan, LoadError> {
+        let mut scan = SessionScan::default();
+        self.scan_job_into(job, mmap, &mut scan)?;
+        Ok(scan)
+    }
+
+    fn scan_job_into(
+        &mut self,
+        job: &ScanJob,
+        mmap: bool,
+        scan: &mut SessionScan,
+    ) -> Result<(), LoadError> {
+        let agent = job.agent_id.as_deref();
+        self.scan_path(&job.path, &job.session_id, job.source, agent, mmap, scan)
     }
 
     fn scan_path(
@@ -422,6 +521,93 @@ impl UsageScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A usage line of request `n` at minute `n`, in session `session`.
+    fn usage_line(session: &str, n: u32) -> String {
+        format!(
+            r#"{{"type":"assistant","sessionId":"{session}","timestamp":"2026-01-01T00:{n:02}:00Z","requestId":"r{n}","message":{{"id":"m{n}","model":"claude-opus-4-7","usage":{{"input_tokens":{n},"output_tokens":1}}}}}}"#
+        ) + "\n"
+    }
+
+    /// A session's scan is its files' scans appended in `ScanJob::of_session` order, and the
+    /// job of every source a listing shows is one of its session's jobs: what lets `skein
+    /// usage` scan files before the listing ends.
+    #[test]
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the test writes the transcript tree it scans"
+    )]
+    fn a_session_scan_is_its_file_scans_and_listed_sources_are_its_jobs() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let proj = d.path().join("-home-x");
+        let write = |rel: &str, body: String| {
+            let p = proj.join(rel);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, body).expect("write");
+        };
+        // Main: two requests, a line that is not JSON and one without a timestamp.
+        write(
+            "s1.jsonl",
+            usage_line("s1", 1)
+                + &usage_line("s1", 2)
+                + "{\"usage\": oops\n"
+                + r#"{"type":"assistant","message":{"id":"m9","usage":{"input_tokens":1}}}"#
+                + "\n",
+        );
+        write("s1/subagents/agent-a1.jsonl", usage_line("s1", 3));
+        write("s1/subagents/agent-acompact-9f.jsonl", usage_line("s1", 4));
+        // A legacy sibling agent (its session from the record inside) and a resume copy.
+        write(
+            "agent-old1.jsonl",
+            usage_line("s1", 5) + &usage_line("s0", 6),
+        );
+        write("s2.jsonl", usage_line("s2", 7));
+        let roots = [d.path().to_path_buf()];
+        let mut shown = Vec::new();
+        let found = skein_layout::discover_with(&roots, &mut |s| shown.push(ScanJob::of_source(s)));
+        assert_eq!(found.sessions.len(), 2);
+        let jobs: Vec<ScanJob> = found
+            .sessions
+            .iter()
+            .flat_map(ScanJob::of_session)
+            .collect();
+        assert_eq!(jobs.len(), 5);
+        for job in &shown {
+            assert!(jobs.contains(job), "{job:?} is no session's job");
+        }
+        assert_eq!(shown.len(), jobs.len());
+        let mut scanner = UsageScanner::new();
+        for s in &found.sessions {
+            let whole = scanner.scan_session(s, false).expect("scan");
+            let mut appended = SessionScan::default();
+            for job in ScanJob::of_session(s) {
+                appended.append(scanner.scan_file(&job, false).expect("scan"));
+            }
+            assert_eq!(appended, whole);
+        }
+        let s1 = scanner
+            .scan_session(&found.sessions[0], false)
+            .expect("scan");
+        assert_eq!((s1.files, s1.invalid_lines, s1.no_timestamp), (4, 1, 1));
+        let sources: Vec<Source> = s1.copies.iter().map(|c| c.source).collect();
+        assert_eq!(
+            sources,
+            [
+                Source::Main,
+                Source::Main,
+                // Agents in their place in the project: the legacy sibling file first.
+                Source::Subagent,
+                Source::Subagent,
+                Source::Subagent,
+                Source::InternalAgent
+            ]
+        );
+        assert!(
+            s1.copies[3].foreign_session,
+            "the s0 record in s1's legacy agent"
+        );
+        assert!(s1.skipped.iter().all(|k| k.path.is_some()));
+    }
 
     #[test]
     fn scan_reads_odd_lines_leniently() {

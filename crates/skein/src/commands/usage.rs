@@ -26,6 +26,7 @@ use super::catalog::CatalogArgs;
 use crate::cli::Format;
 
 mod blocks;
+mod listed;
 
 use crate::output::{Align, warning_line};
 use crate::report::{ReportArgs, RowWriter, exit_status};
@@ -165,88 +166,27 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
             b.catch_up(report.quiet);
         }
     };
-    // The sessions: from the catalog's sources when its refresh listed the whole input
-    // cleanly (the same sessions a listing finds), else listed again.
-    let (sessions, found_ok) = match catalog
-        .as_ref()
-        .and_then(|(c, r)| catalog_sessions(c, r, &report, env))
-    {
-        Some(found) => (report.filtered(env, found)?, true),
-        None => report.sessions(env)?,
-    };
-    let teams = if kind == UsageKind::Agent {
-        super::tree::team_configs(env, report.quiet)
+    // Without the catalog, the listing and the scan overlap (`listed`); `--by agent` reads
+    // each session's spawning calls too, and keeps the listing first.
+    let (sessions, found_ok, gathered) = if catalog.is_none() && kind != UsageKind::Agent {
+        listed::gather_listed(&report, env, kind)?
     } else {
-        Vec::new()
-    };
-    let warn_scan = |e: skein_catalog::Error| {
-        if !report.quiet {
-            warning_line(&format!("{e}; scanning the transcripts instead"));
-        }
-    };
-    // The reports by period, session and model take most requests pre-summed; the copies
-    // path (every copy from the catalog) answers the rest, and whatever the groups cannot.
-    let grouped = match &catalog {
-        Some((c, _)) if in_blocks.is_none() => c.usage_groups(&sessions).unwrap_or_else(|e| {
-            warn_scan(e);
-            None
-        }),
-        _ => None,
-    };
-    // Every copy of `of` from the catalog, in order; `None` for a session to scan.
-    let every_copy = |of: &[SessionFiles]| -> Vec<Option<(SessionScan, Vec<RequestGroup>)>> {
-        if of.is_empty() {
-            return Vec::new();
-        }
-        match &catalog {
-            Some((c, _)) => SCANNER
-                .with(|sc| c.usage_scans(of, &mut sc.borrow_mut()))
-                .map_err(warn_scan)
-                .ok(),
-            None => None,
-        }
-        .unwrap_or_else(|| vec![None; of.len()])
-        .into_iter()
-        .map(|a| a.map(|scan| (scan, Vec::new())))
-        .collect()
-    };
-    // Each session's answer from the catalog: its contested copies and groups, else (its
-    // groups cannot answer: a bound inside a group's 15 minutes, a moved price band) every
-    // copy of that session; `None` for a session to scan. Mixing the two is exact: a grouped
-    // session's summed copies have no other copy anywhere in the catalog.
-    let answers: Vec<Option<(SessionScan, Vec<RequestGroup>)>> = match grouped {
-        Some(grouped) => {
-            let mut pricer = Pricer::new(&pricing);
-            let fit: Vec<bool> = grouped
-                .iter()
-                .map(|a| groups_fit_with(&mut pricer, &a.groups, &options))
-                .collect();
-            let misfits: Vec<SessionFiles> = sessions
-                .iter()
-                .zip(&fit)
-                .filter(|(_, fits)| !**fits)
-                .map(|(s, _)| s.clone())
-                .collect();
-            let mut copies = every_copy(&misfits).into_iter();
-            grouped
-                .into_iter()
-                .zip(fit)
-                .map(|(a, fits)| {
-                    if fits {
-                        Some((a.scan, a.groups))
-                    } else {
-                        copies.next().flatten()
-                    }
-                })
-                .collect()
-        }
-        None => every_copy(&sessions),
+        let grouping = in_blocks.is_none();
+        gather_catalogued(
+            &report,
+            env,
+            catalog.as_ref(),
+            kind,
+            grouping,
+            &pricing,
+            &options,
+        )?
     };
     let Gathered {
         builder,
         skipped,
         jobs_ok,
-    } = gather(&report, &sessions, answers, kind, &teams)?;
+    } = gathered;
     if in_blocks.is_some() {
         let result = blocks::finish(builder, &args.blocks, &report, &pricing)?;
         if !report.quiet {
@@ -271,6 +211,98 @@ pub(crate) fn run(args: &Args, env: &skein_layout::Env) -> Result<ExitCode> {
     }
     catch_up();
     Ok(exit_status(found_ok && jobs_ok))
+}
+
+/// The sessions and their usage when the catalog may answer (or for `--by agent`, which reads
+/// each session's spawning calls): sessions from the catalog's sources, or listed; their usage
+/// from the catalog's groups (`grouping`: not for blocks) or copies where it can answer, the
+/// rest scanned.
+fn gather_catalogued(
+    report: &ReportArgs,
+    env: &skein_layout::Env,
+    catalog: Option<&(Catalog, RootsReport)>,
+    kind: UsageKind,
+    grouping: bool,
+    pricing: &PricingTable,
+    options: &UsageOptions,
+) -> Result<(Vec<SessionFiles>, bool, Gathered)> {
+    // The sessions: from the catalog's sources when its refresh listed the whole input
+    // cleanly (the same sessions a listing finds), else listed again.
+    let (sessions, found_ok) = match catalog.and_then(|(c, r)| catalog_sessions(c, r, report, env))
+    {
+        Some(found) => (report.filtered(env, found)?, true),
+        None => report.sessions(env)?,
+    };
+    let teams = if kind == UsageKind::Agent {
+        super::tree::team_configs(env, report.quiet)
+    } else {
+        Vec::new()
+    };
+    let warn_scan = |e: skein_catalog::Error| {
+        if !report.quiet {
+            warning_line(&format!("{e}; scanning the transcripts instead"));
+        }
+    };
+    // The reports by period, session and model take most requests pre-summed; the copies
+    // path (every copy from the catalog) answers the rest, and whatever the groups cannot.
+    let grouped = match catalog {
+        Some((c, _)) if grouping => c.usage_groups(&sessions).unwrap_or_else(|e| {
+            warn_scan(e);
+            None
+        }),
+        _ => None,
+    };
+    // Every copy of `of` from the catalog, in order; `None` for a session to scan.
+    let every_copy = |of: &[SessionFiles]| -> Vec<Option<(SessionScan, Vec<RequestGroup>)>> {
+        if of.is_empty() {
+            return Vec::new();
+        }
+        match catalog {
+            Some((c, _)) => SCANNER
+                .with(|sc| c.usage_scans(of, &mut sc.borrow_mut()))
+                .map_err(warn_scan)
+                .ok(),
+            None => None,
+        }
+        .unwrap_or_else(|| vec![None; of.len()])
+        .into_iter()
+        .map(|a| a.map(|scan| (scan, Vec::new())))
+        .collect()
+    };
+    // Each session's answer from the catalog: its contested copies and groups, else (its
+    // groups cannot answer: a bound inside a group's 15 minutes, a moved price band) every
+    // copy of that session; `None` for a session to scan. Mixing the two is exact: a grouped
+    // session's summed copies have no other copy anywhere in the catalog.
+    let answers: Vec<Option<(SessionScan, Vec<RequestGroup>)>> = match grouped {
+        Some(grouped) => {
+            let mut pricer = Pricer::new(pricing);
+            let fit: Vec<bool> = grouped
+                .iter()
+                .map(|a| groups_fit_with(&mut pricer, &a.groups, options))
+                .collect();
+            let misfits: Vec<SessionFiles> = sessions
+                .iter()
+                .zip(&fit)
+                .filter(|(_, fits)| !**fits)
+                .map(|(s, _)| s.clone())
+                .collect();
+            let mut copies = every_copy(&misfits).into_iter();
+            grouped
+                .into_iter()
+                .zip(fit)
+                .map(|(a, fits)| {
+                    if fits {
+                        Some((a.scan, a.groups))
+                    } else {
+                        copies.next().flatten()
+                    }
+                })
+                .collect()
+        }
+        None => every_copy(&sessions),
+    };
+    let gathered = gather(report, &sessions, answers, kind, &teams)?;
+    Ok((sessions, found_ok, gathered))
 }
 
 /// The sessions of a report's input from the catalog's sources, when its refresh listed

@@ -187,6 +187,70 @@ fn usage_from_the_catalog_is_byte_for_byte_the_scan() {
     }
 }
 
+/// `usage --no-catalog` scans each file while the tree is still being listed, and reports what
+/// the catalog reports: with a legacy sibling agent (its session read from the record inside),
+/// a plain zstd copy beside its transcript (the plain file is the one counted), and then a
+/// transcript that cannot be read (named on stderr, its session left out, exit status 2; the
+/// catalog's refresh fails on it too, so that side lists the tree and scans what it lacks).
+#[test]
+fn usage_while_listing_reports_what_the_catalog_reports() {
+    let h = Home::new();
+    copy_dir(&testdata("reports/usage/projects"), &h.projects());
+    let beta = h.projects().join("-home-me-beta");
+    std::fs::write(
+        beta.join("agent-legacy7.jsonl"),
+        concat!(
+            r#"{"type":"assistant","isSidechain":true,"sessionId":"sess-b1","uuid":"l1","timestamp":"2026-06-07T12:30:00.000Z","requestId":"req_l1","message":{"id":"msg_l1","model":"claude-opus-4-7","content":[],"usage":{"input_tokens":7,"output_tokens":70}}}"#,
+            "\n"
+        ),
+    )
+    .expect("legacy agent");
+    let b2 = std::fs::read(beta.join("sess-b2.jsonl")).expect("read");
+    let doubled = [b2.as_slice(), b2.as_slice()].concat();
+    std::fs::write(
+        beta.join("sess-b2.jsonl.zst"),
+        zstd::encode_all(doubled.as_slice(), 3).expect("zstd"),
+    )
+    .expect("zstd copy");
+    let compare = |extra: &[&str], status: i32| {
+        for kind in ["daily", "session"] {
+            let mut args = vec!["usage", kind, "--format", "jsonl"];
+            args.extend_from_slice(extra);
+            let cat = h.run(&args);
+            args.push("--no-catalog");
+            let scan = h.run(&args);
+            args.extend(["-j", "1"]);
+            let one = h.run(&args);
+            for out in [&cat, &scan, &one] {
+                assert_eq!(out.status.code(), Some(status), "{}", stderr(out));
+            }
+            assert_eq!(stdout(&cat), stdout(&scan), "{kind} {extra:?}");
+            assert_eq!(stdout(&one), stdout(&scan), "{kind} {extra:?}");
+            assert_eq!(stderr(&one), stderr(&scan), "{kind} {extra:?}");
+        }
+    };
+    compare(&[], 0);
+    compare(&["--project", "beta"], 0);
+    let session = stdout(ok(&h.run(&[
+        "usage",
+        "session",
+        "--format",
+        "jsonl",
+        "--no-catalog",
+    ])));
+    assert!(session.contains("\"session_id\":\"sess-b1\""), "{session}");
+    std::os::unix::fs::symlink("/nonexistent/gone.jsonl", beta.join("sess-gone.jsonl"))
+        .expect("symlink");
+    compare(&[], 2);
+    let scan = h.run(&["usage", "session", "--format", "jsonl", "--no-catalog"]);
+    assert!(
+        stderr(&scan).contains("sess-gone.jsonl"),
+        "{}",
+        stderr(&scan)
+    );
+    assert_eq!(stdout(&scan), session, "the other sessions as before");
+}
+
 /// A root given relatively (`skein usage daily .`): the sessions come from the catalog, named
 /// from the root as a listing of it names them, so warnings and output are the scan's.
 #[test]
