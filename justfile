@@ -25,7 +25,8 @@ bench:
     cargo bench -p skein-bench
 
 # skein beside its yardsticks with ratios (archive vs tar|zstd and zstd, stats vs cat and jq,
-# usage vs ccusage) on the ~1 GB bench tree; skips what is not installed
+# usage vs ccusage) on the ~1 GB bench tree, then the floors (list, read and parse only, the same
+# yardsticks); skips what is not installed
 compare:
     benches/compare.sh
 
