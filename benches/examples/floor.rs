@@ -85,10 +85,11 @@ fn scan(
 fn main() -> io::Result<()> {
     let mut args = std::env::args().skip(1);
     let usage = || io::Error::other("usage: floor read|parse|usage THREADS PATH...");
-    let mode = match args.next().as_deref() {
-        Some("read") => Mode::Read,
-        Some("parse") => Mode::Parse,
-        Some("usage") => Mode::Usage,
+    let name = args.next().unwrap_or_default();
+    let mode = match name.as_str() {
+        "read" => Mode::Read,
+        "parse" => Mode::Parse,
+        "usage" => Mode::Usage,
         _ => return Err(usage()),
     };
     let threads: usize = args
@@ -131,11 +132,6 @@ fn main() -> io::Result<()> {
         Ok(())
     })?;
     let wall = start.elapsed().as_secs_f64();
-    let name = match mode {
-        Mode::Read => "read",
-        Mode::Parse => "parse",
-        Mode::Usage => "usage",
-    };
     println!(
         "{name} {threads} {wall:.4} {} {} {} {}",
         counts.files.into_inner(),
