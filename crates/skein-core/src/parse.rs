@@ -76,12 +76,6 @@ impl SimdScratch {
         self.parse_buffer()
     }
 
-    /// Writes `text` with the values `skim` drops into the parse buffer: false when it drops
-    /// nothing (the buffer is then in no particular state).
-    fn load_skimmed(&mut self, skim: &Skim, text: &[u8]) -> bool {
-        skim.reduce(text, &mut self.buf)
-    }
-
     /// Parses the document the buffer holds.
     fn parse_buffer<'s, T: Deserialize<'s>>(&'s mut self) -> simd_json::Result<T> {
         let Self { buf, buffers, tape } = self;
@@ -178,8 +172,9 @@ impl Parser {
         // of it is judged on the whole line below, as a line parsed whole is: the repair, the
         // fallback and the error (its column) are the line's own. A line of BIG_LINE bytes or
         // more is not skimmed: what is left of it could still be too big for simd-json's copies.
+        // (`reduce` leaves the buffer in no particular state when it drops nothing.)
         let skimmed =
-            text.len() < BIG_LINE && skim.as_ref().is_some_and(|s| simd.load_skimmed(s, text));
+            text.len() < BIG_LINE && skim.as_ref().is_some_and(|s| s.reduce(text, &mut simd.buf));
         // UTF-8 is checked first: serde_json does not check the strings it skips.
         if text.len() >= BIG_LINE
             && std::str::from_utf8(text).is_ok()

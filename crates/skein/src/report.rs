@@ -203,10 +203,18 @@ impl ReportArgs {
         env: &Env,
         found: Vec<SessionFiles>,
     ) -> Result<Vec<SessionFiles>> {
+        Ok(self.filtered_by(found, &self.filter(env)?))
+    }
+
+    /// [`ReportArgs::filtered`] with filters already built ([`ReportArgs::filter`]).
+    pub(crate) fn filtered_by(
+        &self,
+        found: Vec<SessionFiles>,
+        filter: &SessionFilter,
+    ) -> Vec<SessionFiles> {
         if !self.quiet {
             warn_empty_dirs(&self.paths, found.iter().flat_map(SessionFiles::files));
         }
-        let filter = self.filter(env)?;
         let mut sessions = Vec::new();
         for mut s in found {
             if !filter.keeps_project(&s.project()) {
@@ -220,7 +228,7 @@ impl ReportArgs {
                 sessions.push(s);
             }
         }
-        Ok(sessions)
+        sessions
     }
 
     /// The project and glob filters of [`ReportArgs::filtered`].

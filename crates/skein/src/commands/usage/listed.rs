@@ -2,7 +2,8 @@
 //! to the workers as soon as the walk finds it; the sessions are grouped when the walk ends,
 //! and each takes its files' scans in its own order (those the walk started, then the files it
 //! could not start, archived ones), so the report is the one a listing followed by a scan
-//! makes. The walk of a tree of 3,300 directories takes ~45 ms, which no worker waited for.
+//! makes. The walk of a tree of 3,300 directories takes ~45 ms of CPU, which no worker waits
+//! for now.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -21,8 +22,9 @@ use crate::report::ReportArgs;
 /// A file's scan, by the job's number.
 type Scanned = (usize, Result<SessionScan, LoadError>);
 
-/// Jobs and results travel in runs of up to this many: one message per file woke a sleeping
-/// thread for each of 4,300 files (15 % more CPU in context switches, measured).
+/// Jobs and results travel in runs of up to this many: with one message per file, a sleeping
+/// thread was woken for each of 4,300 files (14 % more CPU, in context switches and lock
+/// hand-overs, and no gain in wall time; measured).
 const RUN: usize = 16;
 
 /// The sessions under the report's roots (after its filters), with their scans added to a
@@ -49,11 +51,9 @@ pub(super) fn gather_listed(
         // `jobs` moves in: whatever this returns, the workers see the channel close and end.
         let jobs = jobs;
         let mut started = Started::default();
+        // Only live sources are shown: archived ones are scanned once the sessions are known.
         let found = discover_with(&roots, &mut |source| {
-            if source.archived.is_none()
-                && filter.keeps_project(&source.project)
-                && filter.keeps_file(&source.path)
-            {
+            if filter.keeps_project(&source.project) && filter.keeps_file(&source.path) {
                 started.start(ScanJob::of_source(source), &jobs);
             }
         });
@@ -61,15 +61,21 @@ pub(super) fn gather_listed(
             error_line(&e.to_string());
         }
         let found_ok = found.errors.is_empty();
-        let sessions = report.filtered(env, found.sessions)?;
-        for s in &sessions {
-            for job in ScanJob::of_session(s) {
-                started.start(job, &jobs);
-            }
-        }
+        let sessions = report.filtered_by(found.sessions, &filter);
+        // Each session's files by job number, in scan order (the files the walk did not start
+        // are started now).
+        let numbers: Vec<Vec<usize>> = sessions
+            .iter()
+            .map(|s| {
+                ScanJob::of_session(s)
+                    .into_iter()
+                    .map(|job| started.start(job, &jobs))
+                    .collect()
+            })
+            .collect();
         started.flush(&jobs);
         drop(jobs);
-        let gathered = assemble(report, &sessions, kind, &started.numbers, &results)?;
+        let gathered = assemble(report, &sessions, &numbers, kind, &results)?;
         Ok((sessions, found_ok, gathered))
     })
 }
@@ -82,10 +88,10 @@ struct Started {
 }
 
 impl Started {
-    /// Starts `job` unless it was started already.
-    fn start(&mut self, job: ScanJob, jobs: &mpsc::Sender<Vec<(usize, ScanJob)>>) {
-        if self.numbers.contains_key(&job) {
-            return;
+    /// Starts `job` unless it was started already; its number either way.
+    fn start(&mut self, job: ScanJob, jobs: &mpsc::Sender<Vec<(usize, ScanJob)>>) -> usize {
+        if let Some(&n) = self.numbers.get(&job) {
+            return n;
         }
         let n = self.numbers.len();
         self.numbers.insert(job.clone(), n);
@@ -93,6 +99,7 @@ impl Started {
         if self.run.len() == RUN {
             self.flush(jobs);
         }
+        n
     }
 
     fn flush(&mut self, jobs: &mpsc::Sender<Vec<(usize, ScanJob)>>) {
@@ -153,23 +160,24 @@ fn scan_jobs(
 fn assemble(
     report: &ReportArgs,
     sessions: &[SessionFiles],
+    numbers: &[Vec<usize>],
     kind: UsageKind,
-    numbers: &FxHashMap<ScanJob, usize>,
     results: &mpsc::Receiver<Vec<Scanned>>,
 ) -> Result<Gathered> {
     let bar = report.progress(sessions.len());
     let mut slots: Vec<Option<Result<SessionScan, LoadError>>> = Vec::new();
-    slots.resize_with(numbers.len(), || None);
-    let mut take = |job: &ScanJob| -> Result<Result<SessionScan, LoadError>> {
-        let n = numbers[job];
+    let mut take = |n: usize, path: &std::path::Path| -> Result<Result<SessionScan, LoadError>> {
         loop {
-            if let Some(r) = slots[n].take() {
+            if let Some(r) = slots.get_mut(n).and_then(Option::take) {
                 return Ok(r);
             }
-            let run = results.recv().map_err(|_| {
-                anyhow!("the scan of {} ended without a result", job.path.display())
-            })?;
+            let run = results
+                .recv()
+                .map_err(|_| anyhow!("the scan of {} ended without a result", path.display()))?;
             for (m, scan) in run {
+                if slots.len() <= m {
+                    slots.resize_with(m + 1, || None);
+                }
                 slots[m] = Some(scan);
             }
         }
@@ -178,11 +186,12 @@ fn assemble(
     let mut skipped = Vec::new();
     let mut jobs_ok = true;
     let empty = BTreeMap::new();
-    for s in sessions {
+    for (s, numbers) in sessions.iter().zip(numbers) {
         let mut scan = SessionScan::default();
         let mut failed = None;
-        for job in ScanJob::of_session(s) {
-            match take(&job)? {
+        // `files()` is the order of `ScanJob::of_session`: the main transcript, then the agents.
+        for (&n, path) in numbers.iter().zip(s.files()) {
+            match take(n, path)? {
                 Ok(file) if failed.is_none() => scan.append(file),
                 Err(e) if failed.is_none() => failed = Some(e),
                 _ => {}
