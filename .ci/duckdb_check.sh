@@ -19,8 +19,13 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import duckdb' 2> /de
   fi
 fi
 
-cargo build -q --bin skein
-skein="$target/debug/skein"
+# SKEIN_BIN: a binary already built (.ci/run passes the one `cargo test` built).
+if [ -n "${SKEIN_BIN:-}" ]; then
+  skein="$SKEIN_BIN"
+else
+  cargo build -q --bin skein
+  skein="$target/debug/skein"
+fi
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 # A private HOME: no user config, no catalog or Claude directory of the machine's user.
