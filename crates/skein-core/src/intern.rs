@@ -1,5 +1,5 @@
 //! Strings interned to dense numbers (`0, 1, 2, …` in order of first appearance), stored in one
-//! arena: about 12 bytes of overhead per string instead of the ~80 of a `HashMap<Box<str>, u32>`
+//! arena: about 24 bytes of overhead per string instead of the ~80 of a `HashMap<Box<str>, u32>`
 //! plus a `Vec<Box<str>>`. Uuids, tool ids and message ids of a transcript go through it, so a
 //! pass over a file with hundreds of thousands of records keeps its graph in a few dozen bytes
 //! a record.
@@ -7,7 +7,13 @@
 use std::hash::BuildHasher;
 
 /// No slot.
-const EMPTY: u32 = u32::MAX;
+const EMPTY: u64 = u64::MAX;
+
+/// A slot: the string's number in the low half, the high half of its hash in the high half.
+/// A probe compares the hash halves first, so passing another string's slot rarely reads it.
+fn slot(i: u32, hash: u64) -> u64 {
+    (hash & !0xFFFF_FFFF) | u64::from(i)
+}
 
 /// An interner: `intern` gives each distinct string a number, `name` gives it back.
 #[derive(Clone, Default)]
@@ -16,9 +22,8 @@ pub struct Interner {
     text: String,
     /// End of each string in `text` (its start is the previous end).
     ends: Vec<usize>,
-    /// Open addressing (linear probing) over the numbers; a power of two long, at most half
-    /// full.
-    slots: Vec<u32>,
+    /// Open addressing (linear probing) over [`slot`]s; a power of two long, at most half full.
+    slots: Vec<u64>,
 }
 
 impl std::fmt::Debug for Interner {
@@ -29,8 +34,8 @@ impl std::fmt::Debug for Interner {
     }
 }
 
-fn hash(s: &str) -> usize {
-    rustc_hash::FxBuildHasher.hash_one(s) as usize
+fn hash(s: &str) -> u64 {
+    rustc_hash::FxBuildHasher.hash_one(s)
 }
 
 impl Interner {
@@ -61,12 +66,17 @@ impl Interner {
         if self.slots.is_empty() {
             return None;
         }
+        self.find(s, hash(s)).ok()
+    }
+
+    /// Where `s` (whose hash is `h`) is: `Ok(number)`, or `Err(free slot)` when absent.
+    fn find(&self, s: &str, h: u64) -> Result<u32, usize> {
         let mask = self.slots.len() - 1;
-        let mut at = hash(s) & mask;
+        let mut at = h as usize & mask;
         loop {
             match self.slots[at] {
-                EMPTY => return None,
-                i if self.name(i) == s => return Some(i),
+                EMPTY => return Err(at),
+                v if v >> 32 == h >> 32 && self.name(v as u32) == s => return Ok(v as u32),
                 _ => at = (at + 1) & mask,
             }
         }
@@ -82,23 +92,26 @@ impl Interner {
         if (self.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        let mask = self.slots.len() - 1;
-        let mut at = hash(s) & mask;
-        loop {
-            match self.slots[at] {
-                EMPTY => break,
-                i if self.name(i) == s => return (i, false),
-                _ => at = (at + 1) & mask,
-            }
-        }
+        let h = hash(s);
+        let at = match self.find(s, h) {
+            Ok(i) => return (i, false),
+            Err(at) => at,
+        };
         let i = u32::try_from(self.len())
             .ok()
-            .filter(|&i| i != EMPTY)
+            .filter(|&i| i != u32::MAX)
             .expect("fewer than 2^32 - 1 interned strings");
         self.text.push_str(s);
         self.ends.push(self.text.len());
-        self.slots[at] = i;
+        self.slots[at] = slot(i, h);
         (i, true)
+    }
+
+    /// Forgets every string, keeping the memory for the next ones.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+        self.slots.fill(EMPTY);
     }
 
     /// Every string, by number.
@@ -111,11 +124,12 @@ impl Interner {
         self.slots = vec![EMPTY; size];
         let mask = size - 1;
         for i in 0..self.len() as u32 {
-            let mut at = hash(self.name(i)) & mask;
+            let h = hash(self.name(i));
+            let mut at = h as usize & mask;
             while self.slots[at] != EMPTY {
                 at = (at + 1) & mask;
             }
-            self.slots[at] = i;
+            self.slots[at] = slot(i, h);
         }
     }
 }
@@ -159,5 +173,20 @@ mod tests {
             assert_eq!(t.name(i), format!("id-{i}"));
         }
         assert_eq!(t.get("id-10000"), None);
+    }
+
+    #[test]
+    fn cleared_it_numbers_from_zero_again() {
+        let mut t = Interner::new();
+        for i in 0..100u32 {
+            t.intern(&format!("old-{i}"));
+        }
+        t.clear();
+        assert!(t.is_empty());
+        assert_eq!(t.get("old-3"), None);
+        assert_eq!(t.insert("new"), (0, true));
+        assert_eq!(t.insert("old-3"), (1, true));
+        assert_eq!(t.insert("new"), (0, false));
+        assert_eq!(t.iter().collect::<Vec<_>>(), ["new", "old-3"]);
     }
 }

@@ -267,8 +267,10 @@ pub fn session_id_inside(path: &Path) -> Option<String> {
     else {
         return None;
     };
+    // Small blocks: the first record is all that is read, and hundreds of these files are
+    // opened while listing an old tree (64 KiB blocks copied ~60 MB more on the bench tree).
     let mut reader = Reader::new(
-        ReadLines::with_block_size(r, 64 << 10),
+        ReadLines::with_block_size(r, 8 << 10),
         ReaderOptions::default(),
     );
     for _ in 0..64 {
@@ -363,5 +365,20 @@ mod tests {
         let meta = AgentMeta::parse(&read_sidecar(&t).expect("sidecar")).expect("parses");
         assert_eq!(meta.agent_type.as_deref(), Some("Explore"));
         assert_eq!(meta.tool_use_id.as_deref(), Some("toolu_1"));
+    }
+
+    #[test]
+    fn the_session_id_inside_a_long_first_record() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let t = d.path().join("agent-a1.jsonl");
+        // Longer than the blocks it is read in, the id at its end; a record without one first.
+        let prompt = "x".repeat(100_000);
+        let body = format!(
+            "{{\"type\":\"summary\"}}\n{{\"message\":{{\"content\":\"{prompt}\"}},\"sessionId\":\"s-long\"}}\n"
+        );
+        std::fs::write(&t, body).expect("write");
+        assert_eq!(session_id_inside(&t).as_deref(), Some("s-long"));
+        std::fs::write(&t, "{\"type\":\"summary\"}\n").expect("write");
+        assert_eq!(session_id_inside(&t), None);
     }
 }

@@ -4,9 +4,9 @@
 use std::io;
 
 use memchr::memmem;
-use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
+use skein_core::intern::Interner;
 use skein_core::lenient::{Count, Flag, Obj, Str};
 use skein_core::{LineSource, ReadLines, SimdScratch, SliceLines};
 use skein_layout::SessionFiles;
@@ -262,7 +262,10 @@ struct FileGroups<'c> {
     session_id: &'c str,
     source: Source,
     agent_id: Option<&'c str>,
-    index: FxHashMap<Box<str>, usize>,
+    /// The file's group keys (cleared for each file; an arena, not a string per key).
+    keys: &'c mut Interner,
+    /// Each key's copy, after `first`, by the key's number.
+    at: &'c mut Vec<usize>,
     key: String,
     first: usize,
 }
@@ -338,8 +341,9 @@ impl FileGroups<'_> {
         self.key.push('\0');
         self.key.push_str(request_id.get().unwrap_or(""));
         self.key.push(if sidechain { '\u{1}' } else { '\0' });
-        if let Some(&i) = self.index.get(self.key.as_str()) {
-            let c = &mut scan.copies[self.first + i];
+        let (n, new) = self.keys.insert(&self.key);
+        if !new {
+            let c = &mut scan.copies[self.first + self.at[n as usize]];
             c.tokens.max_with(&tokens);
             c.timestamp_ms = c.timestamp_ms.min(ts);
             if c.model.is_none() {
@@ -347,8 +351,7 @@ impl FileGroups<'_> {
             }
             return;
         }
-        let i = scan.copies.len() - self.first;
-        self.index.insert(self.key.as_str().into(), i);
+        self.at.push(scan.copies.len() - self.first);
         scan.copies.push(copy());
     }
 }
@@ -358,6 +361,9 @@ pub struct UsageScanner {
     finder: memmem::Finder<'static>,
     simd: SimdScratch,
     read_buf: Vec<u8>,
+    /// A file's group keys and their copies ([`FileGroups`]), reused from file to file.
+    keys: Interner,
+    at: Vec<usize>,
 }
 
 impl std::fmt::Debug for UsageScanner {
@@ -379,6 +385,8 @@ impl UsageScanner {
             finder: memmem::Finder::new(b"\"usage\"").into_owned(),
             simd: SimdScratch::new(),
             read_buf: Vec::new(),
+            keys: Interner::new(),
+            at: Vec::new(),
         }
     }
 
@@ -471,15 +479,24 @@ impl UsageScanner {
         agent_id: Option<&str>,
         scan: &mut SessionScan,
     ) -> io::Result<()> {
+        let Self {
+            finder,
+            simd,
+            keys,
+            at,
+            ..
+        } = self;
+        keys.clear();
+        at.clear();
         let mut groups = FileGroups {
             session_id,
             source,
             agent_id,
-            index: FxHashMap::default(),
+            keys,
+            at,
             key: String::new(),
             first: scan.copies.len(),
         };
-        let Self { finder, simd, .. } = self;
         let kept = scan.skipped.len();
         while lines.advance()? {
             let l = lines.line();
