@@ -1,5 +1,5 @@
 //! Strings interned to dense numbers (`0, 1, 2, …` in order of first appearance), stored in one
-//! arena: about 24 bytes of overhead per string instead of the ~80 of a `HashMap<Box<str>, u32>`
+//! arena: about 12 bytes of overhead per string instead of the ~80 of a `HashMap<Box<str>, u32>`
 //! plus a `Vec<Box<str>>`. Uuids, tool ids and message ids of a transcript go through it, so a
 //! pass over a file with hundreds of thousands of records keeps its graph in a few dozen bytes
 //! a record.
@@ -7,13 +7,7 @@
 use std::hash::BuildHasher;
 
 /// No slot.
-const EMPTY: u64 = u64::MAX;
-
-/// A slot: the string's number in the low half, the high half of its hash in the high half.
-/// A probe compares the hash halves first, so passing another string's slot rarely reads it.
-fn slot(i: u32, hash: u64) -> u64 {
-    (hash & !0xFFFF_FFFF) | u64::from(i)
-}
+const EMPTY: u32 = u32::MAX;
 
 /// An interner: `intern` gives each distinct string a number, `name` gives it back.
 #[derive(Clone, Default)]
@@ -22,8 +16,9 @@ pub struct Interner {
     text: String,
     /// End of each string in `text` (its start is the previous end).
     ends: Vec<usize>,
-    /// Open addressing (linear probing) over [`slot`]s; a power of two long, at most half full.
-    slots: Vec<u64>,
+    /// Open addressing (linear probing) over the numbers; a power of two long, at most half
+    /// full.
+    slots: Vec<u32>,
 }
 
 impl std::fmt::Debug for Interner {
@@ -34,8 +29,8 @@ impl std::fmt::Debug for Interner {
     }
 }
 
-fn hash(s: &str) -> u64 {
-    rustc_hash::FxBuildHasher.hash_one(s)
+fn hash(s: &str) -> usize {
+    rustc_hash::FxBuildHasher.hash_one(s) as usize
 }
 
 impl Interner {
@@ -66,17 +61,12 @@ impl Interner {
         if self.slots.is_empty() {
             return None;
         }
-        self.find(s, hash(s)).ok()
-    }
-
-    /// Where `s` (whose hash is `h`) is: `Ok(number)`, or `Err(free slot)` when absent.
-    fn find(&self, s: &str, h: u64) -> Result<u32, usize> {
         let mask = self.slots.len() - 1;
-        let mut at = h as usize & mask;
+        let mut at = hash(s) & mask;
         loop {
             match self.slots[at] {
-                EMPTY => return Err(at),
-                v if v >> 32 == h >> 32 && self.name(v as u32) == s => return Ok(v as u32),
+                EMPTY => return None,
+                i if self.name(i) == s => return Some(i),
                 _ => at = (at + 1) & mask,
             }
         }
@@ -92,26 +82,36 @@ impl Interner {
         if (self.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        let h = hash(s);
-        let at = match self.find(s, h) {
-            Ok(i) => return (i, false),
-            Err(at) => at,
-        };
+        let mask = self.slots.len() - 1;
+        let mut at = hash(s) & mask;
+        loop {
+            match self.slots[at] {
+                EMPTY => break,
+                i if self.name(i) == s => return (i, false),
+                _ => at = (at + 1) & mask,
+            }
+        }
         let i = u32::try_from(self.len())
             .ok()
-            .filter(|&i| i != u32::MAX)
+            .filter(|&i| i != EMPTY)
             .expect("fewer than 2^32 - 1 interned strings");
         self.text.push_str(s);
         self.ends.push(self.text.len());
-        self.slots[at] = slot(i, h);
+        self.slots[at] = i;
         (i, true)
     }
 
-    /// Forgets every string, keeping the memory for the next ones.
+    /// Forgets every string, keeping the memory for the next ones, except a large slot table:
+    /// refilling it would cost every later use as much as the largest one (one interner per
+    /// file, reused for thousands of small files).
     pub fn clear(&mut self) {
         self.text.clear();
         self.ends.clear();
-        self.slots.fill(EMPTY);
+        if self.slots.len() > 1024 {
+            self.slots = Vec::new();
+        } else {
+            self.slots.fill(EMPTY);
+        }
     }
 
     /// Every string, by number.
@@ -124,12 +124,11 @@ impl Interner {
         self.slots = vec![EMPTY; size];
         let mask = size - 1;
         for i in 0..self.len() as u32 {
-            let h = hash(self.name(i));
-            let mut at = h as usize & mask;
+            let mut at = hash(self.name(i)) & mask;
             while self.slots[at] != EMPTY {
                 at = (at + 1) & mask;
             }
-            self.slots[at] = slot(i, h);
+            self.slots[at] = i;
         }
     }
 }
@@ -179,6 +178,11 @@ mod tests {
     fn cleared_it_numbers_from_zero_again() {
         let mut t = Interner::new();
         for i in 0..100u32 {
+            t.intern(&format!("old-{i}"));
+        }
+        t.clear();
+        assert_eq!(t.get("old-3"), None);
+        for i in 0..5000u32 {
             t.intern(&format!("old-{i}"));
         }
         t.clear();
