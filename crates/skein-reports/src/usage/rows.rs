@@ -1,7 +1,5 @@
 //! The report's rows (what is serialized) and the accumulator behind each.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use super::Tokens;
@@ -21,7 +19,11 @@ pub(super) struct Acc {
     cost: f64,
     pub(super) first_ms: Option<i64>,
     pub(super) last_ms: Option<i64>,
-    models: BTreeMap<String, ModelAcc>,
+    /// Per model, in order of first use until [`Acc::sorted_models`] sorts them. A handful of
+    /// models and long runs of one: a vector with the last one used checked first costs one
+    /// string compare a request where a `BTreeMap` cost two lookups (the report's serial tail).
+    models: Vec<(String, ModelAcc)>,
+    last: usize,
 }
 
 /// One model's share of an [`Acc`].
@@ -38,10 +40,25 @@ struct ModelAcc {
 
 impl Acc {
     fn model(&mut self, model: &str) -> &mut ModelAcc {
-        if !self.models.contains_key(model) {
-            self.models.insert(model.to_owned(), ModelAcc::default());
+        if self.models.get(self.last).is_none_or(|(m, _)| m != model) {
+            self.last = self
+                .models
+                .iter()
+                .position(|(m, _)| m == model)
+                .unwrap_or_else(|| {
+                    self.models.push((model.to_owned(), ModelAcc::default()));
+                    self.models.len() - 1
+                });
         }
-        self.models.get_mut(model).unwrap_or_else(|| unreachable!())
+        &mut self.models[self.last].1
+    }
+
+    /// The models sorted by name (the figures list them so, and sum their costs in that
+    /// order).
+    fn sorted_models(&mut self) -> &mut [(String, ModelAcc)] {
+        self.models.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        self.last = 0;
+        &mut self.models
     }
 
     fn span(&mut self, first: i64, last: i64) {
@@ -84,7 +101,7 @@ impl Acc {
     /// The figures, each model's cost from its token sums ([`Acc::add_tokens`]).
     pub(super) fn priced_figures(&mut self, pricer: &mut super::groups::Pricer<'_>) -> Figures {
         let mut total = 0.0;
-        for (model, m) in &mut self.models {
+        for (model, m) in self.sorted_models() {
             m.cost = pricer.cost_of_sums(model, &m.tiers);
             total += m.cost;
         }
@@ -92,7 +109,8 @@ impl Acc {
         self.figures()
     }
 
-    pub(super) fn figures(&self) -> Figures {
+    pub(super) fn figures(&mut self) -> Figures {
+        self.sorted_models();
         Figures {
             messages: self.messages,
             input_tokens: self.tokens.input,
@@ -101,7 +119,7 @@ impl Acc {
             cache_read_input_tokens: self.tokens.cache_read,
             total_tokens: self.tokens.total(),
             cost_usd: round_usd(self.cost),
-            models: self.models.keys().cloned().collect(),
+            models: self.models.iter().map(|(model, _)| model.clone()).collect(),
             breakdown: self
                 .models
                 .iter()
