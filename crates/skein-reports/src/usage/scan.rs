@@ -626,6 +626,59 @@ mod tests {
         assert!(s1.skipped.iter().all(|k| k.path.is_some()));
     }
 
+    /// A file's lines of one request make one copy, found by its key even when copies without
+    /// `message.id` (each its own) come between; the next file scanned by the same scanner
+    /// starts its groups afresh.
+    #[test]
+    fn groups_are_per_file_and_skip_copies_without_an_id() {
+        let line = |id: Option<&str>, rid: &str, output: u32| {
+            let id = id.map_or(String::new(), |id| format!(r#""id":"{id}","#));
+            format!(
+                r#"{{"type":"assistant","timestamp":"2026-01-01T00:00:0{output}Z","requestId":"{rid}","message":{{{id}"model":"m","usage":{{"input_tokens":1,"output_tokens":{output}}}}}}}"#
+            ) + "\n"
+        };
+        let first = [
+            line(None, "r0", 1),
+            line(Some("a"), "ra", 2),
+            line(None, "r1", 3),
+            line(Some("b"), "rb", 4),
+            line(Some("a"), "ra", 5),
+            line(Some("b"), "rb", 6),
+        ]
+        .concat();
+        let mut scanner = UsageScanner::new();
+        let mut scan = SessionScan::default();
+        let mut read = |text: &str, scan: &mut SessionScan| {
+            scanner
+                .scan_lines(SliceLines::new(text.as_bytes()), "s", Source::Main, scan)
+                .expect("in memory");
+        };
+        read(&first, &mut scan);
+        let outputs = |scan: &SessionScan| -> Vec<(Option<String>, u64)> {
+            scan.copies
+                .iter()
+                .map(|c| (c.message_id.as_deref().map(Into::into), c.tokens.output))
+                .collect()
+        };
+        let id = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            outputs(&scan),
+            [(None, 1), (id("a"), 5), (None, 3), (id("b"), 6)]
+        );
+        // The same request in the next file is that file's own copy.
+        read(&line(Some("a"), "ra", 7), &mut scan);
+        assert_eq!(
+            outputs(&scan),
+            [
+                (None, 1),
+                (id("a"), 5),
+                (None, 3),
+                (id("b"), 6),
+                (id("a"), 7)
+            ]
+        );
+    }
+
     #[test]
     fn scan_reads_odd_lines_leniently() {
         let text = concat!(
