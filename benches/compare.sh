@@ -9,7 +9,11 @@
 # /work/bench/tree20). It is only read; archives, the 462 MB single file and ccusage's config
 # directory go to a scratch directory ($TMPDIR) that is removed at the end. SKEIN=path uses that
 # binary instead of building target/release/skein. Each figure is the median wall time of RUNS
-# (default 3), page cache warm. Yardsticks that are not installed are skipped.
+# (default 3), page cache warm. A row's commands take turns (yardstick, skein, floor, then again),
+# so that the machine's speed, which drifts by 5-10 % within minutes here, weighs on both sides
+# of a ratio alike. Yardsticks that are not installed are skipped. Check that $TMPDIR creates
+# files at normal speed: where tens of gigabytes were just deleted, ext4 took 33x longer to create
+# a file than elsewhere on the same file system (measured), and the bulk archive rows measure that.
 #
 #   row                        skein command                          yardstick            goal
 #   archive                    skein archive -q TREE --to A           tar -c TREE | zstd -3 -T0   <= 2x
@@ -75,17 +79,26 @@ fi
 big_bytes=$(stat -c %s "$big")
 echo "tree: $files files, $bytes bytes ($tree); one file: $big_bytes bytes; cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# secs CMD...: median wall seconds of $runs runs (output discarded; `fresh` is called before each).
+# medians FN...: runs the functions in turns, FN1 FN2 ... then FN1 FN2 ... again, $runs rounds
+# (output discarded; `fresh` is called before each run), and prints each one's median wall
+# seconds on one line, in the order given.
 fresh() { :; }
-secs() {
-  local t=()
+medians() {
+  local -A t=()
+  local f s
   for _ in $(seq "$runs"); do
-    fresh
-    local s=$EPOCHREALTIME
-    "$@" > /dev/null 2>&1 || true
-    t+=("$(echo "$EPOCHREALTIME - $s" | bc -l)")
+    for f in "$@"; do
+      fresh
+      s=$EPOCHREALTIME
+      "$f" > /dev/null 2>&1 || true
+      t[$f]+="$(echo "$EPOCHREALTIME - $s" | bc -l) "
+    done
   done
-  printf '%s\n' "${t[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+  for f in "$@"; do
+    # shellcheck disable=SC2086 # the word splitting is wanted: one time per word
+    printf '%s\n' ${t[$f]} | sort -g | awk '{a[NR]=$1} END {printf "%s ", a[int((NR+1)/2)]}'
+  done
+  echo
 }
 rows=()
 # row NAME SKEIN_SECS PEER NAME PEER_SECS GOAL: ratio = skein / peer (below 1: skein faster).
@@ -96,9 +109,11 @@ row() {
 
 xargs -0 cat < "$work/files.list" > /dev/null # warm the page cache
 cat "$big" > /dev/null
+# The floors, on as many threads as skein uses by default (one per core).
+threads=$(nproc)
+floors() { [[ $floor != none ]]; }
 
 if want archive && have tar && have zstd; then
-  tarzstd=$(secs sh -c "tar -cf - -C '$tree' . | zstd -q -3 -T0 > /dev/null")
   # A new archive directory per run, all removed at the end: ext4 skips inodes deleted in the
   # last ~30 s when it allocates new ones, so deleting the previous run's 10,000 files just
   # before a run makes every file creation scan (4x the system time, measured). And the earlier
@@ -109,46 +124,62 @@ if want archive && have tar && have zstd; then
     sync
     A=$(mktemp -d "$work/A.XXXXXX")
   }
-  arch() { "$skein" archive -q "$@" --to "$A"; }
-  row "archive" "$(secs arch "$tree")" "tar | zstd -3 -T0" "$tarzstd" "<= 2x"
-  row "archive --redact" "$(secs arch --redact "$tree")" "tar | zstd -3 -T0" "$tarzstd" "<= 2.5x"
-  zstd1=$(secs zstd -q -3 -T0 -c "$big")
-  row "archive one 462 MB file" "$(secs arch "$big")" "zstd -3 -T0" "$zstd1" "<= 1.25x"
-  row "  --redact" "$(secs arch --redact "$big")" "zstd -3 -T0" "$zstd1" ""
+  tar_zstd() { tar -cf - -C "$tree" . | zstd -q -3 -T0 > /dev/null; }
+  archive_tree() { "$skein" archive -q "$tree" --to "$A"; }
+  archive_tree_redact() { "$skein" archive -q --redact "$tree" --to "$A"; }
+  zstd_big() { zstd -q -3 -T0 -c "$big"; }
+  archive_big() { "$skein" archive -q "$big" --to "$A"; }
+  archive_big_redact() { "$skein" archive -q --redact "$big" --to "$A"; }
+  read -r tarzstd tree_s tree_redact_s < <(medians tar_zstd archive_tree archive_tree_redact)
+  row "archive" "$tree_s" "tar | zstd -3 -T0" "$tarzstd" "<= 2x"
+  row "archive --redact" "$tree_redact_s" "tar | zstd -3 -T0" "$tarzstd" "<= 2.5x"
+  read -r zstd1 big_s big_redact_s < <(medians zstd_big archive_big archive_big_redact)
+  row "archive one 462 MB file" "$big_s" "zstd -3 -T0" "$zstd1" "<= 1.25x"
+  row "  --redact" "$big_redact_s" "zstd -3 -T0" "$zstd1" ""
   fresh() { :; }
 fi
-if want stats || want jq; then
-  stats=$(secs "$skein" stats -q "$tree")
-fi
-cat_s='' jq_s='' ccusage_s=''
+floor_rows=()
+cat_files() { xargs -0 cat < "$work/files.list"; }
+skein_stats() { "$skein" stats -q "$tree"; }
+floor_read() { "$floor" read "$threads" "$tree"; }
+floor_parse() { "$floor" parse "$threads" "$tree"; }
+floor_usage() { "$floor" usage "$threads" "$tree"; }
 if want stats; then
-  cat_s=$(secs sh -c "xargs -0 cat < '$work/files.list'")
-  row "stats" "$stats" "cat" "$cat_s" "<= 1.5x"
+  if floors; then
+    read -r cat_s stats_s floor_s < <(medians cat_files skein_stats floor_read)
+    floor_rows+=("floor read|$floor_s|cat|$cat_s|")
+  else
+    read -r cat_s stats_s < <(medians cat_files skein_stats)
+  fi
+  row "stats" "$stats_s" "cat" "$cat_s" "<= 1.5x"
 fi
 if want jq && have jq; then
-  jq_s=$(secs sh -c "xargs -0 cat < '$work/files.list' | jq -c '{type,uuid,parentUuid}'")
-  row "jq-style (stats)" "$stats" "jq -c '{type,uuid,parentUuid}'" "$jq_s" "<= 0.04x (25x faster)"
+  jq_tree() { xargs -0 cat < "$work/files.list" | jq -c '{type,uuid,parentUuid}'; }
+  if floors; then
+    read -r jq_s jq_stats floor_s < <(medians jq_tree skein_stats floor_parse)
+    floor_rows+=("floor parse|$floor_s|jq -c '{type,uuid,parentUuid}'|$jq_s|(jq-style goal 0.04x)")
+  else
+    read -r jq_s jq_stats < <(medians jq_tree skein_stats)
+  fi
+  row "jq-style (stats)" "$jq_stats" "jq -c '{type,uuid,parentUuid}'" "$jq_s" "<= 0.04x (25x faster)"
 fi
 if want usage && [[ -x $ccusage ]]; then
   mkdir -p "$work/cfg"
   ln -s "$tree" "$work/cfg/projects"
-  ccusage_s=$(secs env CLAUDE_CONFIG_DIR="$work/cfg" "$ccusage" claude daily --json --offline)
-  row "usage daily" "$(secs "$skein" usage daily -q --format jsonl --no-catalog "$tree")" \
-    "ccusage daily --offline" "$ccusage_s" "<= 0.2x (5x faster)"
+  ccusage_daily() { CLAUDE_CONFIG_DIR="$work/cfg" "$ccusage" claude daily --json --offline; }
+  skein_usage() { "$skein" usage daily -q --format jsonl --no-catalog "$tree"; }
+  if floors; then
+    read -r ccusage_s usage_s floor_s < <(medians ccusage_daily skein_usage floor_usage)
+    floor_rows+=("floor usage|$floor_s|ccusage daily --offline|$ccusage_s|(usage goal 0.2x)")
+  else
+    read -r ccusage_s usage_s < <(medians ccusage_daily skein_usage)
+  fi
+  row "usage daily" "$usage_s" "ccusage daily --offline" "$ccusage_s" "<= 0.2x (5x faster)"
 fi
-# The floors, on as many threads as skein uses by default (one per core).
-threads=$(nproc)
-if [[ $floor != none && -n $cat_s ]]; then
-  row "floor read" "$(secs "$floor" read "$threads" "$tree")" "cat" "$cat_s" ""
-fi
-if [[ $floor != none && -n $jq_s ]]; then
-  row "floor parse" "$(secs "$floor" parse "$threads" "$tree")" "jq -c '{type,uuid,parentUuid}'" \
-    "$jq_s" "(jq-style goal 0.04x)"
-fi
-if [[ $floor != none && -n $ccusage_s ]]; then
-  row "floor usage" "$(secs "$floor" usage "$threads" "$tree")" "ccusage daily --offline" \
-    "$ccusage_s" "(usage goal 0.2x)"
-fi
+for r in "${floor_rows[@]}"; do
+  IFS='|' read -r name secs peer peer_secs goal <<< "$r"
+  row "$name" "$secs" "$peer" "$peer_secs" "$goal"
+done
 
 printf '\n%-26s %10s   %-28s %10s   %7s   %s\n' "skein" "wall" "yardstick" "wall" "ratio" "goal"
 printf '%s\n' "${rows[@]}"
