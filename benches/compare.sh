@@ -139,42 +139,39 @@ if want archive && have tar && have zstd; then
   fresh() { :; }
 fi
 floor_rows=()
+# pair_row NAME PEER GOAL PEER_FN SKEIN_FN FLOOR_NAME FLOOR_FN FLOOR_GOAL: the row of SKEIN_FN
+# against PEER_FN, and unless FLOOR=none the row of FLOOR_FN against the same yardstick (printed
+# after skein's rows), the three commands taking turns.
+pair_row() {
+  local peer_s skein_s floor_s
+  if floors; then
+    read -r peer_s skein_s floor_s < <(medians "$4" "$5" "$7")
+    floor_rows+=("$6|$floor_s|$2|$peer_s|$8")
+  else
+    read -r peer_s skein_s < <(medians "$4" "$5")
+  fi
+  row "$1" "$skein_s" "$2" "$peer_s" "$3"
+}
 cat_files() { xargs -0 cat < "$work/files.list"; }
 skein_stats() { "$skein" stats -q "$tree"; }
 floor_read() { "$floor" read "$threads" "$tree"; }
 floor_parse() { "$floor" parse "$threads" "$tree"; }
 floor_usage() { "$floor" usage "$threads" "$tree"; }
 if want stats; then
-  if floors; then
-    read -r cat_s stats_s floor_s < <(medians cat_files skein_stats floor_read)
-    floor_rows+=("floor read|$floor_s|cat|$cat_s|")
-  else
-    read -r cat_s stats_s < <(medians cat_files skein_stats)
-  fi
-  row "stats" "$stats_s" "cat" "$cat_s" "<= 1.5x"
+  pair_row "stats" "cat" "<= 1.5x" cat_files skein_stats "floor read" floor_read ""
 fi
 if want jq && have jq; then
   jq_tree() { xargs -0 cat < "$work/files.list" | jq -c '{type,uuid,parentUuid}'; }
-  if floors; then
-    read -r jq_s jq_stats floor_s < <(medians jq_tree skein_stats floor_parse)
-    floor_rows+=("floor parse|$floor_s|jq -c '{type,uuid,parentUuid}'|$jq_s|(jq-style goal 0.04x)")
-  else
-    read -r jq_s jq_stats < <(medians jq_tree skein_stats)
-  fi
-  row "jq-style (stats)" "$jq_stats" "jq -c '{type,uuid,parentUuid}'" "$jq_s" "<= 0.04x (25x faster)"
+  pair_row "jq-style (stats)" "jq -c '{type,uuid,parentUuid}'" "<= 0.04x (25x faster)" \
+    jq_tree skein_stats "floor parse" floor_parse "(jq-style goal 0.04x)"
 fi
 if want usage && [[ -x $ccusage ]]; then
   mkdir -p "$work/cfg"
   ln -s "$tree" "$work/cfg/projects"
   ccusage_daily() { CLAUDE_CONFIG_DIR="$work/cfg" "$ccusage" claude daily --json --offline; }
   skein_usage() { "$skein" usage daily -q --format jsonl --no-catalog "$tree"; }
-  if floors; then
-    read -r ccusage_s usage_s floor_s < <(medians ccusage_daily skein_usage floor_usage)
-    floor_rows+=("floor usage|$floor_s|ccusage daily --offline|$ccusage_s|(usage goal 0.2x)")
-  else
-    read -r ccusage_s usage_s < <(medians ccusage_daily skein_usage)
-  fi
-  row "usage daily" "$usage_s" "ccusage daily --offline" "$ccusage_s" "<= 0.2x (5x faster)"
+  pair_row "usage daily" "ccusage daily --offline" "<= 0.2x (5x faster)" \
+    ccusage_daily skein_usage "floor usage" floor_usage "(usage goal 0.2x)"
 fi
 for r in "${floor_rows[@]}"; do
   IFS='|' read -r name secs peer peer_secs goal <<< "$r"
