@@ -110,7 +110,7 @@ fn main() -> io::Result<()> {
             .map(|_| {
                 s.spawn(|| -> io::Result<()> {
                     let (mut buf, mut simd) = (Vec::new(), SimdScratch::new());
-                    let finder = memchr::memmem::Finder::new(b"\"usage\"");
+                    let finder = memchr::memmem::Finder::new(skein_reports::usage::USAGE_MARK);
                     loop {
                         let next = receive.lock().expect("no worker panics").recv();
                         let Ok(path) = next else { return Ok(()) };

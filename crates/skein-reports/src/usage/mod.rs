@@ -54,7 +54,7 @@ pub use build::{KeptRequests, NO_MODEL, ScanStats, UsageBuilder, UsageKind, Usag
 pub use groups::{GROUP_LONG_THRESHOLD, Pricer, RequestGroup, groups_fit, groups_fit_with};
 pub use rows::{Figures, ModelUsage, SourceTokens, TotalsRow, UsageReport, UsageRow, round_usd};
 pub use scan::{
-    RequestCopy, SKIPPED_KEPT, ScanJob, SessionScan, SkippedLine, Source, UsageScanner,
+    RequestCopy, SKIPPED_KEPT, ScanJob, SessionScan, SkippedLine, Source, USAGE_MARK, UsageScanner,
 };
 pub use store::RequestRef;
 

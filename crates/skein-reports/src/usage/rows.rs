@@ -19,10 +19,12 @@ pub(super) struct Acc {
     cost: f64,
     pub(super) first_ms: Option<i64>,
     pub(super) last_ms: Option<i64>,
-    /// Per model, in order of first use until [`Acc::sorted_models`] sorts them. A handful of
-    /// models and long runs of one: a vector with the last one used checked first costs one
-    /// string compare a request where a `BTreeMap` cost two lookups (the report's serial tail).
+    /// Per model, sorted by name (the figures list them so, and sum their costs in that
+    /// order). A handful of models and long runs of one: a vector with the last one used
+    /// checked first costs one string compare a request where a `BTreeMap` cost two lookups
+    /// (the report's serial tail).
     models: Vec<(String, ModelAcc)>,
+    /// Where the last model used is in `models`.
     last: usize,
 }
 
@@ -41,24 +43,16 @@ struct ModelAcc {
 impl Acc {
     fn model(&mut self, model: &str) -> &mut ModelAcc {
         if self.models.get(self.last).is_none_or(|(m, _)| m != model) {
-            self.last = self
-                .models
-                .iter()
-                .position(|(m, _)| m == model)
-                .unwrap_or_else(|| {
-                    self.models.push((model.to_owned(), ModelAcc::default()));
-                    self.models.len() - 1
-                });
+            self.last = match self.models.binary_search_by(|(m, _)| m.as_str().cmp(model)) {
+                Ok(at) => at,
+                Err(at) => {
+                    self.models
+                        .insert(at, (model.to_owned(), ModelAcc::default()));
+                    at
+                }
+            };
         }
         &mut self.models[self.last].1
-    }
-
-    /// The models sorted by name (the figures list them so, and sum their costs in that
-    /// order).
-    fn sorted_models(&mut self) -> &mut [(String, ModelAcc)] {
-        self.models.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        self.last = 0;
-        &mut self.models
     }
 
     fn span(&mut self, first: i64, last: i64) {
@@ -101,7 +95,7 @@ impl Acc {
     /// The figures, each model's cost from its token sums ([`Acc::add_tokens`]).
     pub(super) fn priced_figures(&mut self, pricer: &mut super::groups::Pricer<'_>) -> Figures {
         let mut total = 0.0;
-        for (model, m) in self.sorted_models() {
+        for (model, m) in &mut self.models {
             m.cost = pricer.cost_of_sums(model, &m.tiers);
             total += m.cost;
         }
@@ -109,8 +103,7 @@ impl Acc {
         self.figures()
     }
 
-    pub(super) fn figures(&mut self) -> Figures {
-        self.sorted_models();
+    pub(super) fn figures(&self) -> Figures {
         Figures {
             messages: self.messages,
             input_tokens: self.tokens.input,

@@ -67,6 +67,10 @@ pub struct SessionScan {
     pub skipped: Vec<SkippedLine>,
 }
 
+/// What a line must contain to be parsed: every line with usage mentions it, and the scan
+/// parses no other (most lines of a transcript are not parsed at all).
+pub const USAGE_MARK: &[u8] = b"\"usage\"";
+
 /// How many skipped lines a file keeps the location of (the counts above count them all).
 pub const SKIPPED_KEPT: usize = 1000;
 
@@ -382,7 +386,7 @@ impl UsageScanner {
     /// A scanner with empty buffers.
     pub fn new() -> Self {
         Self {
-            finder: memmem::Finder::new(b"\"usage\"").into_owned(),
+            finder: memmem::Finder::new(USAGE_MARK).into_owned(),
             simd: SimdScratch::new(),
             read_buf: Vec::new(),
             keys: Interner::new(),
