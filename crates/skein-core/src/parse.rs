@@ -4,8 +4,10 @@
 //! that looks at none of the bulky values can have them skimmed off first ([`crate::skim`],
 //! [`Parser::set_skim`]).
 
+use std::marker::PhantomData;
+
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{DeserializeSeed, IgnoredAny};
 
 use crate::envelope::Envelope;
 use crate::repair::repair_line;
@@ -73,11 +75,44 @@ impl SimdScratch {
         self.buf.clear();
         self.buf.reserve(text.len() + simd_json::INPUT_PADDING);
         self.buf.extend_from_slice(text);
-        self.parse_buffer()
+        self.parse_buffer(PhantomData)
+    }
+
+    /// Like [`SimdScratch::from_slice`], with a seed (what to read decided at run time).
+    pub fn from_slice_seed<'s, S: DeserializeSeed<'s>>(
+        &'s mut self,
+        text: &[u8],
+        seed: S,
+    ) -> simd_json::Result<S::Value> {
+        self.buf.clear();
+        self.buf.reserve(text.len() + simd_json::INPUT_PADDING);
+        self.buf.extend_from_slice(text);
+        self.parse_buffer(seed)
+    }
+
+    /// Builds the tape of the document the buffer holds and hands its nodes to `read` (their
+    /// strings borrow from this scratch).
+    fn tape_of_buffer<'s, R>(
+        &'s mut self,
+        read: impl FnOnce(&[simd_json::Node<'s>]) -> R,
+    ) -> simd_json::Result<R> {
+        let Self { buf, buffers, tape } = self;
+        let len = buf.len();
+        buf.resize(len + simd_json::INPUT_PADDING, b' ');
+        let mut t: simd_json::Tape<'s> = tape
+            .take()
+            .map_or_else(simd_json::Tape::null, simd_json::Tape::reset);
+        let input: &'s mut [u8] = buf.as_mut_slice();
+        let result = simd_json::fill_tape_padded(input, len, buffers, &mut t).map(|()| read(&t.0));
+        *tape = Some(t.reset());
+        result
     }
 
     /// Parses the document the buffer holds.
-    fn parse_buffer<'s, T: Deserialize<'s>>(&'s mut self) -> simd_json::Result<T> {
+    fn parse_buffer<'s, S: DeserializeSeed<'s>>(
+        &'s mut self,
+        seed: S,
+    ) -> simd_json::Result<S::Value> {
         let Self { buf, buffers, tape } = self;
         let len = buf.len();
         // The padding's content does not matter; simd-json reads past the end in SIMD words.
@@ -91,7 +126,7 @@ impl SimdScratch {
             return Err(e);
         }
         let mut de = simd_json::Deserializer::from_tape(t);
-        let value = T::deserialize(&mut de);
+        let value = seed.deserialize(&mut de);
         *tape = Some(de.into_tape().reset());
         value
     }
@@ -157,17 +192,51 @@ impl Parser {
         &'s mut self,
         text: &'s [u8],
     ) -> Result<Parsed<'s, I>, ParseError> {
+        let skim = self.skim;
+        let (envelope, repaired) = self.parse_seed(text, PhantomData::<Envelope<'s, I>>, skim)?;
+        Ok(Parsed { envelope, repaired })
+    }
+
+    /// The fast path of a reader that walks simd-json's tape itself: parses one line
+    /// (skimmed by `skim` first) and hands the tape's nodes to `read`. `None` when simd-json
+    /// refuses the line, when it does not start with `{`, or when it is of [`BIG_LINE`] bytes
+    /// or more: the caller then takes [`Parser::parse_seed`], which repairs and judges it as
+    /// every line is judged.
+    pub fn parse_tape<'s, R>(
+        &'s mut self,
+        text: &'s [u8],
+        skim: Option<Skim>,
+        read: impl FnOnce(&[simd_json::Node<'s>]) -> R,
+    ) -> Option<R> {
+        let text = trim(text);
+        if text.first() != Some(&b'{') || text.len() >= BIG_LINE {
+            return None;
+        }
+        let simd = &mut self.simd;
+        if !skim.as_ref().is_some_and(|s| s.reduce(text, &mut simd.buf)) {
+            simd.buf.clear();
+            simd.buf.extend_from_slice(text);
+        }
+        simd.tape_of_buffer(read).ok()
+    }
+
+    /// Parses one line (without its terminator) into what `seed` reads, with `skim` (not the
+    /// parser's own: [`Parser::set_skim`] is for envelopes), and whether the line needed
+    /// repair. The same promises as [`Parser::parse_as`]: a line is read or refused alike
+    /// with the skim or without, the error of a refused line is the whole line's.
+    pub fn parse_seed<'s, S: DeserializeSeed<'s> + Clone>(
+        &'s mut self,
+        text: &'s [u8],
+        seed: S,
+        skim: Option<Skim>,
+    ) -> Result<(S::Value, bool), ParseError> {
         let text = trim(text);
         match text.first() {
             Some(b'{') => {}
             Some(&b) => return Err(ParseError::NotAnObject(char::from(b))),
             None => return Err(ParseError::Invalid("empty line".into())),
         }
-        let Self {
-            simd,
-            fallback,
-            skim,
-        } = self;
+        let Self { simd, fallback, .. } = self;
         // A skimmed line goes straight into simd-json's buffer (one copy). What simd-json refuses
         // of it is judged on the whole line below, as a line parsed whole is: the repair, the
         // fallback and the error (its column) are the line's own. A line of BIG_LINE bytes or
@@ -176,25 +245,21 @@ impl Parser {
         let skimmed =
             text.len() < BIG_LINE && skim.as_ref().is_some_and(|s| s.reduce(text, &mut simd.buf));
         // UTF-8 is checked first: serde_json does not check the strings it skips.
-        if text.len() >= BIG_LINE
-            && std::str::from_utf8(text).is_ok()
-            && let Ok(envelope) = serde_json::from_slice::<Envelope<'s, I>>(text)
-        {
-            return Ok(Parsed {
-                envelope,
-                repaired: false,
-            });
+        if text.len() >= BIG_LINE && std::str::from_utf8(text).is_ok() {
+            let mut de = serde_json::Deserializer::from_slice(text);
+            if let Ok(value) = seed.clone().deserialize(&mut de)
+                && de.end().is_ok()
+            {
+                return Ok((value, false));
+            }
         }
         let first = if skimmed {
-            simd.parse_buffer::<Envelope<'_, I>>()
+            simd.parse_buffer(seed.clone())
         } else {
-            simd.from_slice::<Envelope<'_, I>>(text)
+            simd.from_slice_seed(text, seed.clone())
         };
-        if let Ok(envelope) = first {
-            return Ok(Parsed {
-                envelope,
-                repaired: false,
-            });
+        if let Ok(value) = first {
+            return Ok((value, false));
         }
         let repaired = repair_line(text);
         let was_repaired = matches!(repaired, std::borrow::Cow::Owned(_));
@@ -207,12 +272,10 @@ impl Parser {
         if !fallback.is_object() {
             return Err(ParseError::Invalid("not a JSON object".into()));
         }
-        let envelope =
-            Envelope::deserialize(&*fallback).map_err(|e| ParseError::Invalid(e.to_string()))?;
-        Ok(Parsed {
-            envelope,
-            repaired: was_repaired,
-        })
+        let value = seed
+            .deserialize(&*fallback)
+            .map_err(|e| ParseError::Invalid(e.to_string()))?;
+        Ok((value, was_repaired))
     }
 }
 

@@ -44,17 +44,20 @@ pub struct TornTail {
     pub bytes: u64,
 }
 
-/// What one non-blank line turned out to be.
+/// What one non-blank line turned out to be, `T` what a record was read into.
 #[derive(Debug)]
 #[allow(
     clippy::large_enum_variant,
     reason = "one event lives at a time; boxing would allocate per line"
 )]
-pub enum Event<'l, 's, I = IgnoredAny> {
-    Record(Line<'l>, Parsed<'s, I>),
+pub enum LineEvent<'l, T> {
+    Record(Line<'l>, T),
     Invalid(Line<'l>, InvalidLine),
     TornTail(Line<'l>, TornTail),
 }
+
+/// A line read as an envelope (the reader's usual event).
+pub type Event<'l, 's, I = IgnoredAny> = LineEvent<'l, Parsed<'s, I>>;
 
 /// Reads a [`LineSource`] and classifies its lines.
 #[derive(Debug)]
@@ -99,6 +102,17 @@ impl<S: LineSource> Reader<S> {
     pub fn next_event_as<'r, I: Deserialize<'r> + Default>(
         &'r mut self,
     ) -> io::Result<Option<Event<'r, 'r, I>>> {
+        self.next_with(|parser, line| parser.parse_as::<I>(line.text))
+    }
+
+    /// The next non-blank line, classified, a record read by `parse` (with this reader's
+    /// parser, from the line's text) instead of into an envelope: blank lines skipped, a line
+    /// over the maximum length refused without being parsed, a last line without newline that
+    /// does not parse a torn tail, as for every reader.
+    pub fn next_with<'r, T>(
+        &'r mut self,
+        parse: impl FnOnce(&'r mut Parser, &Line<'r>) -> Result<T, ParseError>,
+    ) -> io::Result<Option<LineEvent<'r, T>>> {
         loop {
             if !self.source.advance()? {
                 return Ok(None);
@@ -107,37 +121,35 @@ impl<S: LineSource> Reader<S> {
                 break;
             }
         }
-        {
-            let line = self.source.line();
-            let too_long = line.too_long.is_some() || line.text.len() > self.options.max_line_len;
-            let result = if too_long {
-                Err(ParseError::TooLong {
+        let line = self.source.line();
+        let too_long = line.too_long.is_some() || line.text.len() > self.options.max_line_len;
+        let result = if too_long {
+            Err(ParseError::TooLong {
+                bytes: line.len(),
+                max: self.options.max_line_len as u64,
+            })
+        } else {
+            parse(&mut self.parser, &line)
+        };
+        Ok(Some(match result {
+            Ok(parsed) => LineEvent::Record(line, parsed),
+            Err(_) if !line.terminated && !too_long => {
+                let tail = TornTail {
+                    line: line.number,
+                    offset: line.offset,
                     bytes: line.len(),
-                    max: self.options.max_line_len as u64,
-                })
-            } else {
-                self.parser.parse_as::<I>(line.text)
-            };
-            Ok(Some(match result {
-                Ok(parsed) => Event::Record(line, parsed),
-                Err(_) if !line.terminated && !too_long => {
-                    let tail = TornTail {
-                        line: line.number,
-                        offset: line.offset,
-                        bytes: line.len(),
-                    };
-                    Event::TornTail(line, tail)
-                }
-                Err(error) => {
-                    let invalid = InvalidLine {
-                        line: line.number,
-                        offset: line.offset,
-                        bytes: line.len(),
-                        error,
-                    };
-                    Event::Invalid(line, invalid)
-                }
-            }))
-        }
+                };
+                LineEvent::TornTail(line, tail)
+            }
+            Err(error) => {
+                let invalid = InvalidLine {
+                    line: line.number,
+                    offset: line.offset,
+                    bytes: line.len(),
+                    error,
+                };
+                LineEvent::Invalid(line, invalid)
+            }
+        }))
     }
 }

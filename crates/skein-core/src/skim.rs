@@ -16,14 +16,22 @@
 //! A dropped value reads as `"x"`: a reader sees that it was there and is not blank, nothing
 //! else. A value that might be blank (it starts with whitespace that is not followed by a
 //! plain character, or with a `\u` escape or a non-ASCII byte) is kept.
+//!
+//! **Which keys.** Either the values of the keys named ([`Skim::all_but`] false: what a reader
+//! of everything but the bulky values drops), or of every key but those named (true: what a
+//! projection of a few fields keeps, [`crate::project`]). A key written with an escape is never
+//! taken for one not named: `"typ\u0065"` is `type` once unescaped, so its value is kept.
 
 use wide::u8x16;
 
 /// Which string values to drop.
 #[derive(Debug, Clone, Copy)]
 pub struct Skim {
-    /// Object keys (as written, without escapes) whose string values are dropped.
+    /// Object keys (as written, without escapes) whose string values are dropped, or with
+    /// `all_but` the only ones whose values are kept.
     pub keys: &'static [&'static str],
+    /// Drops the long values of every key but `keys` (and but keys written with an escape).
+    pub all_but: bool,
     /// Only values at least this many bytes long (between the quotes, as written).
     pub min_len: usize,
 }
@@ -136,6 +144,16 @@ fn after(line: &[u8], at: usize) -> Option<u8> {
 }
 
 impl Skim {
+    /// Whether the values of `key` (as written) are dropped.
+    fn drops(&self, key: &[u8]) -> bool {
+        let named = self.keys.iter().any(|k| k.as_bytes() == key);
+        if self.all_but {
+            !named && !key.contains(&b'\\')
+        } else {
+            named
+        }
+    }
+
     /// Writes `line` with its droppable values replaced into `out` (cleared first). False, with
     /// `out` in no particular state, when nothing was dropped: the line should be parsed as is.
     pub fn reduce(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
@@ -187,10 +205,7 @@ impl Skim {
                     key = (start, at);
                 } else if at - start >= self.min_len
                     && before(line, start - 1) == Some(b':')
-                    && self
-                        .keys
-                        .iter()
-                        .any(|k| k.as_bytes() == &line[key.0..key.1])
+                    && self.drops(&line[key.0..key.1])
                     && surely_not_blank(line, start)
                 {
                     out.extend_from_slice(&line[copied..start]);
@@ -215,10 +230,15 @@ mod tests {
 
     const SKIM: Skim = Skim {
         keys: &["content", "text"],
+        all_but: false,
         min_len: 8,
     };
 
     fn reduced(line: &str) -> Option<String> {
+        reduced_with(SKIM, line)
+    }
+
+    fn reduced_with(skim: Skim, line: &str) -> Option<String> {
         let mut padded = line.to_owned();
         // Every test line is padded past MIN_LINE with a kept member at the end.
         padded.pop();
@@ -226,7 +246,7 @@ mod tests {
         padded.push_str(&"p".repeat(MIN_LINE));
         padded.push_str(r#""}"#);
         let mut out = Vec::new();
-        SKIM.reduce(padded.as_bytes(), &mut out).then(|| {
+        skim.reduce(padded.as_bytes(), &mut out).then(|| {
             let s = String::from_utf8(out).expect("utf-8");
             s[..s.len() - MIN_LINE - 10].to_owned() + "}"
         })
@@ -247,6 +267,34 @@ mod tests {
             r#"{"content":["a long tool output"]}"#,
         ] {
             assert_eq!(reduced(kept), None, "{kept}");
+        }
+    }
+
+    #[test]
+    fn all_but_drops_long_values_of_every_key_not_named() {
+        // ("pad" is the padding `reduced_with` adds.)
+        let skim = Skim {
+            keys: &["type", "uuid", "pad"],
+            all_but: true,
+            min_len: 8,
+        };
+        assert_eq!(
+            reduced_with(
+                skim,
+                r#"{"type":"a long type value","message":{"type":"a long nested type","content":"a long tool output","model":"a long model name"},"n":12345678901}"#
+            )
+            .as_deref(),
+            Some(r#"{"type":"a long type value","message":{"type":"a long nested type","content":"x","model":"x"},"n":12345678901}"#)
+        );
+        // Short values, the keys named, array elements, and a key written with an escape
+        // (`typ\u0065` is `type`): kept.
+        for kept in [
+            r#"{"other":"short"}"#,
+            r#"{"uuid":"a long uuid value"}"#,
+            r#"{"list":["a long array element"]}"#,
+            r#"{"typ\u0065":"a long type value"}"#,
+        ] {
+            assert_eq!(reduced_with(skim, kept), None, "{kept}");
         }
     }
 
@@ -422,7 +470,11 @@ mod tests {
             }
             let mut whole = crate::Parser::new();
             let mut skimming = crate::Parser::new();
-            skimming.set_skim(Some(Skim { keys: BULKY, min_len: 16 }));
+            skimming.set_skim(Some(Skim {
+                keys: BULKY,
+                all_but: false,
+                min_len: 16,
+            }));
             // The same record, or the same error (its column included).
             let a = whole.parse(&line).map(|p| seen(&p.envelope));
             let b = skimming.parse(&line).map(|p| seen(&p.envelope));
