@@ -21,8 +21,10 @@
 #   archive one file           skein archive -q BIG --to A            zstd -3 -T0 BIG       <= 1.25x (>= 80 % speed)
 #   archive one file --redact  skein archive -q --redact BIG --to A   zstd -3 -T0 BIG
 #   stats                      skein stats -q TREE                    cat of the files      <= 1.5x
-#   jq-style                   skein stats -q TREE (every record's type, uuid, parentUuid, the graph)
+#   jq-style (records)         skein records -q -f type,uuid,parentUuid TREE (jq's lines, docs/records.md)
 #                                                                     jq -c '{type,uuid,parentUuid}'  >= 25x faster
+#   jq-style (stats)           skein stats -q TREE (every record's type, uuid, parentUuid, and the
+#                              graph, pairing, usage: more than jq does)           same jq
 #   usage                      skein usage daily --no-catalog TREE    ccusage daily --offline (cold)  >= 5x faster
 #
 # ROWS="stats usage" runs only the named groups (archive, stats, jq, usage; default all).
@@ -101,10 +103,11 @@ medians() {
   echo
 }
 rows=()
-# row NAME SKEIN_SECS PEER NAME PEER_SECS GOAL: ratio = skein / peer (below 1: skein faster).
+# row NAME SKEIN_SECS PEER NAME PEER_SECS GOAL: ratio = skein / peer (below 1: skein faster),
+# and its inverse, how many times faster skein is.
 row() {
-  rows+=("$(printf '%-26s %8.3f s   %-28s %8.3f s   %6.2fx   %s' "$1" "$2" "$3" "$4" \
-    "$(echo "$2 / $4" | bc -l)" "$5")")
+  rows+=("$(printf '%-26s %8.3f s   %-28s %8.3f s   %6.3fx %6.1fx   %s' "$1" "$2" "$3" "$4" \
+    "$(echo "$2 / $4" | bc -l)" "$(echo "$4 / $2" | bc -l)" "$5")")
 }
 
 xargs -0 cat < "$work/files.list" > /dev/null # warm the page cache
@@ -162,8 +165,23 @@ if want stats; then
 fi
 if want jq && have jq; then
   jq_tree() { xargs -0 cat < "$work/files.list" | jq -c '{type,uuid,parentUuid}'; }
-  pair_row "jq-style (stats)" "jq -c '{type,uuid,parentUuid}'" "<= 0.04x (25x faster)" \
-    jq_tree skein_stats "floor parse" floor_parse "(jq-style goal 0.04x)"
+  skein_records() { "$skein" records -q -f type,uuid,parentUuid "$tree"; }
+  # Untimed: skein's lines are jq's, in the same order, less those of the lines jq reads as
+  # two objects and skein names invalid (docs/records.md).
+  jq_tree > "$work/jq.out"
+  skein_records > "$work/records.out"
+  extra=$(diff "$work/records.out" "$work/jq.out" | grep -c '^<' || true)
+  echo "records: $(wc -l < "$work/records.out") lines, $(wc -l < "$work/jq.out") from jq, $extra not in jq's output"
+  rm -f "$work/jq.out" "$work/records.out"
+  jq_peer="jq -c '{type,uuid,parentUuid}'"
+  if floors; then
+    read -r jq_s records_s stats_s floor_s < <(medians jq_tree skein_records skein_stats floor_parse)
+    floor_rows+=("floor parse|$floor_s|$jq_peer|$jq_s|(jq-style goal 0.04x)")
+  else
+    read -r jq_s records_s stats_s < <(medians jq_tree skein_records skein_stats)
+  fi
+  row "jq-style (records)" "$records_s" "$jq_peer" "$jq_s" "<= 0.04x (25x faster)"
+  row "jq-style (stats)" "$stats_s" "$jq_peer" "$jq_s" "(does more than jq)"
 fi
 if want usage && [[ -x $ccusage ]]; then
   mkdir -p "$work/cfg"
@@ -178,5 +196,5 @@ for r in "${floor_rows[@]}"; do
   row "$name" "$secs" "$peer" "$peer_secs" "$goal"
 done
 
-printf '\n%-26s %10s   %-28s %10s   %7s   %s\n' "skein" "wall" "yardstick" "wall" "ratio" "goal"
+printf '\n%-26s %10s   %-28s %10s   %7s %7s   %s\n' "skein" "wall" "yardstick" "wall" "ratio" "faster" "goal"
 printf '%s\n' "${rows[@]}"

@@ -37,6 +37,7 @@ fuzz_target!(|data: &[u8]| {
     let mut skimming = Parser::new();
     skimming.set_skim(Some(Skim {
         keys: BULKY,
+        all_but: false,
         min_len: 8,
     }));
     let a = whole.parse(data).map(|p| ids(&p.envelope));

@@ -36,6 +36,7 @@ pub const SOURCE_BYTES: &str = "source_bytes";
 /// the corpus and on broken lines.
 pub const SKIM: skein_core::Skim = skein_core::Skim {
     keys: skein_core::skim::BULKY,
+    all_but: false,
     min_len: 256,
 };
 

@@ -129,6 +129,7 @@ mod tests {
         );
         let greedy = skein_core::Skim {
             keys: &["cwd"],
+            all_but: false,
             min_len: 16,
         };
         let mut parser = Parser::new();

@@ -17,6 +17,7 @@ pub(crate) mod export;
 pub(crate) mod hook;
 pub(crate) mod index;
 pub(crate) mod passes;
+pub(crate) mod records;
 pub(crate) mod redaction;
 pub(crate) mod search;
 pub(crate) mod sessions;
@@ -36,6 +37,7 @@ pub(crate) fn run(cli: Cli, env: &Env) -> Result<ExitCode> {
         Command::Stats(args) => stats::run(&args),
         Command::Usage(args) => usage::run(&args, env),
         Command::Tools(args) => tools::run(&args, env),
+        Command::Records(args) => records::run(&args),
         Command::Skills(args) => skills::run(&args, env),
         Command::Tree(args) => tree::run(&args, env),
         Command::Check(args) => check::run(&args, env),

@@ -23,6 +23,7 @@ fn writers() -> Vec<Vec<&'static str>> {
         vec!["usage", "model", "--format", "json", dir],
         vec!["usage", "blocks", dir],
         vec!["tools", dir],
+        vec!["records", dir],
         vec!["skills", dir],
         vec!["tree", SESSION],
         vec!["tree", "--format", "table", SESSION],
@@ -130,7 +131,9 @@ fn errors_name_the_path_once_and_exit_two() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("missing.jsonl");
     let missing = missing.to_str().expect("utf-8");
-    for cmd in ["stats", "check", "redact", "prune", "usage", "tools", "cat"] {
+    for cmd in [
+        "stats", "check", "redact", "prune", "usage", "tools", "records", "cat",
+    ] {
         let out = crate::common::skein(&[cmd, missing], dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "skein {cmd}: {stderr}");
@@ -176,7 +179,7 @@ fn a_typo_of_a_report_word_is_named() {
 fn a_directory_without_transcripts_is_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("empty")).expect("mkdir");
-    for cmd in ["stats", "usage", "tools", "check", "skills"] {
+    for cmd in ["stats", "usage", "tools", "check", "skills", "records"] {
         let out = crate::common::skein(&[cmd, "empty"], dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(

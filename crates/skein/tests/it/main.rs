@@ -25,6 +25,7 @@ mod live_files;
 #[cfg(target_os = "linux")]
 mod memory;
 mod passes;
+mod records;
 mod show;
 mod skills;
 mod stats_fixtures;

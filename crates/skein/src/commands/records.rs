@@ -1,0 +1,168 @@
+//! `skein records PATH...`: one compact JSON object per record with the top-level fields
+//! named, what `jq -c '{type,uuid,parentUuid}'` prints, from every file in input order.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::Args as ClapArgs;
+use skein_core::{InvalidLine, LineEvent, Projection, Reader, ReaderOptions};
+
+use crate::cli::InputArgs;
+use crate::inputs::{for_each_file, with_lines};
+use crate::output::{error_line, error_text, warning_line};
+
+#[derive(Debug, ClapArgs)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// Top-level fields to write, comma-separated, in this order (one a record lacks is
+    /// `null`).
+    #[arg(
+        long,
+        short = 'f',
+        value_delimiter = ',',
+        default_value = "type,uuid,parentUuid,timestamp"
+    )]
+    pub(crate) fields: Vec<String>,
+    /// Begin each object with where the record is: `file`, `line` (1-based) and `offset`
+    /// (of the line's first byte).
+    #[arg(long)]
+    pub(crate) location: bool,
+    /// Do not warn about invalid lines on stderr.
+    #[arg(long, short = 'q')]
+    pub(crate) quiet: bool,
+}
+
+/// The members `--location` writes first.
+const LOCATION: [&str; 3] = ["file", "line", "offset"];
+
+/// How many invalid lines of a file are named on stderr (the rest are counted).
+const NAMED_INVALID: usize = 100;
+
+/// One file's projection.
+struct Projected {
+    out: Vec<u8>,
+    invalid: Vec<InvalidLine>,
+    invalid_lines: u64,
+}
+
+pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+    let projection = Projection::new(field_names(args)?);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut failed = false;
+    for_each_file(
+        &args.input.paths,
+        args.input.threads,
+        |path| project_file(path, &projection, args.location, args.input.mmap),
+        |path, result| {
+            match result {
+                Ok(p) => {
+                    out.write_all(&p.out)?;
+                    if !args.quiet {
+                        warn_invalid(path, &p);
+                    }
+                }
+                Err(e) => {
+                    failed = true;
+                    out.flush()?;
+                    error_line(&error_text(&e));
+                }
+            }
+            Ok(())
+        },
+    )?;
+    out.flush()?;
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The fields asked for, checked: named, none twice, none that `--location` writes. They live
+/// as long as the process (a projection's skim holds them for every line of every file).
+fn field_names(args: &Args) -> Result<&'static [&'static str]> {
+    let mut names: Vec<&'static str> = Vec::with_capacity(args.fields.len());
+    for f in &args.fields {
+        if f.is_empty() {
+            bail!("--fields: empty field name in {:?}", args.fields.join(","));
+        }
+        if names.contains(&f.as_str()) {
+            bail!("--fields: {f:?} is named twice");
+        }
+        if args.location && LOCATION.contains(&f.as_str()) {
+            bail!("--fields: {f:?} is also written by --location; drop one of them");
+        }
+        names.push(Box::leak(f.clone().into_boxed_str()));
+    }
+    Ok(Box::leak(names.into_boxed_slice()))
+}
+
+fn project_file(
+    path: &Path,
+    projection: &Projection,
+    location: bool,
+    mmap: bool,
+) -> Result<Projected> {
+    // The path as a JSON string, once per file.
+    let file = location.then(|| serde_json::to_string(&path.display().to_string()));
+    let file = file.transpose()?;
+    with_lines(path, mmap, |lines, parser| {
+        let mut reader =
+            Reader::with_parser(lines, ReaderOptions::default(), std::mem::take(parser));
+        let mut p = Projected {
+            out: Vec::new(),
+            invalid: Vec::new(),
+            invalid_lines: 0,
+        };
+        let mut prefix = Vec::new();
+        loop {
+            let out = &mut p.out;
+            let prefix = &mut prefix;
+            let event = reader.next_with(|parser, line| {
+                prefix.clear();
+                if let Some(file) = &file {
+                    // Writing into a Vec cannot fail.
+                    let _ = write!(
+                        prefix,
+                        "\"file\":{file},\"line\":{},\"offset\":{},",
+                        line.number, line.offset
+                    );
+                }
+                projection.write(parser, line.text, prefix, out)
+            })?;
+            match event {
+                None => break,
+                Some(LineEvent::Invalid(_, invalid)) => {
+                    p.invalid_lines += 1;
+                    if p.invalid.len() < NAMED_INVALID {
+                        p.invalid.push(invalid);
+                    }
+                }
+                // A torn tail is a line still being written, not an error (as in `stats`).
+                Some(LineEvent::Record(..) | LineEvent::TornTail(..)) => {}
+            }
+        }
+        *parser = reader.into_parts().1;
+        Ok(p)
+    })
+}
+
+fn warn_invalid(path: &Path, p: &Projected) {
+    for bad in &p.invalid {
+        error_line(&format!(
+            "{}:{}:{}: {}",
+            path.display(),
+            bad.line,
+            bad.offset,
+            bad.error
+        ));
+    }
+    let more = p.invalid_lines - p.invalid.len() as u64;
+    if more > 0 {
+        warning_line(&format!("{}: {more} more invalid lines", path.display()));
+    }
+}
