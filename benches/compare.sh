@@ -104,10 +104,14 @@ medians() {
 }
 rows=()
 # row NAME SKEIN_SECS PEER NAME PEER_SECS GOAL: ratio = skein / peer (below 1: skein faster),
-# and its inverse, how many times faster skein is.
+# and then how many times faster skein is.
 row() {
-  rows+=("$(printf '%-26s %8.3f s   %-28s %8.3f s   %6.3fx %6.1fx   %s' "$1" "$2" "$3" "$4" \
-    "$(echo "$2 / $4" | bc -l)" "$(echo "$4 / $2" | bc -l)" "$5")")
+  local faster=""
+  if (($(echo "$2 < $4" | bc -l))); then
+    faster=$(printf '%.1fx' "$(echo "$4 / $2" | bc -l)")
+  fi
+  rows+=("$(printf '%-26s %8.3f s   %-28s %8.3f s   %6.3fx %7s   %s' "$1" "$2" "$3" "$4" \
+    "$(echo "$2 / $4" | bc -l)" "$faster" "$5")")
 }
 
 xargs -0 cat < "$work/files.list" > /dev/null # warm the page cache
