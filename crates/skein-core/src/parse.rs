@@ -72,10 +72,7 @@ impl SimdScratch {
     /// until the next call. The same result as `simd_json::serde::from_slice` on a copy of
     /// `text`.
     pub fn from_slice<'s, T: Deserialize<'s>>(&'s mut self, text: &[u8]) -> simd_json::Result<T> {
-        self.buf.clear();
-        self.buf.reserve(text.len() + simd_json::INPUT_PADDING);
-        self.buf.extend_from_slice(text);
-        self.parse_buffer(PhantomData)
+        self.from_slice_seed(text, PhantomData)
     }
 
     /// Like [`SimdScratch::from_slice`], with a seed (what to read decided at run time).
