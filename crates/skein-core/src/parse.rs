@@ -93,16 +93,7 @@ impl SimdScratch {
         &'s mut self,
         read: impl FnOnce(&[simd_json::Node<'s>]) -> R,
     ) -> simd_json::Result<R> {
-        let Self { buf, buffers, tape } = self;
-        let len = buf.len();
-        buf.resize(len + simd_json::INPUT_PADDING, b' ');
-        let mut t: simd_json::Tape<'s> = tape
-            .take()
-            .map_or_else(simd_json::Tape::null, simd_json::Tape::reset);
-        let input: &'s mut [u8] = buf.as_mut_slice();
-        let result = simd_json::fill_tape_padded(input, len, buffers, &mut t).map(|()| read(&t.0));
-        *tape = Some(t.reset());
-        result
+        self.with_tape(|t| (read(&t.0), t))
     }
 
     /// Parses the document the buffer holds.
@@ -110,6 +101,19 @@ impl SimdScratch {
         &'s mut self,
         seed: S,
     ) -> simd_json::Result<S::Value> {
+        self.with_tape(|t| {
+            let mut de = simd_json::Deserializer::from_tape(t);
+            let value = seed.deserialize(&mut de);
+            (value, de.into_tape())
+        })?
+    }
+
+    /// Builds the tape of the document the buffer holds and hands it to `use_tape`, which
+    /// hands it back: its allocation is kept for the next line.
+    fn with_tape<'s, R>(
+        &'s mut self,
+        use_tape: impl FnOnce(simd_json::Tape<'s>) -> (R, simd_json::Tape<'s>),
+    ) -> simd_json::Result<R> {
         let Self { buf, buffers, tape } = self;
         let len = buf.len();
         // The padding's content does not matter; simd-json reads past the end in SIMD words.
@@ -122,10 +126,9 @@ impl SimdScratch {
             *tape = Some(t.reset());
             return Err(e);
         }
-        let mut de = simd_json::Deserializer::from_tape(t);
-        let value = seed.deserialize(&mut de);
-        *tape = Some(de.into_tape().reset());
-        value
+        let (result, t) = use_tape(t);
+        *tape = Some(t.reset());
+        Ok(result)
     }
 }
 

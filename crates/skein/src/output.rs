@@ -73,6 +73,21 @@ pub(crate) fn stream_output<T>(
 
 /// Writes one diagnostic line to stderr (never fails): `skein: msg`, the prefix in red when
 /// stderr is coloured.
+/// Names a file's invalid lines on stderr, `PATH:LINE:BYTE: error` each (line, byte offset,
+/// error), then how many `more` there were.
+pub(crate) fn warn_invalid_lines<E: std::fmt::Display>(
+    path: &std::path::Path,
+    named: impl IntoIterator<Item = (u64, u64, E)>,
+    more: u64,
+) {
+    for (line, offset, error) in named {
+        error_line(&format!("{}:{line}:{offset}: {error}", path.display()));
+    }
+    if more > 0 {
+        warning_line(&format!("{}: {more} more invalid lines", path.display()));
+    }
+}
+
 pub(crate) fn error_line(msg: &str) {
     diagnostic(crate::term::Style::Red, msg);
 }

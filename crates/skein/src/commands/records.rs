@@ -11,7 +11,7 @@ use skein_core::{InvalidLine, LineEvent, Projection, Reader, ReaderOptions};
 
 use crate::cli::InputArgs;
 use crate::inputs::{for_each_file, with_lines};
-use crate::output::{error_line, error_text, warning_line};
+use crate::output::{error_line, error_text, warn_invalid_lines};
 
 #[derive(Debug, ClapArgs)]
 pub(crate) struct Args {
@@ -152,17 +152,6 @@ fn project_file(
 }
 
 fn warn_invalid(path: &Path, p: &Projected) {
-    for bad in &p.invalid {
-        error_line(&format!(
-            "{}:{}:{}: {}",
-            path.display(),
-            bad.line,
-            bad.offset,
-            bad.error
-        ));
-    }
-    let more = p.invalid_lines - p.invalid.len() as u64;
-    if more > 0 {
-        warning_line(&format!("{}: {more} more invalid lines", path.display()));
-    }
+    let named = p.invalid.iter().map(|b| (b.line, b.offset, &b.error));
+    warn_invalid_lines(path, named, p.invalid_lines - p.invalid.len() as u64);
 }

@@ -8,7 +8,7 @@ use skein_analysis::{AnalysisOptions, FileStats, analyze_with};
 
 use crate::cli::{Format, StatsArgs};
 use crate::inputs::{for_each_file, with_lines};
-use crate::output::{choose_format, error_line, or_dash, short_id, table, warning_line};
+use crate::output::{choose_format, error_line, or_dash, short_id, table, warn_invalid_lines};
 
 pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
     let format = choose_format(args.format);
@@ -79,20 +79,10 @@ pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
 }
 
 fn warn_invalid(path: &std::path::Path, stats: &FileStats) {
-    for bad in &stats.invalid {
-        error_line(&format!(
-            "{}:{}:{}: {}",
-            path.display(),
-            bad.line,
-            bad.offset,
-            bad.error
-        ));
-    }
+    let named = stats.invalid.iter().map(|b| (b.line, b.offset, &b.error));
     let more =
         stats.invalid_lines - stats.invalid.len() as u64 - u64::from(stats.torn_tail.is_some());
-    if more > 0 {
-        warning_line(&format!("{}: {more} more invalid lines", path.display()));
-    }
+    warn_invalid_lines(path, named, more);
 }
 
 fn render_table(rows: &[FileStats]) -> String {
