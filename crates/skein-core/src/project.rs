@@ -59,8 +59,8 @@ impl Projection {
     }
 
     /// Parses one line (without its terminator) and appends its projection to `out`: `{`,
-    /// `prefix` (members the caller adds first, each followed by a comma, or nothing), the
-    /// fields, `}` and a newline. Returns whether the line needed repair (invalid UTF-8, lone
+    /// `prefix` (members the caller adds first, separated by commas, or nothing), the fields,
+    /// `}` and a newline. Returns whether the line needed repair (invalid UTF-8, lone
     /// surrogates); a line that is not one JSON object appends nothing.
     pub fn write(
         &self,
@@ -88,9 +88,7 @@ impl Projection {
         write_object(self.names, &fields, prefix, out);
         Ok(repaired)
     }
-}
 
-impl Projection {
     /// The fields named, read off a record's tape (keys unescaped, the last of duplicates
     /// winning, as [`Select`] reads them); `None` when the tape is not an object or a field
     /// named holds an object or an array (read those through serde).
@@ -129,7 +127,7 @@ fn write_object(names: &[&str], fields: &[Field<'_>], prefix: &[u8], out: &mut V
     out.push(b'{');
     out.extend_from_slice(prefix);
     for (i, (name, field)) in names.iter().zip(fields).enumerate() {
-        if i > 0 {
+        if i > 0 || !prefix.is_empty() {
             out.push(b',');
         }
         // Writing JSON into a Vec cannot fail: strings are UTF-8, numbers finite.
@@ -341,6 +339,26 @@ mod tests {
         );
         // What simd-json refuses is left to the whole parse.
         assert_eq!(parser.parse_tape(br#"{"a":1"#, p.skim, |_| ()), None);
+    }
+
+    #[test]
+    fn the_callers_members_come_first() {
+        let mut out = Vec::new();
+        let mut parser = Parser::new();
+        let line = br#"{"type":"user","uuid":"u1"}"#;
+        Projection::new(&["uuid"])
+            .write(&mut parser, line, br#""line":3,"at":"f""#, &mut out)
+            .expect("record");
+        Projection::new(&[])
+            .write(&mut parser, line, br#""line":4"#, &mut out)
+            .expect("record");
+        Projection::new(&[])
+            .write(&mut parser, line, b"", &mut out)
+            .expect("record");
+        assert_eq!(
+            String::from_utf8(out).expect("utf-8"),
+            "{\"line\":3,\"at\":\"f\",\"uuid\":\"u1\"}\n{\"line\":4}\n{}\n"
+        );
     }
 
     #[test]

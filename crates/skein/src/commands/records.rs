@@ -128,7 +128,7 @@ fn project_file(
                     // Writing into a Vec cannot fail.
                     let _ = write!(
                         prefix,
-                        "\"file\":{file},\"line\":{},\"offset\":{},",
+                        "\"file\":{file},\"line\":{},\"offset\":{}",
                         line.number, line.offset
                     );
                 }
