@@ -50,7 +50,7 @@ fn envelopes(inputs: &[&[u8]], parser: &mut Parser) -> usize {
 fn records(c: &mut Criterion) {
     let synthetic = synthetic_transcript(64 << 20, 42);
     let corpus = corpus_contents();
-    let projection = Projection::new(FIELDS);
+    let projection = Projection::new(FIELDS).expect("fields");
     let mut parser = Parser::new();
     let mut out = Vec::new();
     let mut group = c.benchmark_group("records");

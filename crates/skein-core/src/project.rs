@@ -1,22 +1,18 @@
-//! A projection: a few top-level fields of each record, one compact JSON object per record,
-//! as `jq -c '{type,uuid,parentUuid}'` prints them (a field the record lacks is `null`).
+//! A projection: a few fields of each record, one compact JSON object per record, as
+//! `jq -c '{type,uuid,parentUuid}'` prints them (a field the record lacks is `null`). A field
+//! is a top-level key or a dotted path into nested objects (`message.model`), written nested
+//! as the record holds it (`{"message":{"model":…}}`, what jq's `pick(.message.model)` writes),
+//! so a jq program reads the projection as it reads the record.
 //!
 //! Only the fields named are read. Before a long line is parsed, the long string values of
 //! every other key are dropped ([`Skim::all_but`]): on transcripts that is most of the bytes
 //! (tool output, file contents, texts), which simd-json then neither scans nor copies. The
 //! skim keeps a line's validity: a line is a record, or refused with the same error, with the
-//! skim or without ([`Parser::parse_seed`]). A field named may hold an object or an array, and
-//! the skim may have dropped strings inside it (their keys are not named): such a record is
-//! parsed again whole, so what is written is always the record's own value.
+//! skim or without ([`Parser::parse_seed`]). The fields are then read off simd-json's tape. A
+//! field that holds an object or an array may have lost strings inside it to the skim (their
+//! keys are not named), and a line simd-json refuses must be repaired or judged: those records
+//! are parsed again whole, so what is written is always the record's own value.
 
-use std::borrow::Cow;
-use std::fmt;
-
-use serde::de::{
-    DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
-    value::{MapAccessDeserializer, SeqAccessDeserializer},
-};
-use serde::{Deserialize, Serialize, Serializer};
 use simd_json::{Node, StaticNode};
 
 use crate::parse::{ParseError, Parser};
@@ -25,25 +21,79 @@ use crate::skim::Skim;
 /// Strings shorter than this are not worth dropping.
 const MIN_DROPPED: usize = 64;
 
+/// Why a list of fields is not a projection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldsError {
+    #[error("{0:?} has an empty key")]
+    EmptyKey(String),
+    #[error("{0:?} is named twice")]
+    Twice(String),
+    #[error("{0:?} is inside {1:?}, which is named whole")]
+    Inside(String, String),
+}
+
+/// One key of the paths named: a field written (`leaf`: its place among the fields) or an
+/// object whose keys below are.
+#[derive(Debug, Clone)]
+struct Step {
+    key: &'static str,
+    leaf: Option<usize>,
+    below: Vec<Step>,
+}
+
 /// The fields to write, in order.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Projection {
-    names: &'static [&'static str],
+    paths: &'static [&'static str],
+    steps: Vec<Step>,
     /// `None`: every line parsed whole ([`Projection::whole`]).
     skim: Option<Skim>,
 }
 
 impl Projection {
-    /// Writes `names` (top-level keys, as they are once unescaped), in that order.
-    pub fn new(names: &'static [&'static str]) -> Self {
-        Self {
-            names,
+    /// Writes `paths` (top-level keys, or dotted paths into nested objects; keys as they are
+    /// once unescaped), each object's members in the order they are first named.
+    pub fn new(paths: &'static [&'static str]) -> Result<Self, FieldsError> {
+        let mut steps: Vec<Step> = Vec::new();
+        for (i, path) in paths.iter().enumerate() {
+            if path.split('.').any(str::is_empty) {
+                return Err(FieldsError::EmptyKey((*path).into()));
+            }
+            if paths[..i].contains(path) {
+                return Err(FieldsError::Twice((*path).into()));
+            }
+            let whole = |p: &str| {
+                p.len() < path.len() && path.starts_with(p) && path[p.len()..].starts_with('.')
+            };
+            if let Some(outer) = paths.iter().find(|p| whole(p)) {
+                return Err(FieldsError::Inside((*path).into(), (*outer).into()));
+            }
+            let mut level = &mut steps;
+            let keys: Vec<&'static str> = path.split('.').collect();
+            for (depth, key) in keys.iter().enumerate() {
+                let at = level.iter().position(|s| s.key == *key).unwrap_or_else(|| {
+                    level.push(Step {
+                        key,
+                        leaf: None,
+                        below: Vec::new(),
+                    });
+                    level.len() - 1
+                });
+                if depth + 1 == keys.len() {
+                    level[at].leaf = Some(i);
+                }
+                level = &mut level[at].below;
+            }
+        }
+        Ok(Self {
+            paths,
+            steps,
             skim: Some(Skim {
-                keys: names,
+                keys: paths,
                 all_but: true,
                 min_len: MIN_DROPPED,
             }),
-        }
+        })
     }
 
     /// The same projection with every line parsed whole: what the skim is measured and
@@ -53,9 +103,9 @@ impl Projection {
         Self { skim: None, ..self }
     }
 
-    /// The field names.
-    pub fn names(&self) -> &'static [&'static str] {
-        self.names
+    /// The fields named.
+    pub fn paths(&self) -> &'static [&'static str] {
+        self.paths
     }
 
     /// Parses one line (without its terminator) and appends its projection to `out`: `{`,
@@ -72,88 +122,142 @@ impl Projection {
         // The fast path: the tape walked for the fields, when simd-json takes the line and no
         // field named holds an object or an array.
         if self.skim.is_some()
-            && let Some(Some(fields)) =
-                parser.parse_tape(text, self.skim, |nodes| self.read_tape(nodes))
+            && let Some(Some(fields)) = parser.parse_tape(text, self.skim, |nodes| {
+                let mut fields = vec![Field::Missing; self.paths.len()];
+                read_tape(nodes, 0, &self.steps, &mut fields).map(|()| fields)
+            })
         {
-            write_object(self.names, &fields, prefix, out);
+            self.write_object(&fields, prefix, out);
             return Ok(false);
         }
-        let select = Select { names: self.names };
-        let (fields, repaired) = parser.parse_seed(text, select, self.skim)?;
-        if self.skim.is_none() || !fields.iter().any(|f| matches!(f, Field::Composite(_))) {
-            write_object(self.names, &fields, prefix, out);
-            return Ok(repaired);
+        let (record, repaired) =
+            parser.parse_seed(text, std::marker::PhantomData::<serde_json::Value>, None)?;
+        let mut fields = vec![Field::Missing; self.paths.len()];
+        if let serde_json::Value::Object(members) = &record {
+            read_value(members, &self.steps, &mut fields);
         }
-        let (fields, repaired) = parser.parse_seed(text, select, None)?;
-        write_object(self.names, &fields, prefix, out);
+        self.write_object(&fields, prefix, out);
         Ok(repaired)
     }
 
-    /// The fields named, read off a record's tape (keys unescaped, the last of duplicates
-    /// winning, as [`Select`] reads them); `None` when the tape is not an object or a field
-    /// named holds an object or an array (read those through serde).
-    fn read_tape<'s>(&self, nodes: &[Node<'s>]) -> Option<Vec<Field<'s>>> {
-        let Some(Node::Object { len, .. }) = nodes.first() else {
+    fn write_object(&self, fields: &[Field<'_>], prefix: &[u8], out: &mut Vec<u8>) {
+        out.push(b'{');
+        out.extend_from_slice(prefix);
+        write_members(&self.steps, fields, !prefix.is_empty(), out);
+        out.extend_from_slice(b"}\n");
+    }
+}
+
+/// Reads the fields of `steps` off the object at `nodes[at]` (the last of duplicate keys
+/// winning, as serde_json reads them). `None` when that is not an object, or a field named
+/// holds an object or an array: the caller parses the line whole then.
+fn read_tape<'s>(
+    nodes: &[Node<'s>],
+    at: usize,
+    steps: &[Step],
+    fields: &mut [Field<'s>],
+) -> Option<()> {
+    let Some(Node::Object { len, .. }) = nodes.get(at) else {
+        return None;
+    };
+    let mut at = at + 1;
+    for _ in 0..*len {
+        let (Node::String(key), value) = (nodes.get(at)?, nodes.get(at + 1)?) else {
             return None;
         };
-        let mut fields = vec![Field::Missing; self.names.len()];
-        let mut at = 1;
-        for _ in 0..*len {
-            let (Node::String(key), value) = (nodes.get(at)?, nodes.get(at + 1)?) else {
-                return None;
-            };
-            let width = match value {
-                Node::Object { count, .. } | Node::Array { count, .. } => count + 1,
-                _ => 1,
-            };
-            if let Some(i) = self.names.iter().position(|n| n == key) {
-                fields[i] = match *value {
-                    Node::String(s) => Field::Str(Cow::Borrowed(s)),
-                    Node::Static(StaticNode::Null) => Field::Null,
-                    Node::Static(StaticNode::Bool(b)) => Field::Bool(b),
-                    Node::Static(StaticNode::I64(n)) => Field::Signed(n),
-                    Node::Static(StaticNode::U64(n)) => Field::Unsigned(n),
-                    Node::Static(StaticNode::F64(n)) => Field::Float(n),
-                    _ => return None,
-                };
+        if let Some(step) = steps.iter().find(|s| s.key == *key) {
+            if let Some(i) = step.leaf {
+                fields[i] = scalar(*value)?;
+            } else {
+                // A later copy of the key replaces an earlier one whole.
+                clear(&step.below, fields);
+                if matches!(value, Node::Object { .. }) {
+                    read_tape(nodes, at + 1, &step.below, fields)?;
+                }
             }
-            at += 1 + width;
         }
-        Some(fields)
+        let width = match value {
+            Node::Object { count, .. } | Node::Array { count, .. } => count + 1,
+            _ => 1,
+        };
+        at += 1 + width;
+    }
+    Some(())
+}
+
+/// A value that is no object or array.
+fn scalar(value: Node<'_>) -> Option<Field<'_>> {
+    Some(match value {
+        Node::String(s) => Field::Str(s),
+        Node::Static(StaticNode::Null) => Field::Null,
+        Node::Static(StaticNode::Bool(b)) => Field::Bool(b),
+        Node::Static(StaticNode::I64(n)) => Field::Signed(n),
+        Node::Static(StaticNode::U64(n)) => Field::Unsigned(n),
+        Node::Static(StaticNode::F64(n)) => Field::Float(n),
+        _ => return None,
+    })
+}
+
+fn clear(steps: &[Step], fields: &mut [Field<'_>]) {
+    for step in steps {
+        if let Some(i) = step.leaf {
+            fields[i] = Field::Missing;
+        }
+        clear(&step.below, fields);
     }
 }
 
-fn write_object(names: &[&str], fields: &[Field<'_>], prefix: &[u8], out: &mut Vec<u8>) {
-    out.push(b'{');
-    out.extend_from_slice(prefix);
-    for (i, (name, field)) in names.iter().zip(fields).enumerate() {
-        if i > 0 || !prefix.is_empty() {
+/// Reads the fields of `steps` off a record parsed whole.
+fn read_value<'v>(
+    members: &'v serde_json::Map<String, serde_json::Value>,
+    steps: &[Step],
+    fields: &mut [Field<'v>],
+) {
+    for step in steps {
+        match (members.get(step.key), step.leaf) {
+            (Some(value), Some(i)) => fields[i] = Field::Json(value),
+            (Some(serde_json::Value::Object(below)), None) => {
+                read_value(below, &step.below, fields);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn write_members(steps: &[Step], fields: &[Field<'_>], mut comma: bool, out: &mut Vec<u8>) {
+    for step in steps {
+        if comma {
             out.push(b',');
         }
+        comma = true;
         // Writing JSON into a Vec cannot fail: strings are UTF-8, numbers finite.
-        let _ = serde_json::to_writer(&mut *out, name);
+        let _ = serde_json::to_writer(&mut *out, step.key);
         out.push(b':');
-        let _ = serde_json::to_writer(&mut *out, field);
+        if let Some(i) = step.leaf {
+            let _ = serde_json::to_writer(&mut *out, &fields[i]);
+        } else {
+            out.push(b'{');
+            write_members(&step.below, fields, false, out);
+            out.push(b'}');
+        }
     }
-    out.extend_from_slice(b"}\n");
 }
 
-/// One field's value as read.
+/// One field's value as read: off the tape, or out of a record parsed whole.
 #[derive(Debug, Clone, PartialEq)]
-enum Field<'de> {
+enum Field<'a> {
     Missing,
     Null,
     Bool(bool),
     Signed(i64),
     Unsigned(u64),
     Float(f64),
-    Str(Cow<'de, str>),
-    /// An object or an array.
-    Composite(serde_json::Value),
+    Str(&'a str),
+    Json(&'a serde_json::Value),
 }
 
-impl Serialize for Field<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl serde::Serialize for Field<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Field::Missing | Field::Null => s.serialize_unit(),
             Field::Bool(b) => s.serialize_bool(*b),
@@ -161,118 +265,8 @@ impl Serialize for Field<'_> {
             Field::Unsigned(n) => s.serialize_u64(*n),
             Field::Float(n) => s.serialize_f64(*n),
             Field::Str(t) => s.serialize_str(t),
-            Field::Composite(v) => v.serialize(s),
+            Field::Json(v) => v.serialize(s),
         }
-    }
-}
-
-impl<'de> Deserialize<'de> for Field<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(FieldVisitor)
-    }
-}
-
-struct FieldVisitor;
-
-impl<'de> Visitor<'de> for FieldVisitor {
-    type Value = Field<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_unit<E>(self) -> Result<Field<'de>, E> {
-        Ok(Field::Null)
-    }
-    fn visit_none<E>(self) -> Result<Field<'de>, E> {
-        Ok(Field::Null)
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Field<'de>, E> {
-        Ok(Field::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Field<'de>, E> {
-        Ok(Field::Signed(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Field<'de>, E> {
-        Ok(Field::Unsigned(v))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Field<'de>, E> {
-        Ok(Field::Float(v))
-    }
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Field<'de>, E> {
-        Ok(Field::Str(Cow::Borrowed(v)))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Field<'de>, E> {
-        Ok(Field::Str(Cow::Owned(v.to_owned())))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Field<'de>, E> {
-        Ok(Field::Str(Cow::Owned(v)))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Field<'de>, A::Error> {
-        serde_json::Value::deserialize(SeqAccessDeserializer::new(seq)).map(Field::Composite)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Field<'de>, A::Error> {
-        serde_json::Value::deserialize(MapAccessDeserializer::new(map)).map(Field::Composite)
-    }
-}
-
-/// Reads the named top-level fields of an object (the last of duplicate keys wins, as in
-/// serde_json and jq), skipping every other value.
-#[derive(Clone, Copy)]
-struct Select {
-    names: &'static [&'static str],
-}
-
-impl<'de> DeserializeSeed<'de> for Select {
-    type Value = Vec<Field<'de>>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Select {
-    type Value = Vec<Field<'de>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut fields = vec![Field::Missing; self.names.len()];
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            match self.names.iter().position(|n| *n == key) {
-                Some(i) => fields[i] = map.next_value()?,
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(fields)
-    }
-}
-
-/// An object key, borrowed where the parser can lend it (serde's `Cow<str>` always copies).
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object key")
-    }
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Borrowed(v)))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Owned(v.to_owned())))
     }
 }
 
@@ -282,9 +276,13 @@ mod tests {
 
     const NAMES: &[&str] = &["type", "uuid", "parentUuid"];
 
-    fn projected(names: &'static [&'static str], line: &[u8]) -> Result<String, ParseError> {
+    fn projection(paths: &'static [&'static str]) -> Projection {
+        Projection::new(paths).expect("paths")
+    }
+
+    fn projected(paths: &'static [&'static str], line: &[u8]) -> Result<String, ParseError> {
         let mut out = Vec::new();
-        Projection::new(names).write(&mut Parser::new(), line, b"", &mut out)?;
+        projection(paths).write(&mut Parser::new(), line, b"", &mut out)?;
         Ok(String::from_utf8(out).expect("utf-8"))
     }
 
@@ -316,26 +314,94 @@ mod tests {
         );
     }
 
+    #[test]
+    fn dotted_paths_are_written_nested() {
+        const PATHS: &[&str] = &["type", "message.id", "uuid", "message.usage.output_tokens"];
+        assert_eq!(
+            projected(
+                PATHS,
+                br#"{"message":{"usage":{"input_tokens":3,"output_tokens":5},"id":"m1","content":[]},"type":"assistant","uuid":"u1"}"#
+            ),
+            Ok(r#"{"type":"assistant","message":{"id":"m1","usage":{"output_tokens":5}},"uuid":"u1"}"#.to_owned() + "\n")
+        );
+        // Missing, not an object, replaced whole by a later copy of the key.
+        for (line, want) in [
+            (
+                &br#"{"type":"user"}"#[..],
+                r#"{"type":"user","message":{"id":null,"usage":{"output_tokens":null}},"uuid":null}"#,
+            ),
+            (
+                br#"{"message":"hi"}"#,
+                r#"{"type":null,"message":{"id":null,"usage":{"output_tokens":null}},"uuid":null}"#,
+            ),
+            (
+                br#"{"message":{"id":"m1","usage":{"output_tokens":1}},"message":{"id":"m2"}}"#,
+                r#"{"type":null,"message":{"id":"m2","usage":{"output_tokens":null}},"uuid":null}"#,
+            ),
+        ] {
+            assert_eq!(projected(PATHS, line), Ok(want.to_owned() + "\n"));
+        }
+    }
+
+    #[test]
+    fn paths_that_cannot_be_written_are_refused() {
+        assert_eq!(
+            Projection::new(&["type", "message..id"]).err(),
+            Some(FieldsError::EmptyKey("message..id".into()))
+        );
+        assert_eq!(
+            Projection::new(&["a.", "b"]).err(),
+            Some(FieldsError::EmptyKey("a.".into()))
+        );
+        assert_eq!(
+            Projection::new(&["uuid", "type", "uuid"]).err(),
+            Some(FieldsError::Twice("uuid".into()))
+        );
+        assert_eq!(
+            Projection::new(&["message.model", "message"]).err(),
+            Some(FieldsError::Inside(
+                "message.model".into(),
+                "message".into()
+            ))
+        );
+        // A key that only starts like another is not inside it.
+        assert!(Projection::new(&["message", "messages.x", "message2"]).is_ok());
+    }
+
     /// The fast path reads fields after nested objects and arrays (stepping over them by
     /// their node counts), and leaves objects named to serde.
     #[test]
     fn the_tape_walk_steps_over_nested_values() {
-        let p = Projection::new(NAMES);
+        let read = |p: &Projection, parser: &mut Parser, line: &'static [u8]| {
+            let mut fields = vec![Field::Missing; p.paths.len()];
+            parser
+                .parse_tape(line, p.skim, |nodes| {
+                    read_tape(nodes, 0, &p.steps, &mut fields)
+                })
+                .map(|r| r.map(|()| format!("{fields:?}")))
+        };
+        let p = projection(NAMES);
         let mut parser = Parser::new();
         let line = br#"{"message":{"a":[1,{"b":[]}],"c":{}},"type":"user","x":[[],{}],"uuid":"u1","parentUuid":7}"#;
-        let fields = parser.parse_tape(line, p.skim, |nodes| p.read_tape(nodes));
         assert_eq!(
-            fields,
-            Some(Some(vec![
-                Field::Str("user".into()),
-                Field::Str("u1".into()),
-                Field::Unsigned(7)
-            ]))
+            read(&p, &mut parser, line),
+            Some(Some(format!(
+                "{:?}",
+                [Field::Str("user"), Field::Str("u1"), Field::Unsigned(7)]
+            )))
         );
-        let named = Projection::new(&["message"]);
         assert_eq!(
-            parser.parse_tape(line, named.skim, |nodes| named.read_tape(nodes)),
+            read(&projection(&["message"]), &mut parser, line),
             Some(None)
+        );
+        assert_eq!(
+            read(&projection(&["message.c", "x"]), &mut parser, line),
+            Some(None)
+        );
+        let nested = br#"{"message":{"a":[1,{"b":[]}],"id":"m","c":{"d":{}}},"type":"user"}"#;
+        assert_eq!(
+            read(&projection(&["message.id", "type"]), &mut parser, nested),
+            Some(Some(format!("{:?}", [Field::Str("m"), Field::Str("user")])))
         );
         // What simd-json refuses is left to the whole parse.
         assert_eq!(parser.parse_tape(br#"{"a":1"#, p.skim, |_| ()), None);
@@ -346,13 +412,13 @@ mod tests {
         let mut out = Vec::new();
         let mut parser = Parser::new();
         let line = br#"{"type":"user","uuid":"u1"}"#;
-        Projection::new(&["uuid"])
+        projection(&["uuid"])
             .write(&mut parser, line, br#""line":3,"at":"f""#, &mut out)
             .expect("record");
-        Projection::new(&[])
+        projection(&[])
             .write(&mut parser, line, br#""line":4"#, &mut out)
             .expect("record");
-        Projection::new(&[])
+        projection(&[])
             .write(&mut parser, line, b"", &mut out)
             .expect("record");
         assert_eq!(
@@ -394,13 +460,13 @@ mod tests {
         );
         // The skim did drop something from this line: the whole parse was needed.
         let mut out = Vec::new();
-        let skim = Projection::new(&["message"]).skim.expect("skims");
+        let skim = projection(&["message"]).skim.expect("skims");
         assert!(skim.reduce(&line, &mut out));
     }
 
     fn whole(names: &'static [&'static str], line: &[u8]) -> Result<String, ParseError> {
         let mut out = Vec::new();
-        Projection::new(names)
+        projection(names)
             .whole()
             .write(&mut Parser::new(), line, b"", &mut out)?;
         Ok(String::from_utf8(out).expect("utf-8"))
@@ -476,7 +542,12 @@ mod tests {
             if let Some(at) = cut {
                 line.truncate(at);
             }
-            for names in [NAMES, &["message", "type"][..], &["x"][..]] {
+            for names in [
+                NAMES,
+                &["message", "type"][..],
+                &["x"][..],
+                &["message.type", "uuid", "message.content"][..],
+            ] {
                 let a = whole(names, &line);
                 let b = projected(names, &line);
                 proptest::prop_assert_eq!(a, b, "{}", String::from_utf8_lossy(&line));

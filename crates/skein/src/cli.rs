@@ -72,8 +72,9 @@ pub(crate) enum Command {
     Usage(commands::usage::Args),
     /// One line per tool call, or totals per tool with `--by name`; flags tool loops.
     Tools(commands::tools::Args),
-    /// One compact JSON object per record with the top-level fields named (`--fields`), as
-    /// `jq -c '{type,uuid,parentUuid}'` prints them; only those fields are parsed.
+    /// One compact JSON object per record with the fields named (`--fields`: keys, or paths
+    /// like `message.model`), as `jq -c '{type,uuid,parentUuid}'` prints them; only those
+    /// fields are parsed.
     Records(commands::records::Args),
     /// Skill invocations per skill: count, sessions, first and last use, success rate.
     Skills(commands::skills::Args),

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 use clap::Args as ClapArgs;
 use skein_core::{InvalidLine, LineEvent, Projection, Reader, ReaderOptions};
 
@@ -17,8 +17,9 @@ use crate::output::{error_line, error_text, warn_invalid_lines};
 pub(crate) struct Args {
     #[command(flatten)]
     pub(crate) input: InputArgs,
-    /// Top-level fields to write, comma-separated, in this order (one a record lacks is
-    /// `null`).
+    /// Fields to write, comma-separated, in this order: top-level keys, or dotted paths into
+    /// nested objects (`message.model`), written nested as the record holds them. One a
+    /// record lacks is `null`.
     #[arg(
         long,
         short = 'f',
@@ -49,7 +50,7 @@ struct Projected {
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let projection = Projection::new(field_names(args)?);
+    let projection = projection(args)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut failed = false;
@@ -82,23 +83,19 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     })
 }
 
-/// The fields asked for, checked: named, none twice, none that `--location` writes. They live
-/// as long as the process (a projection's skim holds them for every line of every file).
-fn field_names(args: &Args) -> Result<&'static [&'static str]> {
-    let mut names: Vec<&'static str> = Vec::with_capacity(args.fields.len());
+/// The projection asked for, its fields checked (`Projection::new`), none that `--location`
+/// writes. The fields live as long as the process (a projection's skim holds them for every
+/// line of every file).
+fn projection(args: &Args) -> Result<Projection> {
+    let mut paths: Vec<&'static str> = Vec::with_capacity(args.fields.len());
     for f in &args.fields {
-        if f.is_empty() {
-            bail!("--fields: empty field name in {:?}", args.fields.join(","));
-        }
-        if names.contains(&f.as_str()) {
-            bail!("--fields: {f:?} is named twice");
-        }
-        if args.location && LOCATION.contains(&f.as_str()) {
+        let top = f.split('.').next().unwrap_or_default();
+        if args.location && LOCATION.contains(&top) {
             bail!("--fields: {f:?} is also written by --location; drop one of them");
         }
-        names.push(Box::leak(f.clone().into_boxed_str()));
+        paths.push(Box::leak(f.clone().into_boxed_str()));
     }
-    Ok(Box::leak(names.into_boxed_slice()))
+    Projection::new(Box::leak(paths.into_boxed_slice())).map_err(|e| anyhow!("--fields: {e}"))
 }
 
 fn project_file(

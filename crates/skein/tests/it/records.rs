@@ -47,7 +47,7 @@ fn oracle(path: &Path, fields: &[&str], location: bool) -> (String, Vec<(u64, u6
                     o.insert("offset".into(), at.into());
                 }
                 for f in fields {
-                    o.insert((*f).into(), record.get(*f).cloned().unwrap_or(Value::Null));
+                    insert(&mut o, f, pick(&record, f));
                 }
                 writeln!(out, "{}", Value::Object(o)).expect("write");
             }
@@ -56,6 +56,34 @@ fn oracle(path: &Path, fields: &[&str], location: bool) -> (String, Vec<(u64, u6
         }
     }
     (out, invalid)
+}
+
+/// The value at a dotted path, `null` where a key is missing or a value on the way is not an
+/// object.
+fn pick(record: &Map<String, Value>, path: &str) -> Value {
+    let mut at = Some(record);
+    let mut keys = path.split('.').peekable();
+    while let Some(key) = keys.next() {
+        let value = at.and_then(|o| o.get(key));
+        if keys.peek().is_none() {
+            return value.cloned().unwrap_or(Value::Null);
+        }
+        at = value.and_then(Value::as_object);
+    }
+    Value::Null
+}
+
+/// Puts `value` at a dotted path of `out`, objects made on the way in the order first named.
+fn insert(out: &mut Map<String, Value>, path: &str, value: Value) {
+    match path.split_once('.') {
+        None => {
+            out.insert(path.into(), value);
+        }
+        Some((key, rest)) => {
+            let below = out.entry(key).or_insert_with(|| Value::Object(Map::new()));
+            insert(below.as_object_mut().expect("an object"), rest, value);
+        }
+    }
 }
 
 /// Runs `skein records` on `files` and checks its output against [`oracle`] line by line.
@@ -90,6 +118,16 @@ fn every_fixture_record_once_with_the_fields_named() {
     let n = check(&files, &["type", "uuid", "parentUuid"], false);
     assert!(n > 100, "{n} records");
     check(&files, &["message", "isSidechain", "type"], true);
+    check(
+        &files,
+        &[
+            "type",
+            "message.model",
+            "message.usage.output_tokens",
+            "uuid",
+        ],
+        false,
+    );
 }
 
 /// Lines of several KiB (so the skim drops from them) with what it must not change: nested
@@ -132,6 +170,11 @@ fn long_lines_read_alike_skimmed_or_whole() {
     check(&files, &["type", "uuid", "parentUuid"], false);
     check(&files, &["message", "type", "toolUseResult"], true);
     check(&files, &["isSidechain", "data"], false);
+    check(
+        &files,
+        &["message.content", "toolUseResult.stdout", "message.type"],
+        false,
+    );
 }
 
 #[test]
@@ -158,7 +201,12 @@ fn bad_arguments_and_unreadable_files() {
     let file = testdata("stats/minimal.jsonl").display().to_string();
     for (args, says) in [
         (vec!["-f", "type,type"], "named twice"),
-        (vec!["-f", "type,,uuid"], "empty field name"),
+        (vec!["-f", "type,,uuid"], "has an empty key"),
+        (vec!["-f", "message.id,message"], "is inside \"message\""),
+        (
+            vec!["--location", "-f", "line.x"],
+            "also written by --location",
+        ),
         (
             vec!["--location", "-f", "type,line"],
             "also written by --location",
@@ -194,6 +242,13 @@ fn corpus_every_record_as_serde_json_reads_it() {
     let n = check(&files, &["type", "uuid", "parentUuid", "timestamp"], false);
     let m = check(&files, &["message", "toolUseResult"], true);
     assert_eq!(n, m);
+    let paths = [
+        "message.model",
+        "message.usage",
+        "data.message.message.id",
+        "type",
+    ];
+    assert_eq!(check(&files, &paths, false), n);
     note(&format!(
         "records: {n} corpus records in {} files, as serde_json reads them",
         files.len()
