@@ -4,10 +4,8 @@
 //! that looks at none of the bulky values can have them skimmed off first ([`crate::skim`],
 //! [`Parser::set_skim`]).
 
-use std::marker::PhantomData;
-
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, IgnoredAny};
+use serde::de::IgnoredAny;
 
 use crate::envelope::Envelope;
 use crate::repair::repair_line;
@@ -72,19 +70,10 @@ impl SimdScratch {
     /// until the next call. The same result as `simd_json::serde::from_slice` on a copy of
     /// `text`.
     pub fn from_slice<'s, T: Deserialize<'s>>(&'s mut self, text: &[u8]) -> simd_json::Result<T> {
-        self.from_slice_seed(text, PhantomData)
-    }
-
-    /// Like [`SimdScratch::from_slice`], with a seed (what to read decided at run time).
-    pub fn from_slice_seed<'s, S: DeserializeSeed<'s>>(
-        &'s mut self,
-        text: &[u8],
-        seed: S,
-    ) -> simd_json::Result<S::Value> {
         self.buf.clear();
         self.buf.reserve(text.len() + simd_json::INPUT_PADDING);
         self.buf.extend_from_slice(text);
-        self.parse_buffer(seed)
+        self.parse_buffer()
     }
 
     /// Builds the tape of the document the buffer holds and hands its nodes to `read` (their
@@ -97,13 +86,10 @@ impl SimdScratch {
     }
 
     /// Parses the document the buffer holds.
-    fn parse_buffer<'s, S: DeserializeSeed<'s>>(
-        &'s mut self,
-        seed: S,
-    ) -> simd_json::Result<S::Value> {
+    fn parse_buffer<'s, T: Deserialize<'s>>(&'s mut self) -> simd_json::Result<T> {
         self.with_tape(|t| {
             let mut de = simd_json::Deserializer::from_tape(t);
-            let value = seed.deserialize(&mut de);
+            let value = T::deserialize(&mut de);
             (value, de.into_tape())
         })?
     }
@@ -193,14 +179,14 @@ impl Parser {
         text: &'s [u8],
     ) -> Result<Parsed<'s, I>, ParseError> {
         let skim = self.skim;
-        let (envelope, repaired) = self.parse_seed(text, PhantomData::<Envelope<'s, I>>, skim)?;
+        let (envelope, repaired) = self.parse_into::<Envelope<'s, I>>(text, skim)?;
         Ok(Parsed { envelope, repaired })
     }
 
     /// The fast path of a reader that walks simd-json's tape itself: parses one line
     /// (skimmed by `skim` first) and hands the tape's nodes to `read`. `None` when simd-json
     /// refuses the line, when it does not start with `{`, or when it is of [`BIG_LINE`] bytes
-    /// or more: the caller then takes [`Parser::parse_seed`], which repairs and judges it as
+    /// or more: the caller then takes [`Parser::parse_into`], which repairs and judges it as
     /// every line is judged.
     pub fn parse_tape<'s, R>(
         &'s mut self,
@@ -220,16 +206,15 @@ impl Parser {
         simd.tape_of_buffer(read).ok()
     }
 
-    /// Parses one line (without its terminator) into what `seed` reads, with `skim` (not the
-    /// parser's own: [`Parser::set_skim`] is for envelopes), and whether the line needed
-    /// repair. The same promises as [`Parser::parse_as`]: a line is read or refused alike
-    /// with the skim or without, the error of a refused line is the whole line's.
-    pub fn parse_seed<'s, S: DeserializeSeed<'s> + Clone>(
+    /// Parses one line (without its terminator) into `T`, with `skim` (not the parser's own:
+    /// [`Parser::set_skim`] is for envelopes), and whether the line needed repair. The same
+    /// promises as [`Parser::parse_as`]: a line is read or refused alike with the skim or
+    /// without, the error of a refused line is the whole line's.
+    pub fn parse_into<'s, T: Deserialize<'s>>(
         &'s mut self,
         text: &'s [u8],
-        seed: S,
         skim: Option<Skim>,
-    ) -> Result<(S::Value, bool), ParseError> {
+    ) -> Result<(T, bool), ParseError> {
         let text = trim(text);
         match text.first() {
             Some(b'{') => {}
@@ -247,16 +232,16 @@ impl Parser {
         // UTF-8 is checked first: serde_json does not check the strings it skips.
         if text.len() >= BIG_LINE && std::str::from_utf8(text).is_ok() {
             let mut de = serde_json::Deserializer::from_slice(text);
-            if let Ok(value) = seed.clone().deserialize(&mut de)
+            if let Ok(value) = T::deserialize(&mut de)
                 && de.end().is_ok()
             {
                 return Ok((value, false));
             }
         }
         let first = if skimmed {
-            simd.parse_buffer(seed.clone())
+            simd.parse_buffer()
         } else {
-            simd.from_slice_seed(text, seed.clone())
+            simd.from_slice(text)
         };
         if let Ok(value) = first {
             return Ok((value, false));
@@ -272,9 +257,7 @@ impl Parser {
         if !fallback.is_object() {
             return Err(ParseError::Invalid("not a JSON object".into()));
         }
-        let value = seed
-            .deserialize(&*fallback)
-            .map_err(|e| ParseError::Invalid(e.to_string()))?;
+        let value = T::deserialize(&*fallback).map_err(|e| ParseError::Invalid(e.to_string()))?;
         Ok((value, was_repaired))
     }
 }

@@ -8,7 +8,7 @@
 //! every other key are dropped ([`Skim::all_but`]): on transcripts that is most of the bytes
 //! (tool output, file contents, texts), which simd-json then neither scans nor copies. The
 //! skim keeps a line's validity: a line is a record, or refused with the same error, with the
-//! skim or without ([`Parser::parse_seed`]). The fields are then read off simd-json's tape. A
+//! skim or without ([`Parser::parse_into`]). The fields are then read off simd-json's tape. A
 //! field that holds an object or an array may have lost strings inside it to the skim (their
 //! keys are not named), and a line simd-json refuses must be repaired or judged: those records
 //! are parsed again whole, so what is written is always the record's own value.
@@ -130,8 +130,7 @@ impl Projection {
             self.write_object(&fields, prefix, out);
             return Ok(false);
         }
-        let (record, repaired) =
-            parser.parse_seed(text, std::marker::PhantomData::<serde_json::Value>, None)?;
+        let (record, repaired) = parser.parse_into::<serde_json::Value>(text, None)?;
         let mut fields = vec![Field::Missing; self.paths.len()];
         if let serde_json::Value::Object(members) = &record {
             read_value(members, &self.steps, &mut fields);
