@@ -21,6 +21,9 @@ use crate::skim::Skim;
 /// Strings shorter than this are not worth dropping.
 const MIN_DROPPED: usize = 64;
 
+/// Up to this many fields are read into an array on the stack.
+const FEW: usize = 8;
+
 /// Why a list of fields is not a projection.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FieldsError {
@@ -123,9 +126,17 @@ impl Projection {
         // takes the line and the objects and arrays named are whole on the tape.
         if self.skim.is_some()
             && parser.parse_tape(text, self.skim, |nodes| {
-                let mut fields = vec![Field::Missing; self.paths.len()];
-                read_tape(nodes, 0, &self.steps, &mut fields)?;
-                self.write_object(&fields, prefix, out);
+                // Most projections name a few fields: no allocation per line for those.
+                let mut few = [Field::Missing; FEW];
+                let mut many = Vec::new();
+                let fields = if self.paths.len() <= FEW {
+                    &mut few[..self.paths.len()]
+                } else {
+                    many.resize(self.paths.len(), Field::Missing);
+                    &mut many[..]
+                };
+                read_tape(nodes, 0, &self.steps, fields)?;
+                self.write_object(fields, prefix, out);
                 Some(())
             }) == Some(Some(()))
         {
@@ -320,7 +331,7 @@ fn write_members(steps: &[Step], fields: &[Field<'_>], mut comma: bool, out: &mu
 }
 
 /// One field's value as read: off the tape, or out of a record parsed whole.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Field<'a> {
     Missing,
     Null,
