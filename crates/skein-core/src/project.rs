@@ -16,7 +16,7 @@
 use simd_json::{Node, StaticNode};
 
 use crate::parse::{ParseError, Parser};
-use crate::skim::Skim;
+use crate::skim::{PLACEHOLDER, Skim};
 
 /// Strings shorter than this are not worth dropping.
 const MIN_DROPPED: usize = 64;
@@ -210,13 +210,13 @@ fn scalar(value: Node<'_>) -> Option<Field<'_>> {
 }
 
 /// Whether an object or array read off a skimmed line's tape is the record's own: no string
-/// in it is the skim's placeholder `"x"` (a real `"x"` only costs a whole parse), and no object
+/// in it is the skim's [`PLACEHOLDER`] (a real `"x"` only costs a whole parse), and no object
 /// in it repeats a key (serde_json keeps the last, and so must what is written).
 fn whole_on_tape(tree: &[Node<'_>]) -> bool {
     let mut at = 0;
     while let Some(node) = tree.get(at) {
         match node {
-            Node::String("x") => return false,
+            Node::String(s) if *s == PLACEHOLDER => return false,
             Node::Object { len, .. } if *len > 1 => {
                 let mut keys: Vec<&str> = Vec::with_capacity(*len);
                 let mut k = at + 1;

@@ -24,6 +24,10 @@
 
 use wide::u8x16;
 
+/// What a dropped value reads as once parsed: a reader that must know whether a value is
+/// the record's own (`crate::project`, for an object it writes whole) looks for it.
+pub const PLACEHOLDER: &str = "x";
+
 /// Which string values to drop.
 #[derive(Debug, Clone, Copy)]
 pub struct Skim {
@@ -213,7 +217,7 @@ impl Skim {
                     && surely_not_blank(line, start)
                 {
                     out.extend_from_slice(&line[copied..start]);
-                    out.push(b'x');
+                    out.extend_from_slice(PLACEHOLDER.as_bytes());
                     copied = at;
                 }
             }

@@ -1,5 +1,6 @@
-//! `skein records PATH...`: one compact JSON object per record with the top-level fields
-//! named, what `jq -c '{type,uuid,parentUuid}'` prints, from every file in input order.
+//! `skein records PATH...`: one compact JSON object per record with the fields named (keys or
+//! dotted paths, `skein_core::project`), what `jq -c '{type,uuid,parentUuid}'` prints, from
+//! every file in input order. See docs/records.md.
 
 use std::io::Write;
 use std::path::Path;
@@ -28,7 +29,7 @@ pub(crate) struct Args {
     )]
     pub(crate) fields: Vec<String>,
     /// Begin each object with where the record is: `file`, `line` (1-based) and `offset`
-    /// (of the line's first byte).
+    /// (of the line's first byte); no field may then be under those keys.
     #[arg(long)]
     pub(crate) location: bool,
     /// Do not warn about invalid lines on stderr.
