@@ -70,10 +70,19 @@ impl SimdScratch {
     /// until the next call. The same result as `simd_json::serde::from_slice` on a copy of
     /// `text`.
     pub fn from_slice<'s, T: Deserialize<'s>>(&'s mut self, text: &[u8]) -> simd_json::Result<T> {
-        self.buf.clear();
-        self.buf.reserve(text.len() + simd_json::INPUT_PADDING);
-        self.buf.extend_from_slice(text);
+        self.load(text, None);
         self.parse_buffer()
+    }
+
+    /// Puts `text` in the buffer, skimmed by `skim` when it drops something from it: the one
+    /// copy a line gets before simd-json reads it.
+    fn load(&mut self, text: &[u8], skim: Option<&Skim>) {
+        // (`reduce` leaves the buffer in no particular state when it drops nothing.)
+        if !skim.is_some_and(|s| s.reduce(text, &mut self.buf)) {
+            self.buf.clear();
+            self.buf.reserve(text.len() + simd_json::INPUT_PADDING);
+            self.buf.extend_from_slice(text);
+        }
     }
 
     /// Builds the tape of the document the buffer holds and hands its nodes to `read` (their
@@ -199,10 +208,7 @@ impl Parser {
             return None;
         }
         let simd = &mut self.simd;
-        if !skim.as_ref().is_some_and(|s| s.reduce(text, &mut simd.buf)) {
-            simd.buf.clear();
-            simd.buf.extend_from_slice(text);
-        }
+        simd.load(text, skim.as_ref());
         simd.tape_of_buffer(read).ok()
     }
 
@@ -222,13 +228,6 @@ impl Parser {
             None => return Err(ParseError::Invalid("empty line".into())),
         }
         let Self { simd, fallback, .. } = self;
-        // A skimmed line goes straight into simd-json's buffer (one copy). What simd-json refuses
-        // of it is judged on the whole line below, as a line parsed whole is: the repair, the
-        // fallback and the error (its column) are the line's own. A line of BIG_LINE bytes or
-        // more is not skimmed: what is left of it could still be too big for simd-json's copies.
-        // (`reduce` leaves the buffer in no particular state when it drops nothing.)
-        let skimmed =
-            text.len() < BIG_LINE && skim.as_ref().is_some_and(|s| s.reduce(text, &mut simd.buf));
         // UTF-8 is checked first: serde_json does not check the strings it skips.
         if text.len() >= BIG_LINE && std::str::from_utf8(text).is_ok() {
             let mut de = serde_json::Deserializer::from_slice(text);
@@ -238,11 +237,12 @@ impl Parser {
                 return Ok((value, false));
             }
         }
-        let first = if skimmed {
-            simd.parse_buffer()
-        } else {
-            simd.from_slice(text)
-        };
+        // A skimmed line goes straight into simd-json's buffer (one copy). What simd-json refuses
+        // of it is judged on the whole line below, as a line parsed whole is: the repair, the
+        // fallback and the error (its column) are the line's own. A line of BIG_LINE bytes or
+        // more is not skimmed: what is left of it could still be too big for simd-json's copies.
+        simd.load(text, skim.as_ref().filter(|_| text.len() < BIG_LINE));
+        let first = simd.parse_buffer();
         if let Ok(value) = first {
             return Ok((value, false));
         }

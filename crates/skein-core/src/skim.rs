@@ -32,8 +32,8 @@ pub const PLACEHOLDER: &str = "x";
 #[derive(Debug, Clone, Copy)]
 pub struct Skim {
     /// Object keys (as written, without escapes) whose string values are dropped, or with
-    /// `all_but` the only ones whose values are kept. A dotted path names each of its keys
-    /// (`message.model`: `message` and `model`, at any depth).
+    /// `all_but` the only ones whose values are kept; there a dotted path names each of its
+    /// keys (`message.model`: `message` and `model`, at any depth).
     pub keys: &'static [&'static str],
     /// Drops the long values of every key but `keys` (and but keys written with an escape).
     pub all_but: bool,
@@ -151,15 +151,14 @@ fn after(line: &[u8], at: usize) -> Option<u8> {
 impl Skim {
     /// Whether the values of `key` (as written) are dropped.
     fn drops(&self, key: &[u8]) -> bool {
+        if !self.all_but {
+            return self.keys.iter().any(|k| k.as_bytes() == key);
+        }
         let named = self
             .keys
             .iter()
             .any(|k| k.split('.').any(|part| part.as_bytes() == key));
-        if self.all_but {
-            !named && !key.contains(&b'\\')
-        } else {
-            named
-        }
+        !named && !key.contains(&b'\\')
     }
 
     /// Writes `line` with its droppable values replaced into `out` (cleared first). False, with

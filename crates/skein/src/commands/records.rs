@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
 use clap::Args as ClapArgs;
+use skein_analysis::collect::MAX_INVALID_SAMPLES;
 use skein_core::{InvalidLine, LineEvent, Projection, Reader, ReaderOptions};
 
 use crate::cli::InputArgs;
@@ -39,9 +40,6 @@ pub(crate) struct Args {
 
 /// The members `--location` writes first.
 const LOCATION: [&str; 3] = ["file", "line", "offset"];
-
-/// How many invalid lines of a file are named on stderr (the rest are counted).
-const NAMED_INVALID: usize = 100;
 
 /// One file's projection.
 struct Projected {
@@ -136,7 +134,7 @@ fn project_file(
                 None => break,
                 Some(LineEvent::Invalid(_, invalid)) => {
                     p.invalid_lines += 1;
-                    if p.invalid.len() < NAMED_INVALID {
+                    if p.invalid.len() < MAX_INVALID_SAMPLES {
                         p.invalid.push(invalid);
                     }
                 }
