@@ -1,7 +1,8 @@
 //! The work of `skein usage` (prefilter + parse of usage lines + per-file grouping + global
 //! deduplication + daily rows with cost), throughput in bytes, one thread: on a synthetic
 //! 64 MiB transcript, on the shared corpus held in memory, and on the corpus read from disk
-//! (page cache) session by session as the command does; and `usage blocks` (the same work,
+//! (page cache) session by session as the command does (`corpus_in_memory_whole`: every usage
+//! line parsed whole by serde instead of read off its skimmed tape); and `usage blocks` (the same work,
 //! then the requests in 5-hour billing blocks with the active block's figures). The end-to-end
 //! comparison with ccusage on ~1 GB is `benches/ccusage_compare.sh`.
 #![allow(
@@ -85,25 +86,32 @@ fn usage(c: &mut Criterion) {
     if let Some(files) = corpus_contents() {
         let total: usize = files.iter().map(Vec::len).sum();
         group.throughput(Throughput::Bytes(total as u64));
-        group.bench_function("corpus_in_memory", |b| {
-            b.iter(|| {
-                let mut builder = UsageBuilder::new();
-                for (i, f) in files.iter().enumerate() {
-                    let mut scan = SessionScan::default();
-                    scanner
-                        .scan_lines(SliceLines::new(f), "bench", Source::Main, &mut scan)
-                        .expect("in memory");
-                    builder.add_session(&i.to_string(), "corpus", scan);
-                }
-                black_box(
-                    builder
-                        .finish(&options, &pricing)
-                        .totals
-                        .figures
-                        .total_tokens,
-                )
+        // The scan as the command runs it (usage lines skimmed, read off simd-json's tape),
+        // and with every usage line parsed whole by serde, what the tape is measured against.
+        for (name, mut scanner) in [
+            ("corpus_in_memory", UsageScanner::new()),
+            ("corpus_in_memory_whole", UsageScanner::whole()),
+        ] {
+            group.bench_function(name, |b| {
+                b.iter(|| {
+                    let mut builder = UsageBuilder::new();
+                    for (i, f) in files.iter().enumerate() {
+                        let mut scan = SessionScan::default();
+                        scanner
+                            .scan_lines(SliceLines::new(f), "bench", Source::Main, &mut scan)
+                            .expect("in memory");
+                        builder.add_session(&i.to_string(), "corpus", scan);
+                    }
+                    black_box(
+                        builder
+                            .finish(&options, &pricing)
+                            .totals
+                            .figures
+                            .total_tokens,
+                    )
+                });
             });
-        });
+        }
         let dir = corpus_dir().expect("corpus");
         let sessions = skein_layout::discover(&[dir]).sessions;
         group.bench_function("corpus_sessions_from_disk", |b| {

@@ -25,6 +25,7 @@ pub mod reader;
 pub mod record;
 pub mod repair;
 pub mod skim;
+pub mod tape;
 pub mod time;
 
 pub use envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};

@@ -17,6 +17,7 @@ use simd_json::{Node, StaticNode};
 
 use crate::parse::{ParseError, Parser};
 use crate::skim::{PLACEHOLDER, Skim};
+use crate::tape::{entries, width};
 
 /// Strings shorter than this are not worth dropping.
 const MIN_DROPPED: usize = 64;
@@ -151,43 +152,6 @@ impl Projection {
         out.extend_from_slice(prefix);
         write_members(&self.steps, fields, !prefix.is_empty(), out);
         out.extend_from_slice(b"}\n");
-    }
-}
-
-/// The values of the object or array at `nodes[at]`, each with its key (`None` in an array)
-/// and where it starts: a value's nodes are stepped over by their count. Nothing when
-/// `nodes[at]` is neither, and it ends early where the tape is not as simd-json writes it.
-fn entries<'n, 'a>(
-    nodes: &'n [Node<'a>],
-    at: usize,
-) -> impl Iterator<Item = (Option<&'a str>, usize)> + 'n {
-    let (len, object) = match nodes.get(at) {
-        Some(Node::Object { len, .. }) => (*len, true),
-        Some(Node::Array { len, .. }) => (*len, false),
-        _ => (0, false),
-    };
-    let mut next = at + 1;
-    (0..len).map_while(move |_| {
-        let key = if object {
-            let Some(Node::String(key)) = nodes.get(next) else {
-                return None;
-            };
-            next += 1;
-            Some(*key)
-        } else {
-            None
-        };
-        let value = next;
-        next += width(nodes.get(value)?);
-        Some((key, value))
-    })
-}
-
-/// How many nodes a value takes on the tape.
-fn width(value: &Node<'_>) -> usize {
-    match value {
-        Node::Object { count, .. } | Node::Array { count, .. } => count + 1,
-        _ => 1,
     }
 }
 

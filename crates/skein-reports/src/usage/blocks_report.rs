@@ -191,7 +191,7 @@ pub fn blocks_report(
         for r in &reqs[b.requests.clone()] {
             acc.add(&r.model, &r.tokens, r.cost, r.timestamp_ms);
             totals.add(&r.model, &r.tokens, r.cost, r.timestamp_ms);
-            *sources.of(r.source) += r.tokens.total();
+            sources.add(r.source, r.tokens.total());
         }
         let f = acc.figures();
         let now = is_active

@@ -342,7 +342,7 @@ impl UsageBuilder {
             let span = (g.first_ms, g.last_ms);
             rows.accs[slot].add_tokens(model, long, &g.tokens, g.requests, span);
             totals.add_tokens(model, long, &g.tokens, g.requests, span);
-            *sources.of(g.source) += g.tokens.total();
+            sources.add(g.source, g.tokens.total());
         };
         for (session, copy) in self.store.kept() {
             let model = copy.model.unwrap_or(NO_MODEL);

@@ -42,6 +42,7 @@ pub mod blocks;
 mod blocks_report;
 mod build;
 mod groups;
+mod raw;
 mod rows;
 mod scan;
 mod store;
@@ -71,9 +72,13 @@ pub struct Tokens {
 }
 
 impl Tokens {
-    /// input + output + cache creation + cache read.
+    /// input + output + cache creation + cache read. Sums saturate: a transcript can hold any
+    /// count (a float like 1e30 reads as `u64::MAX`), and a report must not wrap or panic.
     pub fn total(&self) -> u64 {
-        self.input + self.output + self.cache_creation + self.cache_read
+        self.input
+            .saturating_add(self.output)
+            .saturating_add(self.cache_creation)
+            .saturating_add(self.cache_read)
     }
 
     /// Each counter the maximum of both (streaming lines of one request repeat its usage).
@@ -87,11 +92,15 @@ impl Tokens {
     }
 
     fn add(&mut self, o: &Self) {
-        self.input += o.input;
-        self.output += o.output;
-        self.cache_creation += o.cache_creation;
-        self.cache_creation_5m += o.cache_creation_5m;
-        self.cache_creation_1h += o.cache_creation_1h;
-        self.cache_read += o.cache_read;
+        for (a, b) in [
+            (&mut self.input, o.input),
+            (&mut self.output, o.output),
+            (&mut self.cache_creation, o.cache_creation),
+            (&mut self.cache_creation_5m, o.cache_creation_5m),
+            (&mut self.cache_creation_1h, o.cache_creation_1h),
+            (&mut self.cache_read, o.cache_read),
+        ] {
+            *a = a.saturating_add(b);
+        }
     }
 }

@@ -209,13 +209,15 @@ pub struct SourceTokens {
 
 impl SourceTokens {
     /// The counter of `source`.
-    pub(super) fn of(&mut self, source: Source) -> &mut u64 {
-        match source {
+    /// Adds `tokens` to `source`'s count (saturating, as [`super::Tokens::total`] does).
+    pub(super) fn add(&mut self, source: Source, tokens: u64) {
+        let n = match source {
             Source::Main => &mut self.main,
             Source::Subagent => &mut self.subagents,
             Source::InternalAgent => &mut self.internal_agents,
             Source::Progress => &mut self.progress,
-        }
+        };
+        *n = n.saturating_add(tokens);
     }
 }
 

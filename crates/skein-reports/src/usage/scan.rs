@@ -4,15 +4,13 @@
 use std::io;
 
 use memchr::memmem;
-use serde::Deserialize;
-use serde::de::IgnoredAny;
 use skein_core::intern::Interner;
-use skein_core::lenient::{Count, Flag, Obj, Str};
-use skein_core::{LineSource, ReadLines, SimdScratch, SliceLines};
+use skein_core::{LineSource, Parser, ReadLines, SliceLines};
 use skein_layout::SessionFiles;
 use skein_store::{Input, InputMode};
 
 use super::Tokens;
+use super::raw::{RawLine, SKIM, record_from_tape};
 use crate::session::LoadError;
 use skein_core::time::parse_ms;
 
@@ -177,90 +175,6 @@ pub struct SkippedLine {
     pub invalid: bool,
 }
 
-/// A record with usage; `D` is what its `data` holds: a progress record's nested record at
-/// the top level, nothing read inside that nested record.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawLine<'a, D = Obj<RawData<'a>>> {
-    #[serde(rename = "type", borrow)]
-    kind: Str<'a>,
-    #[serde(borrow)]
-    timestamp: Str<'a>,
-    #[serde(rename = "sessionId", borrow)]
-    session_id: Str<'a>,
-    #[serde(rename = "requestId", borrow)]
-    request_id: Str<'a>,
-    #[serde(rename = "isSidechain")]
-    is_sidechain: Flag,
-    #[serde(borrow)]
-    message: Obj<RawMessage<'a>>,
-    data: D,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawData<'a> {
-    #[serde(borrow)]
-    message: Obj<RawLine<'a, IgnoredAny>>,
-    #[serde(rename = "agentId", borrow)]
-    agent_id: Str<'a>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawMessage<'a> {
-    #[serde(borrow)]
-    id: Str<'a>,
-    #[serde(borrow)]
-    model: Str<'a>,
-    #[serde(borrow)]
-    usage: Obj<RawUsage<'a>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawUsage<'a> {
-    input_tokens: Count,
-    output_tokens: Count,
-    cache_creation_input_tokens: Count,
-    cache_read_input_tokens: Count,
-    cache_creation: Obj<RawCacheCreation>,
-    #[serde(borrow)]
-    speed: Str<'a>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawCacheCreation {
-    ephemeral_5m_input_tokens: Option<Count>,
-    ephemeral_1h_input_tokens: Option<Count>,
-}
-
-impl RawUsage<'_> {
-    fn tokens(&self) -> Tokens {
-        let (m5, h1) = match &self.cache_creation.0 {
-            Some(c)
-                if c.ephemeral_5m_input_tokens.is_some()
-                    || c.ephemeral_1h_input_tokens.is_some() =>
-            {
-                (
-                    c.ephemeral_5m_input_tokens.map_or(0, |n| n.0),
-                    c.ephemeral_1h_input_tokens.map_or(0, |n| n.0),
-                )
-            }
-            _ => (self.cache_creation_input_tokens.0, 0),
-        };
-        Tokens {
-            input: self.input_tokens.0,
-            output: self.output_tokens.0,
-            cache_creation: m5 + h1,
-            cache_creation_5m: m5,
-            cache_creation_1h: h1,
-            cache_read: self.cache_read_input_tokens.0,
-        }
-    }
-}
-
 /// Per-file grouping.
 struct FileGroups<'c> {
     session_id: &'c str,
@@ -363,7 +277,10 @@ impl FileGroups<'_> {
 /// Reusable per-thread state for scanning transcripts (parse buffers, the read buffer).
 pub struct UsageScanner {
     finder: memmem::Finder<'static>,
-    simd: SimdScratch,
+    parser: Parser,
+    /// Usage lines read off their skimmed tape ([`line_from_tape`]); false: every one parsed
+    /// whole by serde ([`UsageScanner::whole`]).
+    tape: bool,
     read_buf: Vec<u8>,
     /// A file's group keys and their copies ([`FileGroups`]), reused from file to file.
     keys: Interner,
@@ -387,10 +304,21 @@ impl UsageScanner {
     pub fn new() -> Self {
         Self {
             finder: memmem::Finder::new(USAGE_MARK).into_owned(),
-            simd: SimdScratch::new(),
+            parser: Parser::new(),
+            tape: true,
             read_buf: Vec::new(),
             keys: Interner::new(),
             at: Vec::new(),
+        }
+    }
+
+    /// A scanner that parses every usage line whole with serde: what the skimmed tape is
+    /// tested and measured against.
+    #[must_use]
+    pub fn whole() -> Self {
+        Self {
+            tape: false,
+            ..Self::new()
         }
     }
 
@@ -485,7 +413,8 @@ impl UsageScanner {
     ) -> io::Result<()> {
         let Self {
             finder,
-            simd,
+            parser,
+            tape,
             keys,
             at,
             ..
@@ -510,18 +439,19 @@ impl UsageScanner {
             }
             scan.usage_lines += 1;
             let (invalid, no_ts) = (scan.invalid_lines, scan.no_timestamp);
-            if let Ok(raw) = simd.from_slice::<RawLine<'_>>(text) {
-                groups.add(raw, scan);
-            } else {
-                // What simd-json refuses: repair (invalid UTF-8, lone surrogates) and let
-                // serde_json decide (it also takes duplicate keys, the last one winning).
-                let repaired = skein_core::repair::repair_line(text);
-                match serde_json::from_slice::<serde_json::Value>(&repaired) {
-                    Ok(v) if v.is_object() => match RawLine::deserialize(&v) {
-                        Ok(raw) => groups.add(raw, scan),
-                        Err(_) => scan.invalid_lines += 1,
-                    },
-                    _ => scan.invalid_lines += 1,
+            // The fast path: the skimmed line's tape read for the fields. Otherwise (simd-json
+            // refuses the line, a key read is written twice, a line of a megabyte or more) the
+            // whole line is parsed, repaired and judged as every line is
+            // (`Parser::parse_into`: serde_json takes duplicate keys, the last one winning).
+            let fast = tape.then(|| {
+                parser.parse_tape(text, Some(SKIM), |nodes| {
+                    record_from_tape(nodes).map(|raw| groups.add(raw, scan))
+                })
+            });
+            if fast.flatten().flatten().is_none() {
+                match parser.parse_into::<RawLine<'_>>(text, None) {
+                    Ok((raw, _)) => groups.add(raw, scan),
+                    Err(_) => scan.invalid_lines += 1,
                 }
             }
             let skipped = scan.invalid_lines > invalid || scan.no_timestamp > no_ts;

@@ -1,0 +1,112 @@
+//! Reading simd-json's tape directly ([`crate::Parser::parse_tape`]): a reader that wants a few
+//! fields of a line steps over everything else by node count, where serde's visitor walks every
+//! node of what it ignores. Used by the projection ([`crate::project`]) and the usage scan.
+//!
+//! The tape holds a document as simd-json builds it: an object or array node counts its
+//! members (`len`) and all the nodes below it (`count`); an object's members are a key's
+//! string node followed by the value's nodes.
+
+pub use simd_json::Node;
+use simd_json::StaticNode;
+
+/// The values of the object or array at `nodes[at]`, each with its key (`None` in an array)
+/// and where it starts: a value's nodes are stepped over by their count. Nothing when
+/// `nodes[at]` is neither, and it ends early where the tape is not as simd-json writes it.
+pub fn entries<'n, 'a>(
+    nodes: &'n [Node<'a>],
+    at: usize,
+) -> impl Iterator<Item = (Option<&'a str>, usize)> + 'n {
+    let (len, object) = match nodes.get(at) {
+        Some(Node::Object { len, .. }) => (*len, true),
+        Some(Node::Array { len, .. }) => (*len, false),
+        _ => (0, false),
+    };
+    let mut next = at + 1;
+    (0..len).map_while(move |_| {
+        let key = if object {
+            let Some(Node::String(key)) = nodes.get(next) else {
+                return None;
+            };
+            next += 1;
+            Some(*key)
+        } else {
+            None
+        };
+        let value = next;
+        next += width(nodes.get(value)?);
+        Some((key, value))
+    })
+}
+
+/// How many nodes a value takes on the tape.
+pub fn width(value: &Node<'_>) -> usize {
+    match value {
+        Node::Object { count, .. } | Node::Array { count, .. } => count + 1,
+        _ => 1,
+    }
+}
+
+/// Where the values of `keys` are in the object at `nodes[at]` (`None` for a key it lacks).
+/// `None` when `nodes[at]` is not an object, when its tape is cut short, or when a key of
+/// `keys` occurs twice in it: serde's derived readers refuse such an object (`duplicate
+/// field`), and a caller that must read a line as they do takes its slow path then.
+pub fn fields<const N: usize>(
+    nodes: &[Node<'_>],
+    at: usize,
+    keys: &[&str; N],
+) -> Option<[Option<usize>; N]> {
+    let Some(Node::Object { len, .. }) = nodes.get(at) else {
+        return None;
+    };
+    let mut found = [None; N];
+    let mut read = 0;
+    for (key, value) in entries(nodes, at) {
+        read += 1;
+        let Some(i) = keys.iter().position(|k| Some(*k) == key) else {
+            continue;
+        };
+        if found[i].replace(value).is_some() {
+            return None;
+        }
+    }
+    (read == *len).then_some(found)
+}
+
+/// The text of the string node at `at` (what [`crate::lenient::Str`] reads: `None` for a
+/// missing field or any other value).
+pub fn str_at<'a>(nodes: &[Node<'a>], at: Option<usize>) -> Option<&'a str> {
+    match nodes.get(at?) {
+        Some(Node::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Whether the node at `at` is JSON `true` (what [`crate::lenient::Flag`] reads).
+pub fn flag_at(nodes: &[Node<'_>], at: Option<usize>) -> bool {
+    matches!(
+        at.and_then(|at| nodes.get(at)),
+        Some(Node::Static(StaticNode::Bool(true)))
+    )
+}
+
+/// The count at `at` as [`crate::lenient::Count`] reads it: integers as given, floats
+/// truncated toward zero, negatives, non-finite numbers, non-numbers and a missing field as 0.
+pub fn count_at(nodes: &[Node<'_>], at: Option<usize>) -> u64 {
+    match at.and_then(|at| nodes.get(at)) {
+        Some(Node::Static(StaticNode::U64(n))) => *n,
+        Some(Node::Static(StaticNode::I64(n))) => u64::try_from(*n).unwrap_or(0),
+        // `as` saturates: negative → 0, huge → u64::MAX.
+        Some(Node::Static(StaticNode::F64(n))) if n.is_finite() => *n as u64,
+        _ => 0,
+    }
+}
+
+/// Whether the node at `at` is JSON `null`.
+pub fn is_null(nodes: &[Node<'_>], at: usize) -> bool {
+    matches!(nodes.get(at), Some(Node::Static(StaticNode::Null)))
+}
+
+/// `at` when the node there is an object (what [`crate::lenient::Obj`] reads), else `None`.
+pub fn object_at(nodes: &[Node<'_>], at: Option<usize>) -> Option<usize> {
+    at.filter(|&at| matches!(nodes.get(at), Some(Node::Object { .. })))
+}

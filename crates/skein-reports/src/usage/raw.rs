@@ -1,0 +1,601 @@
+//! What the usage scan reads of a line ([`RawLine`]), read by serde (a line parsed whole) or
+//! off simd-json's tape after the skim ([`record_from_tape`]), the same either way: the tape
+//! reader takes each field as the lenient type serde reads it into does, and gives up (the
+//! caller then parses the line whole) wherever serde's reader would refuse the line.
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use skein_core::Skim;
+use skein_core::lenient::{Count, Flag, Obj, Str};
+use skein_core::tape::{Node, count_at, fields, flag_at, is_null, object_at, str_at};
+
+use super::Tokens;
+
+/// What a usage line keeps before it is parsed: the long string values of every key the scan
+/// does not read are dropped ([`Skim::all_but`]; texts, thinking, tool inputs). A key the scan
+/// reads a string of must be named here: `the_skim_changes_no_scan` compares the scan with
+/// and without the skim on the corpus.
+pub(super) const SKIM: Skim = Skim {
+    keys: &[
+        "type",
+        "timestamp",
+        "sessionId",
+        "requestId",
+        "isSidechain",
+        "message",
+        "id",
+        "model",
+        "usage",
+        "speed",
+        "data",
+        "agentId",
+    ],
+    all_but: true,
+    min_len: 64,
+};
+
+/// A record with usage; `D` is what its `data` holds: a progress record's nested record at
+/// the top level, nothing read inside that nested record.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct RawLine<'a, D = Obj<RawData<'a>>> {
+    #[serde(rename = "type", borrow)]
+    pub(super) kind: Str<'a>,
+    #[serde(borrow)]
+    pub(super) timestamp: Str<'a>,
+    #[serde(rename = "sessionId", borrow)]
+    pub(super) session_id: Str<'a>,
+    #[serde(rename = "requestId", borrow)]
+    pub(super) request_id: Str<'a>,
+    #[serde(rename = "isSidechain")]
+    pub(super) is_sidechain: Flag,
+    #[serde(borrow)]
+    pub(super) message: Obj<RawMessage<'a>>,
+    pub(super) data: D,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct RawData<'a> {
+    #[serde(borrow)]
+    pub(super) message: Obj<RawLine<'a, IgnoredAny>>,
+    #[serde(rename = "agentId", borrow)]
+    pub(super) agent_id: Str<'a>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct RawMessage<'a> {
+    #[serde(borrow)]
+    pub(super) id: Str<'a>,
+    #[serde(borrow)]
+    pub(super) model: Str<'a>,
+    #[serde(borrow)]
+    pub(super) usage: Obj<RawUsage<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct RawUsage<'a> {
+    pub(super) input_tokens: Count,
+    pub(super) output_tokens: Count,
+    pub(super) cache_creation_input_tokens: Count,
+    pub(super) cache_read_input_tokens: Count,
+    pub(super) cache_creation: Obj<RawCacheCreation>,
+    #[serde(borrow)]
+    pub(super) speed: Str<'a>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct RawCacheCreation {
+    pub(super) ephemeral_5m_input_tokens: Option<Count>,
+    pub(super) ephemeral_1h_input_tokens: Option<Count>,
+}
+
+impl RawUsage<'_> {
+    pub(super) fn tokens(&self) -> Tokens {
+        let (m5, h1) = match &self.cache_creation.0 {
+            Some(c)
+                if c.ephemeral_5m_input_tokens.is_some()
+                    || c.ephemeral_1h_input_tokens.is_some() =>
+            {
+                (
+                    c.ephemeral_5m_input_tokens.map_or(0, |n| n.0),
+                    c.ephemeral_1h_input_tokens.map_or(0, |n| n.0),
+                )
+            }
+            _ => (self.cache_creation_input_tokens.0, 0),
+        };
+        Tokens {
+            input: self.input_tokens.0,
+            output: self.output_tokens.0,
+            cache_creation: m5.saturating_add(h1),
+            cache_creation_5m: m5,
+            cache_creation_1h: h1,
+            cache_read: self.cache_read_input_tokens.0,
+        }
+    }
+}
+
+/// The keys of a record the scan reads, in the order [`line_from_tape`] takes them.
+const LINE_KEYS: [&str; 7] = [
+    "type",
+    "timestamp",
+    "sessionId",
+    "requestId",
+    "isSidechain",
+    "message",
+    "data",
+];
+
+/// A record off simd-json's tape, read as serde reads it into [`RawLine`] (the same lenient
+/// fields), `data` by `data`; `None` where serde's reader would refuse the record (a key it
+/// reads written twice in one object), which the caller then parses the slow way.
+fn line_from_tape<'a, D>(
+    nodes: &[Node<'a>],
+    at: usize,
+    data: impl FnOnce(Option<usize>) -> Option<D>,
+) -> Option<RawLine<'a, D>> {
+    let [
+        kind,
+        timestamp,
+        session_id,
+        request_id,
+        sidechain,
+        message,
+        data_at,
+    ] = fields(nodes, at, &LINE_KEYS)?;
+    let message = match object_at(nodes, message) {
+        Some(m) => Obj(Some(message_from_tape(nodes, m)?)),
+        None => Obj(None),
+    };
+    Some(RawLine {
+        kind: tape_str(nodes, kind),
+        timestamp: tape_str(nodes, timestamp),
+        session_id: tape_str(nodes, session_id),
+        request_id: tape_str(nodes, request_id),
+        is_sidechain: Flag(flag_at(nodes, sidechain)),
+        message,
+        data: data(data_at)?,
+    })
+}
+
+/// A top-level record off the tape ([`line_from_tape`]), with its `data`.
+pub(super) fn record_from_tape<'a>(nodes: &[Node<'a>]) -> Option<RawLine<'a>> {
+    line_from_tape(nodes, 0, |at| {
+        let Some(at) = object_at(nodes, at) else {
+            return Some(Obj(None));
+        };
+        let [message, agent_id] = fields(nodes, at, &["message", "agentId"])?;
+        let message = match object_at(nodes, message) {
+            Some(m) => Obj(Some(line_from_tape(nodes, m, |_| Some(IgnoredAny))?)),
+            None => Obj(None),
+        };
+        Some(Obj(Some(RawData {
+            message,
+            agent_id: tape_str(nodes, agent_id),
+        })))
+    })
+}
+
+fn message_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawMessage<'a>> {
+    let [id, model, usage] = fields(nodes, at, &["id", "model", "usage"])?;
+    let usage = match object_at(nodes, usage) {
+        Some(u) => Obj(Some(usage_from_tape(nodes, u)?)),
+        None => Obj(None),
+    };
+    Some(RawMessage {
+        id: tape_str(nodes, id),
+        model: tape_str(nodes, model),
+        usage,
+    })
+}
+
+fn usage_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawUsage<'a>> {
+    let [input, output, creation, read, cache_creation, speed] = fields(
+        nodes,
+        at,
+        &[
+            "input_tokens",
+            "output_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "cache_creation",
+            "speed",
+        ],
+    )?;
+    let cache_creation = match object_at(nodes, cache_creation) {
+        Some(c) => {
+            let [m5, h1] = fields(
+                nodes,
+                c,
+                &["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"],
+            )?;
+            // `Option<Count>`: absent or `null` is `None`, anything else a count.
+            let optional = |at: Option<usize>| {
+                at.filter(|&at| !is_null(nodes, at))
+                    .map(|at| Count(count_at(nodes, Some(at))))
+            };
+            Obj(Some(RawCacheCreation {
+                ephemeral_5m_input_tokens: optional(m5),
+                ephemeral_1h_input_tokens: optional(h1),
+            }))
+        }
+        None => Obj(None),
+    };
+    Some(RawUsage {
+        input_tokens: Count(count_at(nodes, input)),
+        output_tokens: Count(count_at(nodes, output)),
+        cache_creation_input_tokens: Count(count_at(nodes, creation)),
+        cache_read_input_tokens: Count(count_at(nodes, read)),
+        cache_creation,
+        speed: tape_str(nodes, speed),
+    })
+}
+
+fn tape_str<'a>(nodes: &[Node<'a>], at: Option<usize>) -> Str<'a> {
+    Str(str_at(nodes, at).map(std::borrow::Cow::Borrowed))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use skein_core::SliceLines;
+
+    use super::super::{SessionScan, Source, UsageScanner};
+    use super::*;
+
+    fn scanned(scanner: &mut UsageScanner, data: &[u8]) -> SessionScan {
+        let mut scan = SessionScan::default();
+        scanner
+            .scan_lines(SliceLines::new(data), "s1", Source::Main, &mut scan)
+            .expect("in memory");
+        scan
+    }
+
+    /// The scan of `data` off the skimmed tape, and parsing every line whole.
+    fn both(data: &[u8]) -> (SessionScan, SessionScan) {
+        (
+            scanned(&mut UsageScanner::new(), data),
+            scanned(&mut UsageScanner::whole(), data),
+        )
+    }
+
+    /// Whether the tape reader takes `line` (skimmed) itself, without the slow path.
+    fn on_tape(line: &str) -> bool {
+        let mut parser = skein_core::Parser::new();
+        parser
+            .parse_tape(line.as_bytes(), Some(SKIM), |nodes| {
+                record_from_tape(nodes).is_some()
+            })
+            .unwrap_or(false)
+    }
+
+    /// A long string body: a line with it is skimmed.
+    fn long() -> String {
+        "words \\\"quoted\\\" \\u00e9 ".repeat(150)
+    }
+
+    fn assistant(message: &str, extra: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","timestamp":"2026-01-01T00:00:00Z","sessionId":"s1","requestId":"r1","message":{message}{extra}}}"#
+        )
+    }
+
+    fn usage_message(usage: &str) -> String {
+        format!(r#"{{"id":"m1","model":"claude-x","usage":{usage}}}"#)
+    }
+
+    /// Lines of every shape the lenient fields take, and the lines serde's reader refuses: the
+    /// same scan off the tape as parsed whole, line by line and all together.
+    #[test]
+    fn the_tape_reads_what_serde_reads() {
+        let long = long();
+        let base = r#"{"input_tokens":10,"output_tokens":2,"cache_creation_input_tokens":3,"cache_read_input_tokens":4}"#;
+        let text = format!(r#","content":[{{"type":"text","text":"{long}"}}]"#);
+        let counts = [
+            r#"{"input_tokens":12.9,"output_tokens":-3,"cache_read_input_tokens":1e30,"cache_creation_input_tokens":-2.5}"#,
+            r#"{"input_tokens":"12","output_tokens":true,"cache_read_input_tokens":null,"cache_creation_input_tokens":[1]}"#,
+            r#"{"input_tokens":{"a":1},"output_tokens":18446744073709551615,"speed":"fast"}"#,
+            r#"{"input_tokens":1,"cache_creation":{"ephemeral_5m_input_tokens":5,"ephemeral_1h_input_tokens":null}}"#,
+            r#"{"input_tokens":1,"cache_creation":{"ephemeral_5m_input_tokens":"x"},"speed":1}"#,
+            r#"{"input_tokens":1,"cache_creation":{},"cache_creation_input_tokens":9}"#,
+            r#"{"input_tokens":1,"cache_creation":"much","cache_creation_input_tokens":9}"#,
+            r#"{"input_tokens":1,"cache_creation":{"ephemeral_1h_input_tokens":2.7}}"#,
+            r#"{"cache_creation_input_tokens":9,"cache_creation":{"ephemeral_5m_input_tokens":null,"ephemeral_1h_input_tokens":null}}"#,
+            "[1,2]",
+            "\"usage\"",
+        ];
+        let model = "m".repeat(100);
+        let mut lines = vec![
+            // Read off the tape.
+            (assistant(&usage_message(base), ""), true),
+            (assistant(&usage_message(base), &text), true),
+            (
+                assistant(
+                    &format!(
+                        r#"{{"id":"m9","model":"claude-{model}","usage":{base},"content":"{long}"}}"#
+                    ),
+                    &format!(r#","requestId":"{model}""#).replacen("requestId", "other", 1),
+                ),
+                true,
+            ),
+            (
+                format!(
+                    r#"{{"type":"assistant","timestamp":"2026-01-01T00:00:00Z","sessionId":"s2","requestId":"{model}","isSidechain":true,"message":{{"id":"m3","model":"<synthetic>","usage":{base}}}}}"#
+                ),
+                true,
+            ),
+            (
+                assistant(&usage_message(base), r#","isSidechain":"true","x":1,"x":2"#),
+                true,
+            ),
+            (
+                format!(
+                    r#"{{"typ\u0065":"assistant","timestamp":"2026-01-01T00:01:00Z","message":{{"id":"m4","usag\u0065":{base}}}}}"#
+                ),
+                true,
+            ),
+            (
+                format!(
+                    r#"{{"type":"progress","timestamp":"2026-01-01T00:02:00Z","data":{{"agentId":"a1","message":{{"type":"assistant","timestamp":"2026-01-01T00:03:00Z","requestId":"r2","data":[1],"message":{}}},"text":"{long}"}}}}"#,
+                    usage_message(base)
+                ),
+                true,
+            ),
+            (
+                r#"{"type":"progress","data":"usage","timestamp":"2026-01-01T00:00:00Z"}"#.into(),
+                true,
+            ),
+            (
+                r#"{"type":"assistant","message":"usage","timestamp":5}"#.into(),
+                true,
+            ),
+            // serde's reader refuses these (a key it reads written twice): parsed whole.
+            (assistant(&usage_message(base), r#","type":"user""#), false),
+            (
+                assistant(
+                    &usage_message(base),
+                    &format!(r#","message":{}"#, usage_message(base)),
+                ),
+                false,
+            ),
+            (
+                assistant(
+                    r#"{"id":"m1","model":"claude-x","usage":{"input_tokens":1,"input_tokens":7}}"#,
+                    "",
+                ),
+                false,
+            ),
+            (
+                assistant(
+                    &usage_message(
+                        r#"{"cache_creation":{"ephemeral_5m_input_tokens":1,"ephemeral_5m_input_tokens":2}}"#,
+                    ),
+                    "",
+                ),
+                false,
+            ),
+            (
+                format!(
+                    r#"{{"type":"progress","timestamp":"2026-01-01T00:02:00Z","data":{{"agentId":"a1","agentId":"a2","message":{{"type":"assistant","timestamp":"2026-01-01T00:03:00Z","message":{}}}}}}}"#,
+                    usage_message(base)
+                ),
+                false,
+            ),
+            (
+                format!(
+                    r#"{{"type":"progress","timestamp":"2026-01-01T00:02:00Z","data":{{"message":{{"type":"assistant","data":1,"data":2,"timestamp":"2026-01-01T00:03:00Z","message":{}}}}}}}"#,
+                    usage_message(base)
+                ),
+                false,
+            ),
+        ];
+        for usage in counts {
+            lines.push((assistant(&usage_message(usage), &text), true));
+        }
+        // Not read off the tape at all: invalid UTF-8, a lone surrogate (repaired), what is
+        // not one object.
+        let others = [
+            format!("{}\u{0}", assistant(&usage_message(base), &text)),
+            assistant(&usage_message(base), r#","text":"\ud800 usage""#),
+            r#"["usage"]"#.to_owned(),
+            r#"{"type":"assistant","usage":"#.to_owned(),
+            format!("{} {{}}", assistant(&usage_message(base), "")),
+        ];
+        let (mut all, mut counted) = (Vec::new(), 0);
+        for (line, taken) in &lines {
+            assert_eq!(on_tape(line), *taken, "{line}");
+            let (fast, whole) = both(line.as_bytes());
+            assert_eq!(fast, whole, "{line}");
+            counted += usize::from(!fast.copies.is_empty());
+            all.extend_from_slice(line.as_bytes());
+            all.push(b'\n');
+        }
+        for line in &others {
+            let mut bytes = line.clone().into_bytes();
+            for b in &mut bytes {
+                if *b == 0 {
+                    *b = 0xff;
+                }
+            }
+            let (fast, whole) = both(&bytes);
+            assert_eq!(fast, whole, "{line}");
+            all.extend_from_slice(&bytes);
+            all.push(b'\n');
+        }
+        let (fast, whole) = both(&all);
+        assert_eq!(fast, whole);
+        // (Most lines have usage that counts; the others test what has none.)
+        assert!(counted >= 15, "{counted} of the lines counted");
+        assert!(fast.invalid_lines >= 3, "{}", fast.invalid_lines);
+    }
+
+    /// The corpus, file by file: the same scan off the tape as parsed whole.
+    #[test]
+    #[allow(clippy::disallowed_methods, reason = "the test reads the corpus")]
+    fn the_skim_changes_no_scan() {
+        let Some((_, files)) = skein_testkit::corpus_files() else {
+            return;
+        };
+        let (mut fast, mut whole) = (UsageScanner::new(), UsageScanner::whole());
+        let mut copies = 0;
+        for f in &files {
+            let data = std::fs::read(f).expect("read a corpus file");
+            let a = scanned(&mut fast, &data);
+            assert_eq!(a, scanned(&mut whole, &data), "{}", f.display());
+            copies += a.copies.len();
+        }
+        assert!(copies > 1000, "{copies} request copies in the corpus");
+    }
+
+    /// A generated object: each of `members` present or not (its value drawn from its
+    /// strategy), sometimes one of them twice, in any order.
+    fn object(members: Vec<BoxedStrategy<(&'static str, String)>>) -> BoxedStrategy<String> {
+        let again = proptest::strategy::Union::new(members.clone());
+        let present: Vec<_> = members
+            .into_iter()
+            .map(|m| proptest::option::weighted(0.8, m))
+            .collect();
+        (present, proptest::option::weighted(0.1, again))
+            .prop_map(|(present, again)| {
+                present
+                    .into_iter()
+                    .flatten()
+                    .chain(again)
+                    .collect::<Vec<_>>()
+            })
+            .prop_shuffle()
+            .prop_map(|m| {
+                let m: Vec<String> = m.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                format!("{{{}}}", m.join(","))
+            })
+            .boxed()
+    }
+
+    fn member(
+        key: &'static str,
+        value: impl Strategy<Value = String> + 'static,
+    ) -> BoxedStrategy<(&'static str, String)> {
+        (Just(key), value).boxed()
+    }
+
+    fn scalar(list: &'static [&'static str]) -> impl Strategy<Value = String> + Clone {
+        proptest::sample::select(list).prop_map(str::to_owned)
+    }
+
+    const COUNTS: &[&str] = &[
+        "10", "-4", "2.9", "1e30", "\"7\"", "null", "true", "[1]", "{}",
+    ];
+    const STRINGS: &[&str] = &["\"a\"", "\"LONG\"", "5", "null", "{}"];
+    const OTHER: &[&str] = &[
+        "\"LONG\"",
+        "[\"LONG\",{\"text\":\"LONG\"}]",
+        "{\"text\":\"LONG\"}",
+    ];
+
+    fn usage() -> BoxedStrategy<String> {
+        let count = scalar(COUNTS);
+        let cache = object(vec![
+            member("ephemeral_5m_input_tokens", count.clone()),
+            member("ephemeral_1h_input_tokens", count.clone()),
+        ]);
+        object(vec![
+            member("input_tokens", count.clone()),
+            member("output_tokens", count.clone()),
+            member("cache_creation_input_tokens", count.clone()),
+            member("cache_read_input_tokens", count),
+            member(
+                "cache_creation",
+                prop_oneof![4 => cache, 1 => scalar(COUNTS).boxed()],
+            ),
+            member("speed", scalar(&["\"fast\"", "\"standard\"", "1"])),
+        ])
+    }
+
+    fn message() -> BoxedStrategy<String> {
+        object(vec![
+            member("id", scalar(&["\"m1\"", "\"m2\"", "\"LONG\"", "3"])),
+            member(
+                "model",
+                scalar(&["\"claude-x\"", "\"<synthetic>\"", "\"LONG\"", "null"]),
+            ),
+            member(
+                "usage",
+                prop_oneof![4 => usage(), 1 => scalar(COUNTS).boxed()],
+            ),
+            member("content", scalar(OTHER)),
+        ])
+    }
+
+    fn record(data: impl Strategy<Value = String> + 'static) -> BoxedStrategy<String> {
+        object(vec![
+            member(
+                "type",
+                scalar(&[
+                    "\"assistant\"",
+                    "\"assistant\"",
+                    "\"progress\"",
+                    "\"user\"",
+                    "\"LONG\"",
+                    "1",
+                ]),
+            ),
+            member(
+                "timestamp",
+                scalar(&[
+                    "\"2026-01-01T00:00:00Z\"",
+                    "\"2026-01-02T10:00:00.5Z\"",
+                    "\"2026-01-03T00:00:00+02:00\"",
+                    "\"LONG\"",
+                    "5",
+                ]),
+            ),
+            member("sessionId", scalar(&["\"s1\"", "\"s2\"", "null"])),
+            member("requestId", scalar(&["\"r1\"", "\"r2\"", "\"LONG\""])),
+            member("isSidechain", scalar(&["true", "false", "\"true\""])),
+            member(
+                "message",
+                prop_oneof![4 => message(), 1 => scalar(STRINGS).boxed()],
+            ),
+            member("data", data),
+            member("typ\\u0065", scalar(&["\"assistant\""])),
+            member("toolUseResult", scalar(OTHER)),
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// Generated records of every shape the fields take (counts of every type, objects
+        /// where strings belong and back, keys repeated, nested progress records, long values
+        /// the skim drops): the same scan off the tape as parsed whole.
+        #[test]
+        fn the_tape_reads_generated_records_as_serde_does(
+            lines in proptest::collection::vec(
+                record(prop_oneof![
+                    3 => object(vec![
+                        member("message", record(scalar(COUNTS))),
+                        member("agentId", scalar(STRINGS)),
+                    ]),
+                    1 => scalar(OTHER).boxed(),
+                ]),
+                1..8,
+            ),
+        ) {
+            let long = long();
+            let text: String = lines
+                .iter()
+                .map(|l| {
+                    // Every line mentions "usage" (the prefilter) and is long (the skim).
+                    let l = l.replace("LONG", &long);
+                    let pad = format!("\"pad\":\"usage {long}\"");
+                    if l == "{}" { format!("{{{pad}}}\n") } else { format!("{},{pad}}}\n", &l[..l.len() - 1]) }
+                })
+                .collect();
+            let (fast, whole) = both(text.as_bytes());
+            prop_assert_eq!(fast, whole, "{}", text);
+        }
+    }
+}
