@@ -62,7 +62,7 @@ pub fn fields<const N: usize>(
     let mut read = 0;
     for (key, value) in entries(nodes, at) {
         read += 1;
-        let Some(i) = keys.iter().position(|k| Some(*k) == key) else {
+        let Some(i) = key.and_then(|key| position(keys, key)) else {
             continue;
         };
         if found[i].replace(value).is_some() {
@@ -70,6 +70,15 @@ pub fn fields<const N: usize>(
         }
     }
     (read == *len).then_some(found)
+}
+
+/// Where `key` is in `keys`. Most keys of a record are none of them: the length and the first
+/// byte turn those away before the bytes are compared (`==` on strings called `memcmp` for
+/// each; that was most of reading a usage line's fields off the tape).
+fn position(keys: &[&str], key: &str) -> Option<usize> {
+    let first = key.as_bytes().first();
+    keys.iter()
+        .position(|k| k.len() == key.len() && k.as_bytes().first() == first && *k == key)
 }
 
 /// The text of the string node at `at` (what [`crate::lenient::Str`] reads: `None` for a

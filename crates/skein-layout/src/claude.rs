@@ -262,26 +262,38 @@ pub fn legacy_agent_files(dir: &Path) -> Vec<PathBuf> {
 /// The `sessionId` of the first of the first 64 records that has one (links a legacy agent
 /// file to its session).
 pub fn session_id_inside(path: &Path) -> Option<String> {
-    use skein_core::{Event, ReadLines, Reader, ReaderOptions};
+    use skein_core::{Event, Parser, ReadLines, Reader, ReaderOptions};
+    thread_local! {
+        // Hundreds of these files are opened while listing an old tree: one parser and one
+        // block per thread, not a new one for each (a new reader zeroes its first block).
+        static SCRATCH: std::cell::RefCell<(Parser, Vec<u8>)> = Default::default();
+    }
     let skein_store::Input::Stream(r) = crate::open(path, skein_store::InputMode::Read).ok()?
     else {
         return None;
     };
-    // Small blocks: the first record is all that is read, and hundreds of these files are
-    // opened while listing an old tree (a new reader zeroes its first block: with 64 KiB blocks,
-    // ~60 MB over the bench tree's 940 such files).
-    let mut reader = Reader::new(
-        ReadLines::with_block_size(r, 8 << 10),
-        ReaderOptions::default(),
-    );
-    for _ in 0..64 {
-        if let Event::Record(_, p) = reader.next_event().ok()??
-            && let Some(s) = p.envelope.session_id.get()
-        {
-            return Some(s.to_owned());
+    SCRATCH.with_borrow_mut(|(parser, buf)| {
+        // Small blocks: the first record is all that is read.
+        let lines = ReadLines::with_buffer(r, 8 << 10, std::mem::take(buf));
+        let mut reader =
+            Reader::with_parser(lines, ReaderOptions::default(), std::mem::take(parser));
+        let mut found = None;
+        for _ in 0..64 {
+            match reader.next_event() {
+                Ok(Some(Event::Record(_, p))) => {
+                    if let Some(s) = p.envelope.session_id.get() {
+                        found = Some(s.to_owned());
+                        break;
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
+            }
         }
-    }
-    None
+        let (lines, p) = reader.into_parts();
+        (*parser, *buf) = (p, lines.into_buffer());
+        found
+    })
 }
 
 #[cfg(test)]

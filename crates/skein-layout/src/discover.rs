@@ -145,11 +145,13 @@ fn sources_found(
             }
         });
     }
-    let key = |s: &Source| (s.project.clone(), s.identity());
-    let live_ids: BTreeSet<(String, Identity)> = live.iter().map(key).collect();
-    let mut seen = BTreeSet::new();
-    archived.retain(|s| !live_ids.contains(&key(s)) && seen.insert(key(s)));
-    live.extend(archived);
+    if !archived.is_empty() {
+        let key = |s: &Source| (s.project.clone(), s.identity());
+        let live_ids: BTreeSet<(String, Identity)> = live.iter().map(key).collect();
+        let mut seen = BTreeSet::new();
+        archived.retain(|s| !live_ids.contains(&key(s)) && seen.insert(key(s)));
+        live.extend(archived);
+    }
     Listing {
         sources: live,
         errors,
