@@ -266,7 +266,7 @@ pub fn session_id_inside(path: &Path) -> Option<String> {
     thread_local! {
         // Hundreds of these files are opened while listing an old tree: one parser and one
         // block per thread, not a new one for each (a new reader zeroes its first block).
-        static SCRATCH: std::cell::RefCell<(Parser, Vec<u8>)> = Default::default();
+        static SCRATCH: std::cell::RefCell<(Parser, Vec<u8>)> = std::cell::RefCell::default();
     }
     let skein_store::Input::Stream(r) = crate::open(path, skein_store::InputMode::Read).ok()?
     else {
