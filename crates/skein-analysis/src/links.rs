@@ -151,22 +151,23 @@ impl SpawnLinks {
                 }
             }
             Some("user") => {
-                let results: Vec<&str> = message
+                // The first two results' ids (no list per line: most user lines have one).
+                let mut results = message
                     .content
                     .blocks()
                     .iter()
                     .filter(|b| b.kind() == Some("tool_result"))
-                    .filter_map(|b| b.tool_use_id.get())
-                    .collect();
-                if results.is_empty() {
+                    .filter_map(|b| b.tool_use_id.get());
+                let Some(first) = results.next() else {
                     return;
-                }
-                if let (Some(agent), [only]) = (
+                };
+                let only = results.next().is_none().then_some(first);
+                if let (Some(agent), Some(only)) = (
                     env.tool_use_result
                         .0
                         .as_ref()
                         .and_then(|t| t.agent_id.get()),
-                    results.as_slice(),
+                    only,
                 ) {
                     self.note_agent(only, agent);
                 }

@@ -137,7 +137,13 @@ impl MetaCollector {
             // Only a spawn's result is asked for: a result read early is dropped now.
             self.results.remove(id);
         }
-        *self.tool_counts.entry(name.to_owned()).or_default() += 1;
+        // (Most calls are of a tool already counted: no key allocated for those.)
+        match self.tool_counts.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                self.tool_counts.insert(name.to_owned(), 1);
+            }
+        }
         self.tool_calls += 1;
         let Some(input) = input else { return };
         let input = normalized_input(input);
@@ -177,10 +183,12 @@ impl MetaCollector {
                 let c = counters_of(u);
                 match message.id.get() {
                     Some(mid) => {
-                        let key = format!("{mid}\0{}", env.request_id.get().unwrap_or(""));
+                        let rid = env.request_id.get().unwrap_or("");
                         max_with(
-                            self.usage_groups
-                                .entry_logged(hash(key.as_bytes()), Default::default),
+                            self.usage_groups.entry_logged(
+                                packed::hash_parts(&[mid, "\0", rid]),
+                                Default::default,
+                            ),
                             c,
                         );
                     }
@@ -399,11 +407,16 @@ impl RecordVisitor<Value> for MetaCollector {
             self.git_branch = Some(b);
         }
         if let Some(ts) = env.timestamp.get() {
+            // Nearly every record moves the last timestamp: its string is rewritten in place.
+            let set = |kept: &mut Option<String>| match kept {
+                Some(k) => ts.clone_into(k),
+                None => *kept = Some(ts.to_owned()),
+            };
             if self.first_timestamp.as_deref().is_none_or(|f| ts < f) {
-                self.first_timestamp = Some(ts.to_owned());
+                set(&mut self.first_timestamp);
             }
             if self.last_timestamp.as_deref().is_none_or(|l| ts > l) {
-                self.last_timestamp = Some(ts.to_owned());
+                set(&mut self.last_timestamp);
             }
         }
         match env.kind.get() {

@@ -14,6 +14,17 @@ pub(crate) fn hash(text: &[u8]) -> u64 {
     twox_hash::XxHash3_64::oneshot(text)
 }
 
+/// [`hash`] of `parts` one after the other, without joining them first (the same value: XXH3
+/// streams).
+pub(crate) fn hash_parts(parts: &[&str]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = twox_hash::XxHash3_64::new();
+    for p in parts {
+        h.write(p.as_bytes());
+    }
+    h.finish()
+}
+
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 // A table, not `write!` per byte: the hook writes a long session's sets after every turn.
@@ -287,6 +298,23 @@ mod tests {
         s: Keyed<()>,
         #[serde(with = "counters")]
         c: Keyed<[u64; 4]>,
+    }
+
+    /// The id log stores usage-group keys hashed: hashing the parts must give what hashing
+    /// them joined gave, or a saved state would stop matching.
+    #[test]
+    fn parts_hash_as_joined() {
+        for parts in [
+            &["msg_01", "\0", "req_02"][..],
+            &["", "\0", ""][..],
+            &["a".repeat(300).as_str(), "\0", "r"][..],
+        ] {
+            assert_eq!(
+                hash_parts(parts),
+                hash(parts.concat().as_bytes()),
+                "{parts:?}"
+            );
+        }
     }
 
     #[test]
