@@ -23,7 +23,7 @@ pub struct ToolUse {
 
 /// What a pass's tool-input type keeps: nothing for the fast path ([`IgnoredAny`]), the value
 /// for `serde_json::Value`.
-pub trait ToolInput {
+pub trait ToolInput: for<'a> skein_core::envelope_tape::FromTape<'a> {
     /// The input as a JSON value, if it was read.
     fn to_value(&self) -> Option<serde_json::Value>;
 }

@@ -14,6 +14,7 @@
 //! * [`time`]: timestamps, the calendar, day / week / month keys, time zones as values.
 
 pub mod envelope;
+pub mod envelope_tape;
 pub mod intern;
 pub mod lenient;
 pub mod lines;

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::envelope::Envelope;
+use crate::envelope_tape::{FromTape, envelope_from_tape};
 use crate::repair::repair_line;
 use crate::skim::Skim;
 
@@ -127,6 +128,10 @@ impl SimdScratch {
     }
 }
 
+/// A reader of one value off simd-json's tape ([`Parser::parse_as`]'s fast path): `None`
+/// where serde would refuse the value.
+type TapeReader<'s, T> = fn(&[simd_json::Node<'s>]) -> Option<T>;
+
 /// Reusable parse state (one per thread).
 #[derive(Default)]
 pub struct Parser {
@@ -183,12 +188,15 @@ impl Parser {
 
     /// Parses one line, reading tool inputs into `I`. The envelope may borrow from the
     /// parser's buffers or, for a line of [`BIG_LINE`] bytes or more, from `text` itself.
-    pub fn parse_as<'s, I: Deserialize<'s> + Default>(
+    pub fn parse_as<'s, I: Deserialize<'s> + Default + FromTape<'s>>(
         &'s mut self,
         text: &'s [u8],
     ) -> Result<Parsed<'s, I>, ParseError> {
         let skim = self.skim;
-        let (envelope, repaired) = self.parse_into::<Envelope<'s, I>>(text, skim)?;
+        // Off the tape, without serde's visitor: the same envelope, or given up where serde
+        // would refuse it (crate::envelope_tape).
+        let (envelope, repaired) =
+            self.read_line::<Envelope<'s, I>>(text, skim, Some(envelope_from_tape::<I>))?;
         Ok(Parsed { envelope, repaired })
     }
 
@@ -221,6 +229,18 @@ impl Parser {
         text: &'s [u8],
         skim: Option<Skim>,
     ) -> Result<(T, bool), ParseError> {
+        self.read_line(text, skim, None)
+    }
+
+    /// [`Parser::parse_into`], the tape read by `from_tape` where given instead of by serde:
+    /// it must give what serde gives, or `None` where serde refuses the value (the line then
+    /// takes the path serde's refusal takes).
+    fn read_line<'s, T: Deserialize<'s>>(
+        &'s mut self,
+        text: &'s [u8],
+        skim: Option<Skim>,
+        from_tape: Option<TapeReader<'s, T>>,
+    ) -> Result<(T, bool), ParseError> {
         let text = trim(text);
         match text.first() {
             Some(b'{') => {}
@@ -242,8 +262,11 @@ impl Parser {
         // fallback and the error (its column) are the line's own. A line of BIG_LINE bytes or
         // more is not skimmed: what is left of it could still be too big for simd-json's copies.
         simd.load(text, skim.as_ref().filter(|_| text.len() < BIG_LINE));
-        let first = simd.parse_buffer();
-        if let Ok(value) = first {
+        let first = match from_tape {
+            Some(read) => simd.tape_of_buffer(read).ok().flatten(),
+            None => simd.parse_buffer().ok(),
+        };
+        if let Some(value) = first {
             return Ok((value, false));
         }
         let repaired = repair_line(text);

@@ -99,7 +99,7 @@ impl<S: LineSource> Reader<S> {
     }
 
     /// Like [`Reader::next_event`], reading tool inputs into `I`.
-    pub fn next_event_as<'r, I: Deserialize<'r> + Default>(
+    pub fn next_event_as<'r, I: Deserialize<'r> + Default + crate::envelope_tape::FromTape<'r>>(
         &'r mut self,
     ) -> io::Result<Option<Event<'r, 'r, I>>> {
         self.next_with(|parser, line| parser.parse_as::<I>(line.text))

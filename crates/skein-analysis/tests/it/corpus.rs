@@ -131,3 +131,49 @@ fn corpus_parses_and_pairs_like_an_independent_reader() {
     }
     assert!(checked_pairs > 1000, "only {checked_pairs} pairs checked");
 }
+
+/// The envelope off simd-json's tape (the parser's fast path, `skein_core::envelope_tape`) and
+/// as serde reads it, with tool inputs skipped and built: the same on every line of the
+/// corpus (compared by their `Debug` forms, with the repair flag, or the same error).
+#[test]
+fn every_envelope_reads_the_same_off_the_tape() {
+    use serde::de::IgnoredAny;
+    use skein_core::{Envelope, LineSource, Parser, SliceLines};
+
+    fn both<I>(parser: &mut Parser, line: &[u8]) -> (String, String)
+    where
+        I: for<'a> serde::Deserialize<'a>
+            + for<'a> skein_core::envelope_tape::FromTape<'a>
+            + Default
+            + std::fmt::Debug,
+    {
+        let tape = match parser.parse_as::<I>(line) {
+            Ok(p) => format!("{:?} {}", p.envelope, p.repaired),
+            Err(e) => format!("error: {e}"),
+        };
+        let serde = match parser.parse_into::<Envelope<'_, I>>(line, None) {
+            Ok((e, repaired)) => format!("{e:?} {repaired}"),
+            Err(e) => format!("error: {e}"),
+        };
+        (tape, serde)
+    }
+
+    let Some((_, files)) = skein_testkit::corpus_files() else {
+        return;
+    };
+    let mut parser = Parser::new();
+    let mut lines = 0;
+    for f in &files {
+        let data = std::fs::read(f).expect("read a corpus file");
+        let mut source = SliceLines::new(&data);
+        while source.advance().expect("in memory") {
+            let text = source.line().text;
+            let (a, b) = both::<IgnoredAny>(&mut parser, text);
+            assert_eq!(a, b, "{}:{}", f.display(), source.line().number);
+            let (a, b) = both::<serde_json::Value>(&mut parser, text);
+            assert_eq!(a, b, "{}:{}", f.display(), source.line().number);
+            lines += 1;
+        }
+    }
+    assert!(lines > 10_000, "{lines} lines");
+}
