@@ -17,7 +17,7 @@ use simd_json::{Node, StaticNode};
 
 use crate::envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
 use crate::lenient::{Count, Flag, Obj, ResultSize, Str};
-use crate::tape::{count_at, entries, fields, flag_at, is_null, object_at, str_at};
+use crate::tape::{count_at, entries, flag_at, is_null, object_at, str_at};
 
 /// What a tool input (`Block::input`) is read into, off the tape: skipped ([`IgnoredAny`]) or
 /// built ([`serde_json::Value`]).
@@ -65,33 +65,33 @@ impl FromTape<'_> for serde_json::Value {
     }
 }
 
-const ENVELOPE_KEYS: [&str; 18] = [
-    "type",
-    "subtype",
-    "uuid",
-    "parentUuid",
-    "logicalParentUuid",
-    "sessionId",
-    "timestamp",
-    "requestId",
-    "agentId",
-    "teamName",
-    "cwd",
-    "gitBranch",
-    "isSidechain",
-    "isMeta",
-    "isCompactSummary",
-    "isApiErrorMessage",
-    "message",
-    "toolUseResult",
-];
-
 /// The envelope of the record whose tape is `nodes`; `None` where serde's readers would
 /// refuse it.
 pub(crate) fn envelope_from_tape<'a, I: FromTape<'a>>(
     nodes: &[Node<'a>],
 ) -> Option<Envelope<'a, I>> {
-    let f = fields(nodes, 0, &ENVELOPE_KEYS)?;
+    let f: [Option<usize>; 18] = crate::tape_fields!(
+        nodes,
+        0,
+        "type",
+        "subtype",
+        "uuid",
+        "parentUuid",
+        "logicalParentUuid",
+        "sessionId",
+        "timestamp",
+        "requestId",
+        "agentId",
+        "teamName",
+        "cwd",
+        "gitBranch",
+        "isSidechain",
+        "isMeta",
+        "isCompactSummary",
+        "isApiErrorMessage",
+        "message",
+        "toolUseResult",
+    )?;
     let s = |i: usize| text(nodes, f[i]);
     let flag = |i: usize| Flag(flag_at(nodes, f[i]));
     Some(Envelope {
@@ -113,7 +113,7 @@ pub(crate) fn envelope_from_tape<'a, I: FromTape<'a>>(
         is_api_error: flag(15),
         message: obj(nodes, f[16], message)?,
         tool_use_result: obj(nodes, f[17], |nodes, at| {
-            let [agent_id] = fields(nodes, at, &["agentId"])?;
+            let [agent_id] = crate::tape_fields!(nodes, at, "agentId")?;
             Some(ToolUseResult {
                 agent_id: text(nodes, agent_id),
             })
@@ -139,10 +139,15 @@ fn obj<'a, T>(
 }
 
 fn message<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Message<'a, I>> {
-    let [id, role, model, content, usage, stop_reason] = fields(
+    let [id, role, model, content, usage, stop_reason] = crate::tape_fields!(
         nodes,
         at,
-        &["id", "role", "model", "content", "usage", "stop_reason"],
+        "id",
+        "role",
+        "model",
+        "content",
+        "usage",
+        "stop_reason"
     )?;
     Some(Message {
         id: text(nodes, id),
@@ -163,15 +168,13 @@ fn message<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Message
             _ => Content::None,
         },
         usage: obj(nodes, usage, |nodes, at| {
-            let [input, output, creation, read] = fields(
+            let [input, output, creation, read] = crate::tape_fields!(
                 nodes,
                 at,
-                &[
-                    "input_tokens",
-                    "output_tokens",
-                    "cache_creation_input_tokens",
-                    "cache_read_input_tokens",
-                ],
+                "input_tokens",
+                "output_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens"
             )?;
             Some(Usage {
                 input_tokens: Count(count_at(nodes, input)),
@@ -185,19 +188,17 @@ fn message<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Message
 }
 
 fn block<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Block<'a, I>> {
-    let [kind, id, name, input, tool_use_id, is_error, content, body] = fields(
+    let [kind, id, name, input, tool_use_id, is_error, content, body] = crate::tape_fields!(
         nodes,
         at,
-        &[
-            "type",
-            "id",
-            "name",
-            "input",
-            "tool_use_id",
-            "is_error",
-            "content",
-            "text",
-        ],
+        "type",
+        "id",
+        "name",
+        "input",
+        "tool_use_id",
+        "is_error",
+        "content",
+        "text"
     )?;
     Some(Block {
         kind: text(nodes, kind),

@@ -46,14 +46,15 @@ pub fn width(value: &Node<'_>) -> usize {
     }
 }
 
-/// Where the values of `keys` are in the object at `nodes[at]` (`None` for a key it lacks).
-/// `None` when `nodes[at]` is not an object, when its tape is cut short, or when a key of
-/// `keys` occurs twice in it: serde's derived readers refuse such an object (`duplicate
-/// field`), and a caller that must read a line as they do takes its slow path then.
-pub fn fields<const N: usize>(
+/// Where the values of the keys `index` numbers (`0..N`) are in the object at `nodes[at]`
+/// (`None` for a key it lacks). `None` when `nodes[at]` is not an object, when its tape is cut
+/// short, or when a key `index` numbers occurs twice in it: serde's derived readers refuse such
+/// an object (`duplicate field`), and a caller that must read a line as they do takes its slow
+/// path then. [`tape_fields!`](crate::tape_fields) writes `index` from the keys' names.
+pub fn fields_by<const N: usize>(
     nodes: &[Node<'_>],
     at: usize,
-    keys: &[&str; N],
+    index: impl Fn(&str) -> Option<usize>,
 ) -> Option<[Option<usize>; N]> {
     let Some(Node::Object { len, .. }) = nodes.get(at) else {
         return None;
@@ -62,23 +63,35 @@ pub fn fields<const N: usize>(
     let mut read = 0;
     for (key, value) in entries(nodes, at) {
         read += 1;
-        let Some(i) = key.and_then(|key| position(keys, key)) else {
+        let Some(slot) = key.and_then(&index).and_then(|i| found.get_mut(i)) else {
             continue;
         };
-        if found[i].replace(value).is_some() {
+        if slot.replace(value).is_some() {
             return None;
         }
     }
     (read == *len).then_some(found)
 }
 
-/// Where `key` is in `keys`. Most keys of a record are none of them: the length and the first
-/// byte turn those away before the bytes are compared (`==` on strings called `memcmp` for
-/// each; that was most of reading a usage line's fields off the tape).
-fn position(keys: &[&str], key: &str) -> Option<usize> {
-    let first = key.as_bytes().first();
-    keys.iter()
-        .position(|k| k.len() == key.len() && k.as_bytes().first() == first && *k == key)
+/// `tape_fields!(nodes, at, "type", "uuid", …)`: [`fields_by`] of the keys named, numbered in
+/// the order given. The keys are compared as literals, which the compiler turns into a length
+/// test and a word compare each (a lookup in a list of keys, with a `memcmp` call per
+/// candidate, was most of reading a record's fields off the tape).
+#[macro_export]
+macro_rules! tape_fields {
+    ($nodes:expr, $at:expr, $($key:literal),+ $(,)?) => {
+        $crate::tape::fields_by($nodes, $at, |k: &str| {
+            let mut i = 0usize;
+            $(
+                if k == $key {
+                    return Some(i);
+                }
+                i += 1;
+            )+
+            let _ = i;
+            None
+        })
+    };
 }
 
 /// The text of the string node at `at` (what [`crate::lenient::Str`] reads: `None` for a

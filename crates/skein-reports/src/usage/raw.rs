@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use skein_core::Skim;
 use skein_core::lenient::{Count, Flag, Obj, Str};
-use skein_core::tape::{Node, count_at, fields, flag_at, is_null, object_at, str_at};
+use skein_core::tape::{Node, count_at, flag_at, is_null, object_at, str_at};
 
 use super::Tokens;
 
@@ -118,17 +118,6 @@ impl RawUsage<'_> {
     }
 }
 
-/// The keys of a record the scan reads, in the order [`line_from_tape`] takes them.
-const LINE_KEYS: [&str; 7] = [
-    "type",
-    "timestamp",
-    "sessionId",
-    "requestId",
-    "isSidechain",
-    "message",
-    "data",
-];
-
 /// A record off simd-json's tape, read as serde reads it into [`RawLine`] (the same lenient
 /// fields), `data` by `data`; `None` where serde's reader would refuse the record (a key it
 /// reads written twice in one object), which the caller then parses the slow way.
@@ -145,7 +134,17 @@ fn line_from_tape<'a, D>(
         sidechain,
         message,
         data_at,
-    ] = fields(nodes, at, &LINE_KEYS)?;
+    ] = skein_core::tape_fields!(
+        nodes,
+        at,
+        "type",
+        "timestamp",
+        "sessionId",
+        "requestId",
+        "isSidechain",
+        "message",
+        "data",
+    )?;
     let message = match object_at(nodes, message) {
         Some(m) => Obj(Some(message_from_tape(nodes, m)?)),
         None => Obj(None),
@@ -167,7 +166,7 @@ pub(super) fn record_from_tape<'a>(nodes: &[Node<'a>]) -> Option<RawLine<'a>> {
         let Some(at) = object_at(nodes, at) else {
             return Some(Obj(None));
         };
-        let [message, agent_id] = fields(nodes, at, &["message", "agentId"])?;
+        let [message, agent_id] = skein_core::tape_fields!(nodes, at, "message", "agentId")?;
         let message = match object_at(nodes, message) {
             Some(m) => Obj(Some(line_from_tape(nodes, m, |_| Some(IgnoredAny))?)),
             None => Obj(None),
@@ -180,7 +179,7 @@ pub(super) fn record_from_tape<'a>(nodes: &[Node<'a>]) -> Option<RawLine<'a>> {
 }
 
 fn message_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawMessage<'a>> {
-    let [id, model, usage] = fields(nodes, at, &["id", "model", "usage"])?;
+    let [id, model, usage] = skein_core::tape_fields!(nodes, at, "id", "model", "usage")?;
     let usage = match object_at(nodes, usage) {
         Some(u) => Obj(Some(usage_from_tape(nodes, u)?)),
         None => Obj(None),
@@ -193,24 +192,23 @@ fn message_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawMessage<'a>
 }
 
 fn usage_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawUsage<'a>> {
-    let [input, output, creation, read, cache_creation, speed] = fields(
+    let [input, output, creation, read, cache_creation, speed] = skein_core::tape_fields!(
         nodes,
         at,
-        &[
-            "input_tokens",
-            "output_tokens",
-            "cache_creation_input_tokens",
-            "cache_read_input_tokens",
-            "cache_creation",
-            "speed",
-        ],
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation",
+        "speed"
     )?;
     let cache_creation = match object_at(nodes, cache_creation) {
         Some(c) => {
-            let [m5, h1] = fields(
+            let [m5, h1] = skein_core::tape_fields!(
                 nodes,
                 c,
-                &["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"],
+                "ephemeral_5m_input_tokens",
+                "ephemeral_1h_input_tokens"
             )?;
             // `Option<Count>`: absent or `null` is `None`, anything else a count.
             let optional = |at: Option<usize>| {
