@@ -21,6 +21,11 @@ use skein_reports::usage::{
     BlockOptions, SessionScan, Source, TokenLimit, UsageBuilder, UsageOptions, UsageScanner,
 };
 
+/// The report's total tokens (what each iteration keeps from being optimised away).
+fn total_tokens(builder: UsageBuilder, options: &UsageOptions, pricing: &PricingTable) -> u64 {
+    builder.finish(options, pricing).totals.figures.total_tokens
+}
+
 /// `data` scanned as one session's transcript, in a builder.
 fn one_session(scanner: &mut UsageScanner, data: &[u8]) -> UsageBuilder {
     let mut scan = SessionScan::default();
@@ -53,13 +58,11 @@ fn usage(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(data.len() as u64));
     group.bench_function("synthetic_64MiB_slice", |b| {
         b.iter(|| {
-            black_box(
-                one_session(&mut scanner, &data)
-                    .finish(&options, &pricing)
-                    .totals
-                    .figures
-                    .total_tokens,
-            )
+            black_box(total_tokens(
+                one_session(&mut scanner, &data),
+                &options,
+                &pricing,
+            ))
         });
     });
 
@@ -102,13 +105,7 @@ fn usage(c: &mut Criterion) {
                             .expect("in memory");
                         builder.add_session(&i.to_string(), "corpus", scan);
                     }
-                    black_box(
-                        builder
-                            .finish(&options, &pricing)
-                            .totals
-                            .figures
-                            .total_tokens,
-                    )
+                    black_box(total_tokens(builder, &options, &pricing))
                 });
             });
         }
@@ -121,13 +118,7 @@ fn usage(c: &mut Criterion) {
                     let scan = scanner.scan_session(s, false).expect("readable");
                     builder.add(s, scan);
                 }
-                black_box(
-                    builder
-                        .finish(&options, &pricing)
-                        .totals
-                        .figures
-                        .total_tokens,
-                )
+                black_box(total_tokens(builder, &options, &pricing))
             });
         });
     }

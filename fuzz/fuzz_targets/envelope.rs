@@ -5,28 +5,13 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde::de::IgnoredAny;
-use skein_core::envelope_tape::FromTape;
-use skein_core::{Envelope, Parser};
-
-fn both<I>(parser: &mut Parser, line: &[u8]) -> (String, String)
-where
-    I: for<'a> serde::Deserialize<'a> + for<'a> FromTape<'a> + Default + std::fmt::Debug,
-{
-    let tape = match parser.parse_as::<I>(line) {
-        Ok(p) => format!("{:?} {}", p.envelope, p.repaired),
-        Err(e) => format!("error: {e}"),
-    };
-    let serde = match parser.parse_into::<Envelope<'_, I>>(line, None) {
-        Ok((e, repaired)) => format!("{e:?} {repaired}"),
-        Err(e) => format!("error: {e}"),
-    };
-    (tape, serde)
-}
+use skein_core::Parser;
+use skein_core::envelope_tape::both_ways;
 
 fuzz_target!(|data: &[u8]| {
     let mut parser = Parser::new();
-    let (a, b) = both::<IgnoredAny>(&mut parser, data);
+    let (a, b) = both_ways::<IgnoredAny>(&mut parser, data);
     assert_eq!(a, b, "{}", String::from_utf8_lossy(data));
-    let (a, b) = both::<serde_json::Value>(&mut parser, data);
+    let (a, b) = both_ways::<serde_json::Value>(&mut parser, data);
     assert_eq!(a, b, "{}", String::from_utf8_lossy(data));
 });

@@ -16,8 +16,10 @@ use serde::de::IgnoredAny;
 use simd_json::{Node, StaticNode};
 
 use crate::envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
-use crate::lenient::{Count, Flag, Obj, ResultSize, Str};
-use crate::tape::{count_at, entries, flag_at, is_null, object_at, str_at};
+use crate::lenient::{Count, Flag, ResultSize, Str};
+use crate::tape::{
+    count_at, entries, flag_at, is_null, object_at, object_field, str_at, str_field,
+};
 
 /// What a tool input (`Block::input`) is read into, off the tape: skipped ([`IgnoredAny`]) or
 /// built ([`serde_json::Value`]).
@@ -92,7 +94,7 @@ pub(crate) fn envelope_from_tape<'a, I: FromTape<'a>>(
         "message",
         "toolUseResult",
     )?;
-    let s = |i: usize| text(nodes, f[i]);
+    let s = |i: usize| str_field(nodes, f[i]);
     let flag = |i: usize| Flag(flag_at(nodes, f[i]));
     Some(Envelope {
         kind: s(0),
@@ -111,31 +113,14 @@ pub(crate) fn envelope_from_tape<'a, I: FromTape<'a>>(
         is_meta: flag(13),
         is_compact_summary: flag(14),
         is_api_error: flag(15),
-        message: obj(nodes, f[16], message)?,
-        tool_use_result: obj(nodes, f[17], |nodes, at| {
+        message: object_field(nodes, f[16], message)?,
+        tool_use_result: object_field(nodes, f[17], |nodes, at| {
             let [agent_id] = crate::tape_fields!(nodes, at, "agentId")?;
             Some(ToolUseResult {
-                agent_id: text(nodes, agent_id),
+                agent_id: str_field(nodes, agent_id),
             })
         })?,
     })
-}
-
-fn text<'a>(nodes: &[Node<'a>], at: Option<usize>) -> Str<'a> {
-    Str(str_at(nodes, at).map(Cow::Borrowed))
-}
-
-/// An object field read by `read` ([`Obj`]: `None` for anything but an object); `None` when
-/// `read` gives up.
-fn obj<'a, T>(
-    nodes: &[Node<'a>],
-    at: Option<usize>,
-    read: impl FnOnce(&[Node<'a>], usize) -> Option<T>,
-) -> Option<Obj<T>> {
-    Some(Obj(match object_at(nodes, at) {
-        Some(at) => Some(read(nodes, at)?),
-        None => None,
-    }))
 }
 
 fn message<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Message<'a, I>> {
@@ -150,9 +135,9 @@ fn message<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Message
         "stop_reason"
     )?;
     Some(Message {
-        id: text(nodes, id),
-        role: text(nodes, role),
-        model: text(nodes, model),
+        id: str_field(nodes, id),
+        role: str_field(nodes, role),
+        model: str_field(nodes, model),
         content: match content.and_then(|at| nodes.get(at).map(|n| (at, n))) {
             Some((_, Node::String(s))) => Content::Text(Str(Some(Cow::Borrowed(s)))),
             Some((at, Node::Array { .. })) => {
@@ -167,7 +152,7 @@ fn message<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Message
             }
             _ => Content::None,
         },
-        usage: obj(nodes, usage, |nodes, at| {
+        usage: object_field(nodes, usage, |nodes, at| {
             let [input, output, creation, read] = crate::tape_fields!(
                 nodes,
                 at,
@@ -183,7 +168,7 @@ fn message<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Message
                 cache_read_input_tokens: Count(count_at(nodes, read)),
             })
         })?,
-        stop_reason: text(nodes, stop_reason),
+        stop_reason: str_field(nodes, stop_reason),
     })
 }
 
@@ -201,17 +186,17 @@ fn block<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Block<'a,
         "text"
     )?;
     Some(Block {
-        kind: text(nodes, kind),
-        id: text(nodes, id),
-        name: text(nodes, name),
+        kind: str_field(nodes, kind),
+        id: str_field(nodes, id),
+        name: str_field(nodes, name),
         // `Option<I>`: absent or `null` is `None`.
         input: input
             .filter(|&at| !is_null(nodes, at))
             .map(|at| I::from_tape(nodes, at)),
-        tool_use_id: text(nodes, tool_use_id),
+        tool_use_id: str_field(nodes, tool_use_id),
         is_error: Flag(flag_at(nodes, is_error)),
         content: content.map_or_else(ResultSize::default, |at| result_size(nodes, at)),
-        text: text(nodes, body),
+        text: str_field(nodes, body),
     })
 }
 
@@ -239,11 +224,7 @@ fn result_size(nodes: &[Node<'_>], at: usize) -> ResultSize {
         Some(Node::Array { .. }) => {
             let mut n = ResultSize::default();
             for (_, b) in entries(nodes, at) {
-                let b = block_size(nodes, b);
-                n.text += b.text;
-                n.media += b.media;
-                n.images += b.images;
-                n.other += b.other;
+                n.add(block_size(nodes, b));
             }
             n
         }
@@ -278,18 +259,7 @@ fn block_size(nodes: &[Node<'_>], at: usize) -> ResultSize {
                     _ => rest += text_size(nodes, v),
                 }
             }
-            let mut n = ResultSize::default();
-            match kind {
-                Some("text") => n.text = text,
-                Some(k @ ("image" | "document")) => {
-                    n.media = data;
-                    n.images = u64::from(k == "image");
-                    n.other = text;
-                }
-                _ => n.other = text + data,
-            }
-            n.other += rest;
-            n
+            ResultSize::of_block(kind, text, data, rest)
         }
         _ => ResultSize::default(),
     }
@@ -318,6 +288,24 @@ fn source_size(nodes: &[Node<'_>], at: usize) -> (u64, u64) {
     }
 }
 
+/// The envelope of `line` read both ways, as `Debug` text with the repair flag (or the error):
+/// off the tape ([`crate::Parser::parse_as`]) and by serde ([`crate::Parser::parse_into`]).
+/// What the tests and the `envelope` fuzz target hold equal.
+pub fn both_ways<I>(parser: &mut crate::Parser, line: &[u8]) -> (String, String)
+where
+    I: for<'a> serde::Deserialize<'a> + for<'a> FromTape<'a> + Default + std::fmt::Debug,
+{
+    let tape = match parser.parse_as::<I>(line) {
+        Ok(p) => format!("{:?} {}", p.envelope, p.repaired),
+        Err(e) => format!("error: {e}"),
+    };
+    let serde = match parser.parse_into::<Envelope<'_, I>>(line, None) {
+        Ok((e, repaired)) => format!("{e:?} {repaired}"),
+        Err(e) => format!("error: {e}"),
+    };
+    (tape, serde)
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -326,22 +314,11 @@ mod tests {
     use super::*;
     use crate::parse::Parser;
 
-    /// The envelope of `line` (and whether it needed repair) as the parser reads it, off the
-    /// tape, and as serde reads it: their `Debug` forms, or the errors.
     fn both<I>(line: &[u8]) -> (String, String)
     where
         I: for<'a> Deserialize<'a> + for<'a> FromTape<'a> + Default + std::fmt::Debug,
     {
-        let mut parser = Parser::new();
-        let tape = match parser.parse_as::<I>(line) {
-            Ok(p) => format!("{:?} {}", p.envelope, p.repaired),
-            Err(e) => format!("error: {e}"),
-        };
-        let serde = match parser.parse_into::<Envelope<'_, I>>(line, None) {
-            Ok((e, repaired)) => format!("{e:?} {repaired}"),
-            Err(e) => format!("error: {e}"),
-        };
-        (tape, serde)
+        both_ways::<I>(&mut Parser::new(), line)
     }
 
     fn assert_same(line: &[u8]) {

@@ -239,11 +239,29 @@ impl ResultSize {
         self.text + self.media + self.other
     }
 
-    fn add(&mut self, o: Self) {
+    pub(crate) fn add(&mut self, o: Self) {
         self.text += o.text;
         self.media += o.media;
         self.images += o.images;
         self.other += o.other;
+    }
+
+    /// One content block's sizes from what was read of it: its `type`, the bytes of its
+    /// `text`, of its `source`'s `data`, and of every other string in it (serde's reader and
+    /// the tape's, `crate::envelope_tape`, both end here).
+    pub(crate) fn of_block(kind: Option<&str>, text: u64, data: u64, rest: u64) -> Self {
+        let mut n = ResultSize::default();
+        match kind {
+            Some("text") => n.text = text,
+            Some(k @ ("image" | "document")) => {
+                n.media = data;
+                n.images = u64::from(k == "image");
+                n.other = text;
+            }
+            _ => n.other = text + data,
+        }
+        n.other += rest;
+        n
     }
 }
 
@@ -321,18 +339,12 @@ impl<'de> Deserialize<'de> for BlockSize {
                         _ => rest += map.next_value::<TextSize>()?.0,
                     }
                 }
-                let mut n = ResultSize::default();
-                match kind.as_deref() {
-                    Some("text") => n.text = text,
-                    Some(k @ ("image" | "document")) => {
-                        n.media = data;
-                        n.images = u64::from(k == "image");
-                        n.other = text;
-                    }
-                    _ => n.other = text + data,
-                }
-                n.other += rest;
-                Ok(BlockSize(n))
+                Ok(BlockSize(ResultSize::of_block(
+                    kind.as_deref(),
+                    text,
+                    data,
+                    rest,
+                )))
             }
             ignore_other_shapes!(BlockSize(ResultSize::default()), bool, i64, u64, f64, unit);
         }

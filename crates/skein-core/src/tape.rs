@@ -132,3 +132,21 @@ pub fn is_null(nodes: &[Node<'_>], at: usize) -> bool {
 pub fn object_at(nodes: &[Node<'_>], at: Option<usize>) -> Option<usize> {
     at.filter(|&at| matches!(nodes.get(at), Some(Node::Object { .. })))
 }
+
+/// An object field read by `read`, as [`crate::lenient::Obj`] holds it (`None` for a missing
+/// field or anything but an object); `None` when `read` gives up.
+pub fn object_field<'a, T>(
+    nodes: &[Node<'a>],
+    at: Option<usize>,
+    read: impl FnOnce(&[Node<'a>], usize) -> Option<T>,
+) -> Option<crate::lenient::Obj<T>> {
+    Some(crate::lenient::Obj(match object_at(nodes, at) {
+        Some(at) => Some(read(nodes, at)?),
+        None => None,
+    }))
+}
+
+/// A string field as [`crate::lenient::Str`] holds it, borrowed from the tape.
+pub fn str_field<'a>(nodes: &[Node<'a>], at: Option<usize>) -> crate::lenient::Str<'a> {
+    crate::lenient::Str(str_at(nodes, at).map(std::borrow::Cow::Borrowed))
+}

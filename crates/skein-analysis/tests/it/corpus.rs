@@ -138,25 +138,8 @@ fn corpus_parses_and_pairs_like_an_independent_reader() {
 #[test]
 fn every_envelope_reads_the_same_off_the_tape() {
     use serde::de::IgnoredAny;
-    use skein_core::{Envelope, LineSource, Parser, SliceLines};
-
-    fn both<I>(parser: &mut Parser, line: &[u8]) -> (String, String)
-    where
-        I: for<'a> serde::Deserialize<'a>
-            + for<'a> skein_core::envelope_tape::FromTape<'a>
-            + Default
-            + std::fmt::Debug,
-    {
-        let tape = match parser.parse_as::<I>(line) {
-            Ok(p) => format!("{:?} {}", p.envelope, p.repaired),
-            Err(e) => format!("error: {e}"),
-        };
-        let serde = match parser.parse_into::<Envelope<'_, I>>(line, None) {
-            Ok((e, repaired)) => format!("{e:?} {repaired}"),
-            Err(e) => format!("error: {e}"),
-        };
-        (tape, serde)
-    }
+    use skein_core::envelope_tape::both_ways;
+    use skein_core::{LineSource, Parser, SliceLines};
 
     let Some((_, files)) = skein_testkit::corpus_files() else {
         return;
@@ -168,9 +151,9 @@ fn every_envelope_reads_the_same_off_the_tape() {
         let mut source = SliceLines::new(&data);
         while source.advance().expect("in memory") {
             let text = source.line().text;
-            let (a, b) = both::<IgnoredAny>(&mut parser, text);
+            let (a, b) = both_ways::<IgnoredAny>(&mut parser, text);
             assert_eq!(a, b, "{}:{}", f.display(), source.line().number);
-            let (a, b) = both::<serde_json::Value>(&mut parser, text);
+            let (a, b) = both_ways::<serde_json::Value>(&mut parser, text);
             assert_eq!(a, b, "{}:{}", f.display(), source.line().number);
             lines += 1;
         }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use skein_core::Skim;
 use skein_core::lenient::{Count, Flag, Obj, Str};
-use skein_core::tape::{Node, count_at, flag_at, is_null, object_at, str_at};
+use skein_core::tape::{Node, count_at, flag_at, is_null, object_field, str_field};
 
 use super::Tokens;
 
@@ -145,15 +145,12 @@ fn line_from_tape<'a, D>(
         "message",
         "data",
     )?;
-    let message = match object_at(nodes, message) {
-        Some(m) => Obj(Some(message_from_tape(nodes, m)?)),
-        None => Obj(None),
-    };
+    let message = object_field(nodes, message, message_from_tape)?;
     Some(RawLine {
-        kind: tape_str(nodes, kind),
-        timestamp: tape_str(nodes, timestamp),
-        session_id: tape_str(nodes, session_id),
-        request_id: tape_str(nodes, request_id),
+        kind: str_field(nodes, kind),
+        timestamp: str_field(nodes, timestamp),
+        session_id: str_field(nodes, session_id),
+        request_id: str_field(nodes, request_id),
         is_sidechain: Flag(flag_at(nodes, sidechain)),
         message,
         data: data(data_at)?,
@@ -163,30 +160,24 @@ fn line_from_tape<'a, D>(
 /// A top-level record off the tape ([`line_from_tape`]), with its `data`.
 pub(super) fn record_from_tape<'a>(nodes: &[Node<'a>]) -> Option<RawLine<'a>> {
     line_from_tape(nodes, 0, |at| {
-        let Some(at) = object_at(nodes, at) else {
-            return Some(Obj(None));
-        };
-        let [message, agent_id] = skein_core::tape_fields!(nodes, at, "message", "agentId")?;
-        let message = match object_at(nodes, message) {
-            Some(m) => Obj(Some(line_from_tape(nodes, m, |_| Some(IgnoredAny))?)),
-            None => Obj(None),
-        };
-        Some(Obj(Some(RawData {
-            message,
-            agent_id: tape_str(nodes, agent_id),
-        })))
+        object_field(nodes, at, |nodes, at| {
+            let [message, agent_id] = skein_core::tape_fields!(nodes, at, "message", "agentId")?;
+            Some(RawData {
+                message: object_field(nodes, message, |nodes, m| {
+                    line_from_tape(nodes, m, |_| Some(IgnoredAny))
+                })?,
+                agent_id: str_field(nodes, agent_id),
+            })
+        })
     })
 }
 
 fn message_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawMessage<'a>> {
     let [id, model, usage] = skein_core::tape_fields!(nodes, at, "id", "model", "usage")?;
-    let usage = match object_at(nodes, usage) {
-        Some(u) => Obj(Some(usage_from_tape(nodes, u)?)),
-        None => Obj(None),
-    };
+    let usage = object_field(nodes, usage, usage_from_tape)?;
     Some(RawMessage {
-        id: tape_str(nodes, id),
-        model: tape_str(nodes, model),
+        id: str_field(nodes, id),
+        model: str_field(nodes, model),
         usage,
     })
 }
@@ -202,38 +193,31 @@ fn usage_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawUsage<'a>> {
         "cache_creation",
         "speed"
     )?;
-    let cache_creation = match object_at(nodes, cache_creation) {
-        Some(c) => {
-            let [m5, h1] = skein_core::tape_fields!(
-                nodes,
-                c,
-                "ephemeral_5m_input_tokens",
-                "ephemeral_1h_input_tokens"
-            )?;
-            // `Option<Count>`: absent or `null` is `None`, anything else a count.
-            let optional = |at: Option<usize>| {
-                at.filter(|&at| !is_null(nodes, at))
-                    .map(|at| Count(count_at(nodes, Some(at))))
-            };
-            Obj(Some(RawCacheCreation {
-                ephemeral_5m_input_tokens: optional(m5),
-                ephemeral_1h_input_tokens: optional(h1),
-            }))
-        }
-        None => Obj(None),
-    };
+    let cache_creation = object_field(nodes, cache_creation, |nodes, c| {
+        let [m5, h1] = skein_core::tape_fields!(
+            nodes,
+            c,
+            "ephemeral_5m_input_tokens",
+            "ephemeral_1h_input_tokens"
+        )?;
+        // `Option<Count>`: absent or `null` is `None`, anything else a count.
+        let optional = |at: Option<usize>| {
+            at.filter(|&at| !is_null(nodes, at))
+                .map(|at| Count(count_at(nodes, Some(at))))
+        };
+        Some(RawCacheCreation {
+            ephemeral_5m_input_tokens: optional(m5),
+            ephemeral_1h_input_tokens: optional(h1),
+        })
+    })?;
     Some(RawUsage {
         input_tokens: Count(count_at(nodes, input)),
         output_tokens: Count(count_at(nodes, output)),
         cache_creation_input_tokens: Count(count_at(nodes, creation)),
         cache_read_input_tokens: Count(count_at(nodes, read)),
         cache_creation,
-        speed: tape_str(nodes, speed),
+        speed: str_field(nodes, speed),
     })
-}
-
-fn tape_str<'a>(nodes: &[Node<'a>], at: Option<usize>) -> Str<'a> {
-    Str(str_at(nodes, at).map(std::borrow::Cow::Borrowed))
 }
 
 #[cfg(test)]
