@@ -196,7 +196,7 @@ impl Parser {
         // Off the tape, without serde's visitor: the same envelope, or given up where serde
         // would refuse it (crate::envelope_tape).
         let (envelope, repaired) =
-            self.read_line::<Envelope<'s, I>>(text, skim, Some(envelope_from_tape::<I>))?;
+            self.parse_line::<Envelope<'s, I>>(text, skim, Some(envelope_from_tape::<I>))?;
         Ok(Parsed { envelope, repaired })
     }
 
@@ -229,13 +229,13 @@ impl Parser {
         text: &'s [u8],
         skim: Option<Skim>,
     ) -> Result<(T, bool), ParseError> {
-        self.read_line(text, skim, None)
+        self.parse_line(text, skim, None)
     }
 
     /// [`Parser::parse_into`], the tape read by `from_tape` where given instead of by serde:
     /// it must give what serde gives, or `None` where serde refuses the value (the line then
     /// takes the path serde's refusal takes).
-    fn read_line<'s, T: Deserialize<'s>>(
+    fn parse_line<'s, T: Deserialize<'s>>(
         &'s mut self,
         text: &'s [u8],
         skim: Option<Skim>,

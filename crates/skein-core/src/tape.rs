@@ -1,6 +1,7 @@
 //! Reading simd-json's tape directly ([`crate::Parser::parse_tape`]): a reader that wants a few
 //! fields of a line steps over everything else by node count, where serde's visitor walks every
-//! node of what it ignores. Used by the projection ([`crate::project`]) and the usage scan.
+//! node of what it ignores. Used by the projection ([`crate::project`]), the envelope
+//! ([`crate::envelope_tape`]) and the usage scan.
 //!
 //! The tape holds a document as simd-json builds it: an object or array node counts its
 //! members (`len`) and all the nodes below it (`count`); an object's members are a key's
