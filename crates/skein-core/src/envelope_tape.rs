@@ -72,7 +72,26 @@ impl FromTape<'_> for serde_json::Value {
 pub(crate) fn envelope_from_tape<'a, I: FromTape<'a>>(
     nodes: &[Node<'a>],
 ) -> Option<Envelope<'a, I>> {
-    let f: [Option<usize>; 18] = crate::tape_fields!(
+    let [
+        kind,
+        subtype,
+        uuid,
+        parent_uuid,
+        logical_parent_uuid,
+        session_id,
+        timestamp,
+        request_id,
+        agent_id,
+        team_name,
+        cwd,
+        git_branch,
+        is_sidechain,
+        is_meta,
+        is_compact_summary,
+        is_api_error,
+        message_at,
+        tool_use_result,
+    ] = crate::tape_fields!(
         nodes,
         0,
         "type",
@@ -94,27 +113,27 @@ pub(crate) fn envelope_from_tape<'a, I: FromTape<'a>>(
         "message",
         "toolUseResult",
     )?;
-    let s = |i: usize| str_field(nodes, f[i]);
-    let flag = |i: usize| Flag(flag_at(nodes, f[i]));
+    let s = |at| str_field(nodes, at);
+    let flag = |at| Flag(flag_at(nodes, at));
     Some(Envelope {
-        kind: s(0),
-        subtype: s(1),
-        uuid: s(2),
-        parent_uuid: s(3),
-        logical_parent_uuid: s(4),
-        session_id: s(5),
-        timestamp: s(6),
-        request_id: s(7),
-        agent_id: s(8),
-        team_name: s(9),
-        cwd: s(10),
-        git_branch: s(11),
-        is_sidechain: flag(12),
-        is_meta: flag(13),
-        is_compact_summary: flag(14),
-        is_api_error: flag(15),
-        message: object_field(nodes, f[16], message)?,
-        tool_use_result: object_field(nodes, f[17], |nodes, at| {
+        kind: s(kind),
+        subtype: s(subtype),
+        uuid: s(uuid),
+        parent_uuid: s(parent_uuid),
+        logical_parent_uuid: s(logical_parent_uuid),
+        session_id: s(session_id),
+        timestamp: s(timestamp),
+        request_id: s(request_id),
+        agent_id: s(agent_id),
+        team_name: s(team_name),
+        cwd: s(cwd),
+        git_branch: s(git_branch),
+        is_sidechain: flag(is_sidechain),
+        is_meta: flag(is_meta),
+        is_compact_summary: flag(is_compact_summary),
+        is_api_error: flag(is_api_error),
+        message: object_field(nodes, message_at, message)?,
+        tool_use_result: object_field(nodes, tool_use_result, |nodes, at| {
             let [agent_id] = crate::tape_fields!(nodes, at, "agentId")?;
             Some(ToolUseResult {
                 agent_id: str_field(nodes, agent_id),

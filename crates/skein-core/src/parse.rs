@@ -128,9 +128,9 @@ impl SimdScratch {
     }
 }
 
-/// A reader of one value off simd-json's tape ([`Parser::parse_as`]'s fast path): `None`
-/// where serde would refuse the value.
-type TapeReader<'s, T> = fn(&[simd_json::Node<'s>]) -> Option<T>;
+/// A reader of one value off simd-json's tape ([`Parser::parse_with`]): `None` where serde
+/// would refuse the value.
+pub type TapeReader<'s, T> = fn(&[simd_json::Node<'s>]) -> Option<T>;
 
 /// Reusable parse state (one per thread).
 #[derive(Default)]
@@ -196,7 +196,7 @@ impl Parser {
         // Off the tape, without serde's visitor: the same envelope, or given up where serde
         // would refuse it (crate::envelope_tape).
         let (envelope, repaired) =
-            self.parse_line::<Envelope<'s, I>>(text, skim, Some(envelope_from_tape::<I>))?;
+            self.parse_with::<Envelope<'s, I>>(text, skim, Some(envelope_from_tape::<I>))?;
         Ok(Parsed { envelope, repaired })
     }
 
@@ -229,13 +229,14 @@ impl Parser {
         text: &'s [u8],
         skim: Option<Skim>,
     ) -> Result<(T, bool), ParseError> {
-        self.parse_line(text, skim, None)
+        self.parse_with(text, skim, None)
     }
 
     /// [`Parser::parse_into`], the tape read by `from_tape` where given instead of by serde:
     /// it must give what serde gives, or `None` where serde refuses the value (the line then
-    /// takes the path serde's refusal takes).
-    fn parse_line<'s, T: Deserialize<'s>>(
+    /// takes the path serde's refusal takes: repaired and parsed by serde_json, which keeps
+    /// the last of a repeated key).
+    pub fn parse_with<'s, T: Deserialize<'s>>(
         &'s mut self,
         text: &'s [u8],
         skim: Option<Skim>,

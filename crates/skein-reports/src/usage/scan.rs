@@ -5,6 +5,7 @@ use std::io;
 
 use memchr::memmem;
 use skein_core::intern::Interner;
+use skein_core::parse::TapeReader;
 use skein_core::{LineSource, Parser, ReadLines, SliceLines};
 use skein_layout::SessionFiles;
 use skein_store::{Input, InputMode};
@@ -278,7 +279,7 @@ impl FileGroups<'_> {
 pub struct UsageScanner {
     finder: memmem::Finder<'static>,
     parser: Parser,
-    /// Usage lines read off their skimmed tape ([`line_from_tape`]); false: every one parsed
+    /// Usage lines read off their skimmed tape ([`super::raw`]); false: every one parsed
     /// whole by serde ([`UsageScanner::whole`]).
     tape: bool,
     read_buf: Vec<u8>,
@@ -439,20 +440,17 @@ impl UsageScanner {
             }
             scan.usage_lines += 1;
             let (invalid, no_ts) = (scan.invalid_lines, scan.no_timestamp);
-            // The fast path: the skimmed line's tape read for the fields. Otherwise (simd-json
-            // refuses the line, a key read is written twice, a line of a megabyte or more) the
-            // whole line is parsed, repaired and judged as every line is
-            // (`Parser::parse_into`: serde_json takes duplicate keys, the last one winning).
-            let fast = tape.then(|| {
-                parser.parse_tape(text, Some(SKIM), |nodes| {
-                    record_from_tape(nodes).map(|raw| groups.add(raw, scan))
-                })
-            });
-            if fast.flatten().flatten().is_none() {
-                match parser.parse_into::<RawLine<'_>>(text, None) {
-                    Ok((raw, _)) => groups.add(raw, scan),
-                    Err(_) => scan.invalid_lines += 1,
-                }
+            // The skimmed line's tape read for the fields; where simd-json refuses the line or
+            // serde would (a key read written twice), it is repaired and judged as every line
+            // is (`Parser::parse_with`).
+            let (skim, from_tape): (_, Option<TapeReader<'_, RawLine<'_>>>) = if *tape {
+                (Some(SKIM), Some(record_from_tape))
+            } else {
+                (None, None)
+            };
+            match parser.parse_with::<RawLine<'_>>(text, skim, from_tape) {
+                Ok((raw, _)) => groups.add(raw, scan),
+                Err(_) => scan.invalid_lines += 1,
             }
             let skipped = scan.invalid_lines > invalid || scan.no_timestamp > no_ts;
             if skipped && scan.skipped.len() - kept < SKIPPED_KEPT {
