@@ -292,6 +292,10 @@ pub fn session_id_inside(path: &Path) -> Option<String> {
         }
         let (lines, p) = reader.into_parts();
         (*parser, *buf) = (p, lines.into_buffer());
+        // A first record of megabytes is not kept in memory for the rest of the process.
+        if buf.capacity() > 1 << 20 {
+            *buf = Vec::new();
+        }
         found
     })
 }
