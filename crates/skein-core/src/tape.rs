@@ -124,9 +124,10 @@ pub fn count_at(nodes: &[Node<'_>], at: Option<usize>) -> u64 {
     }
 }
 
-/// Whether the node at `at` is JSON `null`.
-pub fn is_null(nodes: &[Node<'_>], at: usize) -> bool {
-    matches!(nodes.get(at), Some(Node::Static(StaticNode::Null)))
+/// `at` when a value is there that is not JSON `null`: what serde reads into an `Option<T>` as
+/// `Some` (absent or `null` is `None`).
+pub fn present(nodes: &[Node<'_>], at: Option<usize>) -> Option<usize> {
+    at.filter(|&at| !matches!(nodes.get(at), Some(Node::Static(StaticNode::Null))))
 }
 
 /// `at` when the node there is an object (what [`crate::lenient::Obj`] reads), else `None`.

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use skein_core::Skim;
 use skein_core::lenient::{Count, Flag, Obj, Str};
-use skein_core::tape::{Node, count_at, flag_at, is_null, object_field, str_field};
+use skein_core::tape::{Node, count_at, flag_at, object_field, present, str_field};
 
 use super::Tokens;
 
@@ -201,10 +201,8 @@ fn usage_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawUsage<'a>> {
             "ephemeral_1h_input_tokens"
         )?;
         // `Option<Count>`: absent or `null` is `None`, anything else a count.
-        let optional = |at: Option<usize>| {
-            at.filter(|&at| !is_null(nodes, at))
-                .map(|at| Count(count_at(nodes, Some(at))))
-        };
+        let optional =
+            |at: Option<usize>| present(nodes, at).map(|at| Count(count_at(nodes, Some(at))));
         Some(RawCacheCreation {
             ephemeral_5m_input_tokens: optional(m5),
             ephemeral_1h_input_tokens: optional(h1),
