@@ -34,6 +34,15 @@ fn stats(c: &mut Criterion) {
             black_box(a.stats.tools.paired)
         });
     });
+    // The same stream in the 2 MiB blocks skein read before stop 33: the cost of a block the
+    // cache does not hold, beside the default one in the same run (docs/performance.md).
+    group.bench_function("synthetic_64MiB_stream_2MiB_blocks", |b| {
+        b.iter(|| {
+            let lines = ReadLines::with_block_size(&data[..], 2 << 20);
+            let a = analyze_with("bench", lines, &options, &mut parser).expect("in memory");
+            black_box(a.stats.tools.paired)
+        });
+    });
     group.bench_function("synthetic_64MiB_slice", |b| {
         b.iter(|| {
             let a = analyze_with("bench", SliceLines::new(&data), &options, &mut parser)

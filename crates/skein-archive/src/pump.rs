@@ -11,8 +11,10 @@ use crate::codec::{CodecOptions, encoder};
 use crate::error::{IoContext, Result, corrupt};
 use crate::ingest::Transform;
 
-/// Source bytes read per step.
-const CHUNK: usize = 4 << 20;
+/// Source bytes read per step: small enough that what the kernel copied is still in the core's
+/// cache when zstd copies it into its job buffer (`skein_core::lines::DEFAULT_BLOCK`, whose
+/// size was measured in docs/performance.md).
+const CHUNK: usize = skein_core::lines::DEFAULT_BLOCK;
 /// Transformed bytes buffered before they are handed to the encoder.
 const FLUSH: usize = 1 << 20;
 /// Compressed bytes after which the disk is asked to start writing them.
@@ -111,7 +113,9 @@ pub(crate) fn pump(
             }
             filled
         } else {
-            memchr::memrchr(b'\n', &buf[..filled]).map_or(0, |i| i + 1)
+            // The carry holds no newline (it is what followed the last one): look only at the
+            // new bytes, so that a line of many chunks is not searched again at every step.
+            memchr::memrchr(b'\n', &buf[carry..filled]).map_or(0, |i| carry + i + 1)
         };
         let chunk = &buf[..upto];
         let chunk_lines = memchr::memchr_iter(b'\n', chunk).count() as u64;

@@ -212,7 +212,7 @@ impl<R> std::fmt::Debug for ReadLines<R> {
 }
 
 /// Default block size for stream reads.
-pub const DEFAULT_BLOCK: usize = 2 << 20;
+pub const DEFAULT_BLOCK: usize = 128 << 10;
 
 impl<R: Read> ReadLines<R> {
     /// Lines of `src`, read in blocks of [`DEFAULT_BLOCK`] bytes.
@@ -268,7 +268,10 @@ impl<R: Read> ReadLines<R> {
             self.buf.resize(self.end + self.block, 0);
         }
         loop {
-            match self.src.read(&mut self.buf[self.end..]) {
+            // One block at a time even when a long line grew the buffer: what the kernel copies
+            // stays small enough to be in cache when the line is parsed (docs/performance.md).
+            let upto = self.buf.len().min(self.end + self.block);
+            match self.src.read(&mut self.buf[self.end..upto]) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(());
@@ -511,6 +514,42 @@ mod tests {
         assert!(r.next_line().expect("read").is_none());
         let cap = r.into_buffer().capacity();
         assert!(cap <= 16 << 10, "buffer grew to {cap} bytes");
+    }
+
+    /// Records the largest read asked of it.
+    struct Widest<R> {
+        inner: R,
+        widest: usize,
+    }
+
+    impl<R: Read> Read for Widest<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.widest = self.widest.max(buf.len());
+            self.inner.read(buf)
+        }
+    }
+
+    #[test]
+    fn reads_stay_one_block_after_a_long_line_grew_the_buffer() {
+        // A 1 MiB line grows the buffer; the short lines after it are still read a block at a
+        // time (what the kernel copies should fit in the cache the parse reads it from).
+        let mut text = vec![b'y'; 1 << 20];
+        text.push(b'\n');
+        for i in 0..5000 {
+            text.extend_from_slice(format!("{{\"n\":{i}}}\n").as_bytes());
+        }
+        let src = Widest {
+            inner: &text[..],
+            widest: 0,
+        };
+        let mut r = ReadLines::with_block_size(src, 4096);
+        let mut n = 0;
+        while r.next_line().expect("read").is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 5001);
+        assert!(r.buf.capacity() >= 1 << 20, "the long line was held whole");
+        assert_eq!(r.src.widest, 4096);
     }
 
     #[test]

@@ -239,6 +239,60 @@ fn transform_rewrites_lines_and_checkpoint_counts_source_bytes() {
     assert!(verify(&root).expect("verify").issues.is_empty());
 }
 
+/// Lines of every size around the pump's read step (a block of `skein_core::lines`): shorter,
+/// straddling a step, and many steps long, each archived whole, with and without a transform.
+#[test]
+fn lines_longer_than_many_read_steps_are_archived_whole() {
+    let step = skein_core::lines::DEFAULT_BLOCK;
+    let sizes = [
+        10,
+        step - 1,
+        step,
+        step + 1,
+        3 * step + 7,
+        11 * step + 5,
+        2,
+        step / 2,
+    ];
+    let text: String = sizes.iter().enumerate().map(|(i, &n)| line(i, n)).collect();
+    let count = sizes.len() as u64;
+    for transformed in [false, true] {
+        let (_dir, src, root, a) = scratch();
+        let kind = main_kind("s1");
+        append(&src, &text);
+        // The transform upper-cases the filler and keeps the newline to the archive.
+        let mut upper = |line: &[u8], out: &mut Vec<u8>| {
+            out.extend(line.iter().map(u8::to_ascii_uppercase));
+        };
+        let r = if transformed {
+            a.ingest(
+                &IngestRequest {
+                    source: &src,
+                    kind: kind.clone(),
+                    first_timestamp: Some(T0),
+                    meta: None,
+                },
+                Some(&mut upper),
+            )
+        } else {
+            ingest(&a, &src, &kind)
+        }
+        .expect("ingest");
+        assert_eq!((r.appended_source_lines, r.appended_lines), (count, count));
+        let want = if transformed {
+            text.to_ascii_uppercase()
+        } else {
+            text.clone()
+        };
+        assert_eq!(
+            read_archived(&archive_path(&r)).expect("read"),
+            want.as_bytes()
+        );
+        assert_eq!(current(&a, &kind).source.offset, text.len() as u64);
+        assert!(verify(&root).expect("verify").issues.is_empty());
+    }
+}
+
 #[test]
 fn malicious_ids_are_refused_and_nothing_escapes() {
     let (dir, src, root, a) = scratch();
