@@ -34,6 +34,12 @@ compare:
 ci:
     .ci/run
 
+# What this machine charges for the page-cache copy by read block, and for the final sync of a
+# big file with and without syncing behind the writer (docs/performance.md, stop 33)
+probe tree="/work/bench/tree20" file="":
+    python3 benches/machine_probe.py blocks {{tree}}
+    if [ -n "{{file}}" ]; then python3 benches/machine_probe.py flush {{file}}; fi
+
 # skein usage against ccusage (installed with npm) on ~1 GB: totals and speed ratio
 compare-ccusage:
     benches/ccusage_compare.sh

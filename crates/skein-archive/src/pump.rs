@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
+use skein_store::SyncBehind;
 use skein_store::append::read_exact_at;
 
 use crate::codec::{CodecOptions, encoder};
@@ -20,13 +21,15 @@ const FLUSH: usize = 1 << 20;
 /// Compressed bytes after which the disk is asked to start writing them.
 const WRITEBACK: u64 = 8 << 20;
 
-/// The archive file the frame goes to: counts the bytes and has the kernel start writing them
-/// every [`WRITEBACK`] bytes, so the sync of the commit (a 462 MB session makes a 74 MB frame)
-/// finds them on disk instead of writing them all while it waits.
+/// The archive file the frame goes to: counts the bytes and, every [`WRITEBACK`] bytes, has
+/// them written and synced behind the pump ([`SyncBehind`]), so the sync of the commit (a
+/// 462 MB session makes a 74 MB frame) finds them on disk instead of writing them all while it
+/// waits.
 struct FrameOut<'f> {
     file: &'f File,
     n: u64,
     kicked: u64,
+    behind: SyncBehind,
 }
 
 impl Write for FrameOut<'_> {
@@ -35,7 +38,7 @@ impl Write for FrameOut<'_> {
         self.n += n as u64;
         if self.n - self.kicked >= WRITEBACK {
             // Advice only: the commit's sync is what makes the frame durable.
-            let _ = skein_store::start_writeback(self.file);
+            self.behind.kick(self.file);
             self.kicked = self.n;
         }
         Ok(n)
@@ -51,6 +54,7 @@ impl<'f> FrameOut<'f> {
             file,
             n: 0,
             kicked: 0,
+            behind: SyncBehind::default(),
         }
     }
 }

@@ -31,7 +31,7 @@ pub mod writers;
 
 pub use append::{Break, Consumed, FileId, FileRange};
 pub use atomic::{
-    AtomicFile, Durability, install, start_writeback, sync_filesystem, write_atomic,
+    AtomicFile, Durability, SyncBehind, install, start_writeback, sync_filesystem, write_atomic,
     write_atomic_with,
 };
 pub use identity::same_file;

@@ -293,6 +293,38 @@ fn lines_longer_than_many_read_steps_are_archived_whole() {
     }
 }
 
+/// A frame longer than the pump's writeback step (8 MiB compressed) is synced behind the pump
+/// as it grows (`skein_store::SyncBehind`); it reads back whole and the archive verifies.
+#[test]
+fn a_frame_of_several_writeback_steps_reads_back_whole() {
+    let (_dir, src, root, a) = scratch();
+    let kind = main_kind("s1");
+    // 16 MB of lines carrying pseudo-random base64 text (6 bits a byte: little to compress).
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut text = String::new();
+    for i in 0..4000 {
+        let payload: String = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                char::from(alphabet[(x & 63) as usize])
+            })
+            .collect();
+        text.push_str(&format!(
+            "{{\"type\":\"user\",\"uuid\":\"u-{i}\",\"message\":{{\"content\":\"{payload}\"}}}}\n"
+        ));
+    }
+    append(&src, &text);
+    let r = ingest(&a, &src, &kind).expect("ingest");
+    let path = archive_path(&r);
+    let frame = fs::metadata(&path).expect("md").len();
+    assert!(frame > 9 << 20, "a frame of {frame} bytes: under one step");
+    assert_eq!(read_archived(&path).expect("read"), text.as_bytes());
+    assert!(verify(&root).expect("verify").issues.is_empty());
+}
+
 #[test]
 fn malicious_ids_are_refused_and_nothing_escapes() {
     let (dir, src, root, a) = scratch();

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""What this machine charges for the two costs skein's defaults were tuned against
+(docs/performance.md, "Read blocks the cache holds", stop 33):
+
+    benches/machine_probe.py blocks TREE     the page-cache copy by read block size
+    benches/machine_probe.py flush FILE      the final sync of a file written over ~1.5 s
+
+`blocks` reads every *.jsonl file under TREE (page cache warm: run it twice) into one reused
+buffer of each size, on two processes with half the files each (as skein's two workers), and
+prints the seconds per half. Where the copy's destination and source stop fitting in the
+core's L2, the time jumps (512 KiB L2: between 192 and 256 KiB).
+
+`flush` writes FILE's bytes to a new file in a scratch directory beside it, 128 KiB at a time
+with a 2.5 ms pause (a frame being produced), asking the kernel to write back every 8 MiB,
+then times the final syncfs; once with the writeback requests alone ("kick") and once with an
+fdatasync on a helper thread at each request ("behind", what `skein_store::SyncBehind` does).
+"""
+import ctypes
+import os
+import sys
+import tempfile
+import threading
+import time
+from multiprocessing import Process, Queue
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+SYNC_FILE_RANGE_WRITE = 2
+
+
+def read_all(files, block, out):
+    buf = bytearray(block)
+    view = memoryview(buf)
+    start = time.perf_counter()
+    total = 0
+    for path in files:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            while True:
+                n = os.readv(fd, [view])
+                total += n
+                if n < block:
+                    break
+        finally:
+            os.close(fd)
+    out.put((total, time.perf_counter() - start))
+
+
+def blocks(tree):
+    files = sorted(
+        os.path.join(d, f) for d, _, names in os.walk(tree) for f in names if f.endswith(".jsonl")
+    )
+    halves = [files[0::2], files[1::2]]
+    for kib in (64, 128, 192, 256, 512, 2048):
+        out = Queue()
+        procs = [Process(target=read_all, args=(h, kib << 10, out)) for h in halves]
+        for p in procs:
+            p.start()
+        results = [out.get() for _ in procs]
+        for p in procs:
+            p.join()
+        secs = " ".join(f"{s:.3f}" for _, s in results)
+        print(f"block {kib:5d} KiB: {sum(n for n, _ in results)} bytes, seconds per half {secs}")
+
+
+def write_frame(data, path, behind):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    written = kicked = 0
+    helper = None
+    for i in range(0, len(data), 1 << 17):
+        written += os.write(fd, data[i : i + (1 << 17)])
+        if written - kicked >= 8 << 20:
+            LIBC.sync_file_range(
+                fd, ctypes.c_longlong(0), ctypes.c_longlong(0), SYNC_FILE_RANGE_WRITE
+            )
+            kicked = written
+            if behind and (helper is None or not helper.is_alive()):
+                helper = threading.Thread(target=os.fdatasync, args=(fd,))
+                helper.start()
+        time.sleep(0.0025)
+    if helper is not None:
+        helper.join()
+    return fd
+
+
+def flush(source):
+    with open(source, "rb") as f:
+        data = f.read()
+    scratch = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(source)))
+    try:
+        for _ in range(3):
+            for behind in (False, True):
+                path = os.path.join(scratch, "frame")
+                fd = write_frame(data, path, behind)
+                dfd = os.open(scratch, os.O_RDONLY)
+                start = time.perf_counter()
+                LIBC.syncfs(dfd)
+                took = time.perf_counter() - start
+                os.close(dfd)
+                os.close(fd)
+                os.unlink(path)
+                label = "behind" if behind else "kick"
+                print(f"{label:6s}: {len(data)} bytes, final syncfs {took * 1000:.1f} ms")
+    finally:
+        os.rmdir(scratch)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("blocks", "flush"):
+        sys.exit(__doc__)
+    (blocks if sys.argv[1] == "blocks" else flush)(sys.argv[2])
