@@ -2,6 +2,7 @@
 
 use crate::common;
 
+use std::fmt::Write as _;
 use std::fs;
 use std::time::Duration;
 
@@ -312,9 +313,11 @@ fn a_frame_of_several_writeback_steps_reads_back_whole() {
                 char::from(alphabet[(x & 63) as usize])
             })
             .collect();
-        text.push_str(&format!(
-            "{{\"type\":\"user\",\"uuid\":\"u-{i}\",\"message\":{{\"content\":\"{payload}\"}}}}\n"
-        ));
+        writeln!(
+            text,
+            "{{\"type\":\"user\",\"uuid\":\"u-{i}\",\"message\":{{\"content\":\"{payload}\"}}}}"
+        )
+        .expect("a String takes any text");
     }
     append(&src, &text);
     let r = ingest(&a, &src, &kind).expect("ingest");
