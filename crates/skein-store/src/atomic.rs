@@ -207,8 +207,8 @@ pub fn start_writeback(file: &File) -> io::Result<()> {
 /// and, unless the previous one is still running, an `fdatasync` on a helper thread. A sync at
 /// the end (the commit's) then finds most of the bytes on the device, its cache flush
 /// included, instead of flushing them all while it waits: on a VM disk whose flush cost grows
-/// with what was written since the last one, the commit of a 74 MB frame waited 70–100 ms
-/// after writeback alone and 15 ms with this (docs/performance.md, stop 33).
+/// with what was written since the last one, the commit of a 74 MB frame waited 72–122 ms
+/// after writeback alone and 24–30 ms with this (docs/performance.md, stop 33).
 ///
 /// Advice only, like [`start_writeback`]: errors are ignored, and the final sync is still what
 /// makes the data durable. Dropping it waits for the sync under way.
