@@ -8,7 +8,7 @@
 `blocks` reads every *.jsonl file under TREE (page cache warm: run it twice) into one reused
 buffer of each size, on two processes with half the files each (as skein's two workers), and
 prints the seconds per half. Where the copy's destination and source stop fitting in the
-core's L2, the time jumps (512 KiB L2: between 192 and 256 KiB).
+core's L2, the time jumps (512 KiB L2: at 192 or 256 KiB in two runs on the same machine).
 
 `flush` writes FILE's bytes to a new file in a scratch directory beside it, 128 KiB at a time
 with a 2.5 ms pause (a frame being produced), asking the kernel to write back every 8 MiB,

@@ -240,28 +240,41 @@ fn transform_rewrites_lines_and_checkpoint_counts_source_bytes() {
     assert!(verify(&root).expect("verify").issues.is_empty());
 }
 
-/// Lines of every size around the pump's read step (a block of `skein_core::lines`): shorter,
-/// straddling a step, and many steps long, each archived whole, with and without a transform.
+/// Lines of exact lengths around the pump's read step (a block of `skein_core::lines`): the
+/// first two end exactly on a step, the next one byte before one and one byte after the next,
+/// then lines of many steps and short ones; each is archived whole, with and without a
+/// transform.
 #[test]
 fn lines_longer_than_many_read_steps_are_archived_whole() {
     let step = skein_core::lines::DEFAULT_BLOCK;
     let sizes = [
-        10,
-        step - 1,
         step,
-        step + 1,
+        step,
+        step - 1,
+        step + 2,
         3 * step + 7,
         11 * step + 5,
-        2,
+        20,
         step / 2,
     ];
-    let text: String = sizes.iter().enumerate().map(|(i, &n)| line(i, n)).collect();
+    // `{"n":"xxx…"}` and its newline: exactly `len` bytes.
+    let exact = |len: usize| format!("{{\"n\":\"{}\"}}\n", "x".repeat(len - 10));
+    let text: String = sizes.iter().map(|&n| exact(n)).collect();
+    let mut ends = 0;
+    for (i, &n) in sizes.iter().enumerate().take(4) {
+        ends += n;
+        assert_eq!(
+            ends % step,
+            [0, 0, step - 1, 1][i],
+            "line {i} ends where meant"
+        );
+    }
     let count = sizes.len() as u64;
     for transformed in [false, true] {
         let (_dir, src, root, a) = scratch();
         let kind = main_kind("s1");
         append(&src, &text);
-        // The transform upper-cases the filler and keeps the newline to the archive.
+        // The transform upper-cases the line, newline kept.
         let mut upper = |line: &[u8], out: &mut Vec<u8>| {
             out.extend(line.iter().map(u8::to_ascii_uppercase));
         };
@@ -294,8 +307,9 @@ fn lines_longer_than_many_read_steps_are_archived_whole() {
     }
 }
 
-/// A frame longer than the pump's writeback step (8 MiB compressed) is synced behind the pump
-/// as it grows (`skein_store::SyncBehind`); it reads back whole and the archive verifies.
+/// A frame longer than the pump's writeback step (8 MiB compressed), so that the pump starts a
+/// sync behind it (`skein_store::SyncBehind`, whose own test checks the helper), reads back
+/// whole and the archive verifies.
 #[test]
 fn a_frame_of_several_writeback_steps_reads_back_whole() {
     let (_dir, src, root, a) = scratch();
