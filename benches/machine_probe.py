@@ -3,12 +3,20 @@
 (docs/performance.md, "Read blocks the cache holds", stop 33):
 
     benches/machine_probe.py blocks TREE     the page-cache copy by read block size
+    benches/machine_probe.py align TREE      the page-cache copy by where in its page a read lands
     benches/machine_probe.py flush FILE      the final sync of a file written over ~1.5 s
 
-`blocks` reads every *.jsonl file under TREE (page cache warm: run it twice) into one reused
-buffer of each size, on two processes with half the files each (as skein's two workers), and
-prints the seconds per half. Where the copy's destination and source stop fitting in the
-core's L2, the time jumps (512 KiB L2: at 192 or 256 KiB in two runs on the same machine).
+`blocks` reads every *.jsonl file under TREE (page cache warm: run it twice) into one reused,
+page-aligned buffer of each size, on two processes with half the files each (as skein's two
+workers), and prints the seconds per half.
+
+`align` does the same with 128 KiB blocks whose start sits 0, 1, 16, 31, 32, 64 or 2048 bytes
+into a page. Every read starts at a multiple of the block in its file, so that offset is also
+how far the copy's destination sits past its source within a page. On the AMD EPYC machines
+skein is measured on, offsets 1 to 31 made the copy three times as slow: a heap buffer starts
+16 bytes into its page, which is why `skein_core::lines` places what it reads
+(`in_page_start`; docs/performance.md, "Reads that land in their page"). Stop 33's `blocks`
+used such heap buffers, so part of the cliff it saw by block size was this.
 
 `flush` writes FILE's bytes to a new file in a scratch directory beside it, 128 KiB at a time
 with a 2.5 ms pause (a frame being produced), asking the kernel to write back every 8 MiB,
@@ -16,6 +24,7 @@ then times the final syncfs; once with the writeback requests alone ("kick") and
 fdatasync on a helper thread at each request ("behind", what `skein_store::SyncBehind` does).
 """
 import ctypes
+import mmap
 import os
 import sys
 import tempfile
@@ -27,9 +36,10 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 SYNC_FILE_RANGE_WRITE = 2
 
 
-def read_all(files, block, out):
-    buf = bytearray(block)
-    view = memoryview(buf)
+def read_all(files, block, offset, out):
+    # An anonymous map is page-aligned: the block starts exactly `offset` bytes into a page.
+    area = mmap.mmap(-1, block + 4096)
+    view = memoryview(area)[offset : offset + block]
     start = time.perf_counter()
     total = 0
     for path in files:
@@ -42,24 +52,40 @@ def read_all(files, block, out):
                     break
         finally:
             os.close(fd)
+    view.release()
     out.put((total, time.perf_counter() - start))
 
 
-def blocks(tree):
+def halves(tree):
     files = sorted(
         os.path.join(d, f) for d, _, names in os.walk(tree) for f in names if f.endswith(".jsonl")
     )
-    halves = [files[0::2], files[1::2]]
+    return [files[0::2], files[1::2]]
+
+
+def timed(parts, block, offset):
+    out = Queue()
+    procs = [Process(target=read_all, args=(h, block, offset, out)) for h in parts]
+    for p in procs:
+        p.start()
+    results = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    return sum(n for n, _ in results), " ".join(f"{s:.3f}" for _, s in results)
+
+
+def blocks(tree):
+    parts = halves(tree)
     for kib in (64, 128, 192, 256, 512, 2048):
-        out = Queue()
-        procs = [Process(target=read_all, args=(h, kib << 10, out)) for h in halves]
-        for p in procs:
-            p.start()
-        results = [out.get() for _ in procs]
-        for p in procs:
-            p.join()
-        secs = " ".join(f"{s:.3f}" for _, s in results)
-        print(f"block {kib:5d} KiB: {sum(n for n, _ in results)} bytes, seconds per half {secs}")
+        total, secs = timed(parts, kib << 10, 0)
+        print(f"block {kib:5d} KiB: {total} bytes, seconds per half {secs}")
+
+
+def align(tree):
+    parts = halves(tree)
+    for offset in (0, 1, 16, 31, 32, 64, 2048):
+        total, secs = timed(parts, 128 << 10, offset)
+        print(f"offset {offset:5d}: {total} bytes, seconds per half {secs}")
 
 
 def write_frame(data, path, behind):
@@ -105,6 +131,7 @@ def flush(source):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("blocks", "flush"):
+    commands = {"blocks": blocks, "align": align, "flush": flush}
+    if len(sys.argv) != 3 or sys.argv[1] not in commands:
         sys.exit(__doc__)
-    (blocks if sys.argv[1] == "blocks" else flush)(sys.argv[2])
+    commands[sys.argv[1]](sys.argv[2])

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
+use skein_core::lines::settle_in_page;
 use skein_store::SyncBehind;
 use skein_store::append::read_exact_at;
 
@@ -100,17 +101,17 @@ pub(crate) fn pump(
         Ok(())
     };
     let mut st = PumpStats::default();
-    let mut buf = vec![0u8; CHUNK.min(len as usize)];
+    let mut buf = Vec::new();
     let mut tbuf: Vec<u8> = Vec::new();
-    let (mut pos, mut carry) = (start, 0usize);
+    // What is read sits in `buf[lead..lead + carry + want]`, placed where it sits in its page of
+    // the source, so that the kernel copies each read page-aligned (`settle_in_page`).
+    let (mut pos, mut lead, mut carry) = (start, 0usize, 0usize);
     while pos < end {
         let want = (end - pos).min(CHUNK as u64) as usize;
-        if buf.len() < carry + want {
-            buf.resize(carry + want, 0);
-        }
-        read_exact_at(source, &mut buf[carry..carry + want], pos).ctx(src_path)?;
+        lead = settle_in_page(&mut buf, lead..lead + carry, pos, want);
+        let filled = lead + carry + want;
+        read_exact_at(source, &mut buf[lead + carry..filled], pos).ctx(src_path)?;
         pos += want as u64;
-        let filled = carry + want;
         let upto = if pos == end {
             if buf[filled - 1] != b'\n' {
                 return Err(corrupt(src_path, "source changed while being archived"));
@@ -119,9 +120,10 @@ pub(crate) fn pump(
         } else {
             // The carry holds no newline (it is what followed the last one): look only at the
             // new bytes, so that a line of many chunks is not searched again at every step.
-            memchr::memrchr(b'\n', &buf[carry..filled]).map_or(0, |i| carry + i + 1)
+            memchr::memrchr(b'\n', &buf[lead + carry..filled])
+                .map_or(lead, |i| lead + carry + i + 1)
         };
-        let chunk = &buf[..upto];
+        let chunk = &buf[lead..upto];
         let chunk_lines = memchr::memchr_iter(b'\n', chunk).count() as u64;
         st.src_lines += chunk_lines;
         match transform.as_deref_mut() {
@@ -143,8 +145,7 @@ pub(crate) fn pump(
                 }
             }
         }
-        buf.copy_within(upto..filled, 0);
-        carry = filled - upto;
+        (lead, carry) = (upto, filled - upto);
     }
     sink(&tbuf, None, &mut st)?;
     if enc.is_none() && always_frame {

@@ -189,6 +189,8 @@ pub struct ReadLines<R> {
     end: usize,
     /// Bytes of `buf[start..end]` already searched for a newline.
     scanned: usize,
+    /// Bytes read from `src` so far: the input position of `buf[end]`.
+    read: u64,
     eof: bool,
     number: u64,
     offset: u64,
@@ -209,6 +211,50 @@ impl<R> std::fmt::Debug for ReadLines<R> {
             .field("offset", &self.offset)
             .finish_non_exhaustive()
     }
+}
+
+/// The page the alignment of reads is reckoned in.
+const PAGE: usize = 4096;
+
+/// The index in `buf` at which `len` bytes of input that end at input position `read` should
+/// start, so that every byte sits at the same place within a 4 KiB page of memory as within a
+/// page of the input, and the next read of a file lands page-aligned with the page cache it is
+/// copied from.
+///
+/// Why it matters: the kernel copies a read page by page, and on the AMD EPYC machines skein is
+/// measured on, the copy took three times as long when the destination sat 1 to 31 bytes past
+/// its source within a page (4 KiB aliasing of the copy's loads and stores). A heap buffer
+/// starts 16 bytes into a page, so reading a file from its start into it hit exactly that: two
+/// thirds of the bytes the `floor read` example read took the slow copy (`strace` of its
+/// reads; docs/performance.md, "Reads that land in their page").
+#[must_use]
+pub fn in_page_start(buf: &[u8], read: u64, len: usize) -> usize {
+    // (The position's low bits are all that count, so a truncating cast is exact here.)
+    #[allow(clippy::cast_possible_truncation)]
+    let read = read as usize;
+    read.wrapping_sub(len).wrapping_sub(buf.as_ptr() as usize) & (PAGE - 1)
+}
+
+/// Moves the bytes `buf[data]`, which end at input position `read`, to where
+/// [`in_page_start`] puts them, first growing `buf` so that `room` bytes fit after them.
+/// Returns their new start.
+pub fn settle_in_page(
+    buf: &mut Vec<u8>,
+    data: std::ops::Range<usize>,
+    read: u64,
+    room: usize,
+) -> usize {
+    let len = data.len();
+    let need = len + room + PAGE;
+    if buf.len() < need {
+        // (May move the buffer, which is why the place is worked out after it.)
+        buf.resize(need, 0);
+    }
+    let at = in_page_start(buf, read, len);
+    if at != data.start {
+        buf.copy_within(data, at);
+    }
+    at
 }
 
 /// Default block size for stream reads.
@@ -235,6 +281,7 @@ impl<R: Read> ReadLines<R> {
             start: 0,
             end: 0,
             scanned: 0,
+            read: 0,
             eof: false,
             number: 0,
             offset: 0,
@@ -255,17 +302,15 @@ impl<R: Read> ReadLines<R> {
     }
 
     /// Reads more bytes after `end`, compacting or growing the buffer as needed. The buffer's
-    /// initialized length is at most one block past the data: its capacity grows by doubling,
-    /// but pages beyond what is read are never touched, so a long line costs its own length in
-    /// memory, not twice that.
+    /// initialized length is at most one block and a page past the data: its capacity grows by
+    /// doubling, but pages beyond what is read are never touched, so a long line costs its own
+    /// length in memory, not twice that.
     fn fill(&mut self) -> io::Result<()> {
-        if self.start > 0 && self.buf.len() - self.end < self.block {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-        }
-        if self.buf.len() - self.end < self.block {
-            self.buf.resize(self.end + self.block, 0);
+        let len = self.end - self.start;
+        if self.buf.len() - self.end < self.block
+            || (len == 0 && self.start != in_page_start(&self.buf, self.read, 0))
+        {
+            self.settle(len);
         }
         loop {
             // One block at a time even when a long line grew the buffer: what the kernel copies
@@ -278,12 +323,20 @@ impl<R: Read> ReadLines<R> {
                 }
                 Ok(n) => {
                     self.end += n;
+                    self.read += n as u64;
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Makes room for a block after the `len` bytes of data, and moves them to where they sit
+    /// in their page of the input.
+    fn settle(&mut self, len: usize) {
+        self.start = settle_in_page(&mut self.buf, self.start..self.end, self.read, self.block);
+        self.end = self.start + len;
     }
 
     fn skip_bom(&mut self) -> io::Result<()> {
@@ -310,18 +363,18 @@ impl<R: Read> ReadLines<R> {
         self.scanned = 0;
         // Give back the memory of the long line (keep room for two blocks).
         self.buf.truncate(0);
-        self.buf.shrink_to(2 * self.block);
+        self.buf.shrink_to(2 * self.block + PAGE);
         let mut terminated = false;
         while !self.eof {
             self.fill()?;
-            if let Some(i) = memchr::memchr(b'\n', &self.buf[..self.end]) {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
                 len += i as u64 + 1;
-                self.start = i + 1;
+                self.start += i + 1;
                 terminated = true;
                 break;
             }
-            len += self.end as u64;
-            self.end = 0;
+            len += (self.end - self.start) as u64;
+            self.start = self.end;
         }
         self.current = (self.start, 0, self.offset);
         self.skipped = Some((len, terminated));
@@ -550,6 +603,105 @@ mod tests {
         assert_eq!(n, 5001);
         assert!(r.buf.capacity() >= 1 << 20, "the long line was held whole");
         assert_eq!(r.src.widest, 4096);
+    }
+
+    /// Records, for every read, how far the destination sits from its input position within
+    /// a page (0 when the read lands where its bytes sit in their page of the input).
+    struct Landing<R> {
+        inner: R,
+        pos: usize,
+        off: Vec<usize>,
+        most: usize,
+    }
+
+    impl<R: Read> Read for Landing<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.off
+                .push((buf.as_ptr() as usize).wrapping_sub(self.pos) & (PAGE - 1));
+            let most = buf.len().min(self.most);
+            let n = self.inner.read(&mut buf[..most])?;
+            self.pos += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn every_read_lands_where_its_bytes_sit_in_their_page() {
+        // A BOM, short lines, a line of many blocks (which grows and moves the buffer), a line
+        // over the maximum (skipped), and a last line without its newline; three files through
+        // one buffer, as the bulk passes do; reads that return a block, or less.
+        let mut text = b"\xEF\xBB\xBF".to_vec();
+        for i in 0..3000 {
+            text.extend_from_slice(format!("{{\"n\":{i}}}\n").as_bytes());
+        }
+        text.extend_from_slice(&vec![b'y'; 300_000]);
+        text.push(b'\n');
+        text.extend_from_slice(&vec![b'z'; 2_000_000]);
+        text.extend_from_slice(b"\n{\"after\":1}\n{\"last\":2}");
+        for (block, most) in [(DEFAULT_BLOCK, usize::MAX), (4096, 1000), (7, 3)] {
+            let mut buf = Vec::new();
+            for file in 0..3 {
+                let src = Landing {
+                    inner: &text[..],
+                    pos: 0,
+                    off: Vec::new(),
+                    most,
+                };
+                let mut r = ReadLines::with_buffer(src, block, buf).with_max_line(1_000_000);
+                let (mut n, mut skipped) = (0, 0);
+                while let Some(line) = r.next_line().expect("read") {
+                    n += 1;
+                    skipped += usize::from(line.too_long.is_some());
+                }
+                assert_eq!((n, skipped), (3004, 1), "block {block}, file {file}");
+                assert!(
+                    r.src.off.len() > 2,
+                    "block {block}: {} reads",
+                    r.src.off.len()
+                );
+                let off = std::mem::take(&mut r.src.off);
+                assert!(
+                    off.iter().all(|&d| d == 0),
+                    "block {block}, file {file}: reads off their page by {:?}",
+                    off.iter().filter(|&&d| d != 0).take(5).collect::<Vec<_>>()
+                );
+                buf = r.into_buffer();
+            }
+        }
+    }
+
+    #[test]
+    fn settling_keeps_the_data_and_places_it_in_its_page() {
+        let mut buf = Vec::new();
+        let mut state = 7u64;
+        for round in 0..500 {
+            // (A small LCG: data lengths, rooms and positions all over the page.)
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let len = (state >> 33) as usize % 9000;
+            let room = 1 + (state >> 20) as usize % 70_000;
+            let read = len as u64 + (state >> 7) % 1_000_000;
+            let start = if buf.len() > len {
+                (state >> 40) as usize % (buf.len() - len)
+            } else {
+                0
+            };
+            if buf.len() < start + len {
+                buf.resize(start + len, 0);
+            }
+            let data: Vec<u8> = (0..len).map(|i| (i * 31 + round) as u8).collect();
+            buf[start..start + len].copy_from_slice(&data);
+            let at = settle_in_page(&mut buf, start..start + len, read, room);
+            assert_eq!(&buf[at..at + len], &data[..], "round {round}");
+            assert!(buf.len() >= at + len + room, "round {round}: no room");
+            let end = buf.as_ptr() as usize + at + len;
+            assert_eq!(
+                end.wrapping_sub(read as usize) & (PAGE - 1),
+                0,
+                "round {round}"
+            );
+        }
     }
 
     #[test]
