@@ -5,9 +5,10 @@
 //! Decoders accept windows up to 2^31 so `--long=31` archives read back.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 
+use skein_core::PageReader;
 use zstd::stream::read::Decoder;
 use zstd::stream::write::Encoder;
 
@@ -108,10 +109,12 @@ pub(crate) fn encoder<W: Write>(
 pub(crate) fn decoder<R: Read>(
     r: R,
     dict: Option<&[u8]>,
-) -> io::Result<Decoder<'static, BufReader<R>>> {
+) -> io::Result<Decoder<'static, PageReader<R>>> {
+    // (A `BufReader`'s buffer starts 16 bytes into its page: every read of the file would take
+    // the kernel's slow copy, `skein_core::page`.)
     let mut dec = match dict {
-        Some(d) => Decoder::with_dictionary(BufReader::with_capacity(1 << 17, r), d)?,
-        None => Decoder::with_buffer(BufReader::with_capacity(1 << 17, r))?,
+        Some(d) => Decoder::with_dictionary(PageReader::with_capacity(1 << 17, r), d)?,
+        None => Decoder::with_buffer(PageReader::with_capacity(1 << 17, r))?,
     };
     dec.window_log_max(MAX_WINDOW_LOG)?;
     Ok(dec)

@@ -132,7 +132,7 @@ pub(crate) fn scan_reader(
     // The input block sits where a read from a page boundary lands page-aligned: the kernel's
     // copy is three times as slow on some machines otherwise (`settle_in_page`).
     let mut input_buf = Vec::new();
-    let at = skein_core::lines::settle_in_page(&mut input_buf, 0..0, 0, 1 << 15);
+    let at = skein_core::page::settle_in_page(&mut input_buf, 0..0, 0, 1 << 15);
     let input = &mut input_buf[at..at + (1 << 15)];
     let mut output = vec![0u8; 1 << 15];
     let (mut fed, mut start) = (0u64, 0u64);

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-use skein_core::lines::settle_in_page;
+use skein_core::page::settle_in_page;
 use skein_store::SyncBehind;
 use skein_store::append::read_exact_at;
 

@@ -6,6 +6,7 @@
 //!   everything else skipped; any JSON object parses.
 //! * [`parse`]: one line → one envelope with simd-json, with repair of invalid UTF-8 and lone
 //!   surrogate escapes ([`repair`]) and a serde_json fallback for what simd-json refuses.
+//! * [`page`]: where reads land in memory, so that the kernel copies them page-aligned.
 //! * [`skim`]: long string values a reader never looks at, dropped before the parse.
 //! * [`reader`]: the two together: classified lines (record, blank, invalid, torn tail).
 //! * [`record`]: the record vocabulary: record types, what a human prompt is, the tools
@@ -20,6 +21,7 @@ pub mod lenient;
 pub mod lines;
 pub mod map_lines;
 pub mod ordered;
+pub mod page;
 pub mod parse;
 pub mod project;
 pub mod reader;
@@ -33,6 +35,7 @@ pub use envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
 pub use intern::Interner;
 pub use lines::{Line, LineSource, ReadLines, SliceLines};
 pub use map_lines::MapLines;
+pub use page::PageReader;
 pub use parse::{ParseError, Parsed, Parser, SimdScratch};
 pub use project::Projection;
 pub use reader::{Event, InvalidLine, LineEvent, Reader, ReaderOptions, TornTail};

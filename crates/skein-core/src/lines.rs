@@ -4,6 +4,8 @@
 //! ripgrep's line buffer does) or from an in-memory slice (mmap).
 
 use std::io::{self, Read};
+
+use crate::page::{PAGE, in_page_start, settle_in_page};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The default maximum line length: 256 MiB. Claude Code's longest lines (a large file read,
@@ -211,50 +213,6 @@ impl<R> std::fmt::Debug for ReadLines<R> {
             .field("offset", &self.offset)
             .finish_non_exhaustive()
     }
-}
-
-/// The page the alignment of reads is reckoned in.
-const PAGE: usize = 4096;
-
-/// The index in `buf` at which `len` bytes of input that end at input position `read` should
-/// start, so that every byte sits at the same place within a 4 KiB page of memory as within a
-/// page of the input, and the next read of a file lands page-aligned with the page cache it is
-/// copied from.
-///
-/// Why it matters: the kernel copies a read page by page, and on the AMD EPYC machines skein is
-/// measured on, the copy took three times as long when the destination sat 1 to 31 bytes past
-/// its source within a page (4 KiB aliasing of the copy's loads and stores). A heap buffer
-/// starts 16 bytes into a page, so reading a file from its start into it hit exactly that: two
-/// thirds of the bytes the `floor read` example read took the slow copy (`strace` of its
-/// reads; docs/performance.md, "Reads that land in their page").
-#[must_use]
-pub fn in_page_start(buf: &[u8], read: u64, len: usize) -> usize {
-    // (The position's low bits are all that count, so a truncating cast is exact here.)
-    #[allow(clippy::cast_possible_truncation)]
-    let read = read as usize;
-    read.wrapping_sub(len).wrapping_sub(buf.as_ptr() as usize) & (PAGE - 1)
-}
-
-/// Moves the bytes `buf[data]`, which end at input position `read`, to where
-/// [`in_page_start`] puts them, first growing `buf` so that `room` bytes fit after them.
-/// Returns their new start.
-pub fn settle_in_page(
-    buf: &mut Vec<u8>,
-    data: std::ops::Range<usize>,
-    read: u64,
-    room: usize,
-) -> usize {
-    let len = data.len();
-    let need = len + room + PAGE;
-    if buf.len() < need {
-        // (May move the buffer, which is why the place is worked out after it.)
-        buf.resize(need, 0);
-    }
-    let at = in_page_start(buf, read, len);
-    if at != data.start {
-        buf.copy_within(data, at);
-    }
-    at
 }
 
 /// Default block size for stream reads.
@@ -667,40 +625,6 @@ mod tests {
                 );
                 buf = r.into_buffer();
             }
-        }
-    }
-
-    #[test]
-    fn settling_keeps_the_data_and_places_it_in_its_page() {
-        let mut buf = Vec::new();
-        let mut state = 7u64;
-        for round in 0..500 {
-            // (A small LCG: data lengths, rooms and positions all over the page.)
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            let len = (state >> 33) as usize % 9000;
-            let room = 1 + (state >> 20) as usize % 70_000;
-            let read = len as u64 + (state >> 7) % 1_000_000;
-            let start = if buf.len() > len {
-                (state >> 40) as usize % (buf.len() - len)
-            } else {
-                0
-            };
-            if buf.len() < start + len {
-                buf.resize(start + len, 0);
-            }
-            let data: Vec<u8> = (0..len).map(|i| (i * 31 + round) as u8).collect();
-            buf[start..start + len].copy_from_slice(&data);
-            let at = settle_in_page(&mut buf, start..start + len, read, room);
-            assert_eq!(&buf[at..at + len], &data[..], "round {round}");
-            assert!(buf.len() >= at + len + room, "round {round}: no room");
-            let end = buf.as_ptr() as usize + at + len;
-            assert_eq!(
-                end.wrapping_sub(read as usize) & (PAGE - 1),
-                0,
-                "round {round}"
-            );
         }
     }
 

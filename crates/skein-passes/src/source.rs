@@ -73,7 +73,7 @@ pub(crate) fn changed() -> io::Error {
 /// Reads a source again, line by line, by the lengths an earlier scan found: lines are
 /// skipped, copied or read whole without looking for newlines again.
 pub(crate) struct Replay<'a> {
-    src: io::BufReader<Box<dyn Read + 'a>>,
+    src: skein_core::PageReader<Box<dyn Read + 'a>>,
     /// A copy waiting to be done (consecutive copied lines become one copy).
     pending: u64,
 }
@@ -81,7 +81,9 @@ pub(crate) struct Replay<'a> {
 impl<'a> Replay<'a> {
     pub(crate) fn new(src: Box<dyn Read + 'a>) -> Self {
         Self {
-            src: io::BufReader::with_capacity(256 << 10, src),
+            // (Not a `BufReader`: its buffer's place in its page slows the kernel's copy,
+            // `skein_core::page`.)
+            src: skein_core::PageReader::with_capacity(256 << 10, src),
             pending: 0,
         }
     }
