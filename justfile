@@ -34,10 +34,12 @@ compare:
 ci:
     .ci/run
 
-# What this machine charges for the page-cache copy by read block, and for the final sync of a
-# big file with and without syncing behind the writer (docs/performance.md, stop 33)
+# What this machine charges for the page-cache copy by read block and by where in its page a
+# read lands, and for the final sync of a big file with and without syncing behind the writer
+# (docs/performance.md, stops 33 and 34)
 probe tree="/work/bench/tree20" file="":
     python3 benches/machine_probe.py blocks {{tree}}
+    python3 benches/machine_probe.py align {{tree}}
     if [ -n "{{file}}" ]; then python3 benches/machine_probe.py flush {{file}}; fi
 
 # skein usage against ccusage (installed with npm) on ~1 GB: totals and speed ratio
