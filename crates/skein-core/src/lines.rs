@@ -563,28 +563,10 @@ mod tests {
         assert_eq!(r.src.widest, 4096);
     }
 
-    /// Records, for every read, how far the destination sits from its input position within
-    /// a page (0 when the read lands where its bytes sit in their page of the input).
-    struct Landing<R> {
-        inner: R,
-        pos: usize,
-        off: Vec<usize>,
-        most: usize,
-    }
-
-    impl<R: Read> Read for Landing<R> {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            self.off
-                .push((buf.as_ptr() as usize).wrapping_sub(self.pos) & (PAGE - 1));
-            let most = buf.len().min(self.most);
-            let n = self.inner.read(&mut buf[..most])?;
-            self.pos += n;
-            Ok(n)
-        }
-    }
-
     #[test]
     fn every_read_lands_where_its_bytes_sit_in_their_page() {
+        use crate::page::landing::Landing;
+
         // A BOM, short lines, a line of many blocks (which grows and moves the buffer), a line
         // over the maximum (skipped), and a last line without its newline; three files through
         // one buffer, as the bulk passes do; reads that return a block, or less.
@@ -599,12 +581,7 @@ mod tests {
         for (block, most) in [(DEFAULT_BLOCK, usize::MAX), (4096, 1000), (7, 3)] {
             let mut buf = Vec::new();
             for file in 0..3 {
-                let src = Landing {
-                    inner: &text[..],
-                    pos: 0,
-                    off: Vec::new(),
-                    most,
-                };
+                let src = Landing::new(&text[..], most);
                 let mut r = ReadLines::with_buffer(src, block, buf).with_max_line(1_000_000);
                 let (mut n, mut skipped) = (0, 0);
                 while let Some(line) = r.next_line().expect("read") {

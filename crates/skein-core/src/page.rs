@@ -158,36 +158,11 @@ mod tests {
         }
     }
 
-    /// A reader that notes how far each read's destination sits from its input position
-    /// within a page, and returns at most `most` bytes.
-    struct Landing<'a> {
-        inner: &'a [u8],
-        pos: usize,
-        off: Vec<usize>,
-        most: usize,
-    }
-
-    impl Read for Landing<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            self.off
-                .push((buf.as_ptr() as usize).wrapping_sub(self.pos) & (PAGE - 1));
-            let most = buf.len().min(self.most);
-            let n = self.inner.read(&mut buf[..most])?;
-            self.pos += n;
-            Ok(n)
-        }
-    }
-
     #[test]
     fn a_page_reader_reads_everything_and_lands_every_read_in_its_page() {
         let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
         for (block, most, take) in [(1 << 17, usize::MAX, 4096), (4096, 1000, 7), (7, 3, 5000)] {
-            let src = Landing {
-                inner: &data,
-                pos: 0,
-                off: Vec::new(),
-                most,
-            };
+            let src = landing::Landing::new(&data[..], most);
             let mut r = PageReader::with_capacity(block, src);
             let mut back = Vec::new();
             let mut chunk = vec![0; take];
@@ -210,6 +185,45 @@ mod tests {
                     .take(5)
                     .collect::<Vec<_>>()
             );
+        }
+    }
+}
+
+/// A reader for tests that notes where each read landed.
+#[cfg(test)]
+pub(crate) mod landing {
+    use super::PAGE;
+    use std::io::{self, Read};
+
+    /// Notes, for every read, how far its destination sits from its input position within a
+    /// page (0 when the read lands where its bytes sit in their page of the input), and returns
+    /// at most `most` bytes a read.
+    pub(crate) struct Landing<R> {
+        pub(crate) inner: R,
+        pos: usize,
+        pub(crate) off: Vec<usize>,
+        most: usize,
+    }
+
+    impl<R> Landing<R> {
+        pub(crate) fn new(inner: R, most: usize) -> Self {
+            Self {
+                inner,
+                pos: 0,
+                off: Vec::new(),
+                most,
+            }
+        }
+    }
+
+    impl<R: Read> Read for Landing<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.off
+                .push((buf.as_ptr() as usize).wrapping_sub(self.pos) & (PAGE - 1));
+            let most = buf.len().min(self.most);
+            let n = self.inner.read(&mut buf[..most])?;
+            self.pos += n;
+            Ok(n)
         }
     }
 }
