@@ -4,9 +4,9 @@
 //! ripgrep's line buffer does) or from an in-memory slice (mmap).
 
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::page::{PAGE, in_page_start, settle_in_page};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The default maximum line length: 256 MiB. Claude Code's longest lines (a large file read,
 /// an image) are a few MiB; a line of hundreds of MiB is damage or not a transcript.
