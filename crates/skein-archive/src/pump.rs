@@ -17,6 +17,13 @@ use crate::ingest::Transform;
 /// cache when zstd copies it into its job buffer (`skein_core::lines::DEFAULT_BLOCK`, whose
 /// size was measured in docs/performance.md).
 const CHUNK: usize = skein_core::lines::DEFAULT_BLOCK;
+/// How far past its place in its page of the source each read lands. Two copies follow each
+/// other here: the kernel's into `buf`, then zstd's out of it into its job buffer, which starts
+/// 16 bytes into a page as heap buffers do; either is three times as slow when its destination
+/// sits 1 to 31 bytes past its source within a page (`skein_core::page`). Landing in page (0)
+/// made zstd's copy slow, 16 bytes off the kernel's; half a page keeps both fast
+/// (docs/performance.md, "The archive's two copies").
+const SKEW: u64 = 2048;
 /// Transformed bytes buffered before they are handed to the encoder.
 const FLUSH: usize = 1 << 20;
 /// Compressed bytes after which the disk is asked to start writing them.
@@ -103,12 +110,12 @@ pub(crate) fn pump(
     let mut st = PumpStats::default();
     let mut buf = Vec::new();
     let mut tbuf: Vec<u8> = Vec::new();
-    // What is read sits in `buf[lead..lead + carry + want]`, placed where it sits in its page of
-    // the source, so that the kernel copies each read page-aligned (`settle_in_page`).
+    // What is read sits in `buf[lead..lead + carry + want]`, half a page past where it sits in
+    // its page of the source (`settle_in_page`, SKEW).
     let (mut pos, mut lead, mut carry) = (start, 0usize, 0usize);
     while pos < end {
         let want = (end - pos).min(CHUNK as u64) as usize;
-        lead = settle_in_page(&mut buf, lead..lead + carry, pos, want);
+        lead = settle_in_page(&mut buf, lead..lead + carry, pos.wrapping_add(SKEW), want);
         let filled = lead + carry + want;
         read_exact_at(source, &mut buf[lead + carry..filled], pos).ctx(src_path)?;
         pos += want as u64;
