@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What this machine charges for the two costs skein's defaults were tuned against
-(docs/performance.md, "Read blocks the cache holds", stop 33):
+"""What this machine charges for the costs skein's defaults were tuned against
+(docs/performance.md, stops 33 and 34):
 
     benches/machine_probe.py blocks TREE     the page-cache copy by read block size
     benches/machine_probe.py align TREE      the page-cache copy by where in its page a read lands
@@ -15,8 +15,9 @@ into a page. Every read starts at a multiple of the block in its file, so that o
 how far the copy's destination sits past its source within a page. On the AMD EPYC machines
 skein is measured on, offsets 1 to 31 made the copy three times as slow: a heap buffer starts
 16 bytes into its page, which is why `skein_core::lines` places what it reads
-(`in_page_start`; docs/performance.md, "Reads that land in their page"). Stop 33's `blocks`
-used such heap buffers, so part of the cliff it saw by block size was this.
+(`skein_core::page`; docs/performance.md, "Reads that land in their page"). Stop 33's
+`blocks` read into Python buffers at different places within their pages: the cliff it saw
+by block size was this, and with page-aligned buffers the block sizes read alike.
 
 `flush` writes FILE's bytes to a new file in a scratch directory beside it, 128 KiB at a time
 with a 2.5 ms pause (a frame being produced), asking the kernel to write back every 8 MiB,

@@ -1,5 +1,6 @@
-//! The archive pump's two copies, alone: compresses FILE as `skein archive` does (zstd level 3,
-//! checksum, pledged size, two workers, overlap log 9), reading 128 KiB steps that land SKEW
+//! The archive pump's two copies, alone: compresses FILE with the settings `skein archive`
+//! gives zstd (`skein_archive::codec::encoder`, private, copied here: level 3, checksum,
+//! pledged size, two workers, overlap log 9), reading 128 KiB steps that land SKEW
 //! bytes past their place in their page of the file.
 //!
 //!     cargo build --release -p skein-bench --example pump_skew

@@ -4,8 +4,10 @@
 //! frames when the two disagree; `verify` uses it to explain a disagreement.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 use std::path::Path;
+
+use skein_core::PageReader;
 
 use zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer};
 
@@ -112,7 +114,7 @@ pub(crate) fn scan_frames(path: &Path, dict: Option<&[u8]>) -> io::Result<FrameS
 /// Decodes a stream frame by frame with `dict` (checksums verified), stopping once more than
 /// `max_out` bytes were decoded; `len` is what was read.
 pub(crate) fn scan_reader(
-    mut file: impl Read,
+    file: impl Read,
     dict: Option<&[u8]>,
     max_out: u64,
 ) -> io::Result<FrameScan> {
@@ -128,22 +130,18 @@ pub(crate) fn scan_reader(
         dctx.load_dictionary(d).map_err(zerr)?;
     }
     // 32 KiB each: a few more calls per MiB than zstd's suggested 128 KiB, a quarter of the
-    // memory to clear per scan (verify scans every file).
-    // The input block sits where a read from a page boundary lands page-aligned: the kernel's
-    // copy is three times as slow on some machines otherwise (`settle_in_page`).
-    let mut input_buf = Vec::new();
-    let at = skein_core::page::settle_in_page(&mut input_buf, 0..0, 0, 1 << 15);
-    let input = &mut input_buf[at..at + (1 << 15)];
+    // memory to clear per scan (verify scans every file). Read through a `PageReader`, so that
+    // the kernel's copy lands in page (`skein_core::page`).
+    let mut file = PageReader::with_capacity(1 << 15, file);
     let mut output = vec![0u8; 1 << 15];
     let (mut fed, mut start) = (0u64, 0u64);
     let (mut lines, mut raw, mut last_byte) = (0u64, 0u64, None);
     loop {
-        let n = match file.read(input) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
+        let input = file.fill_buf()?;
+        let n = input.len();
+        if n == 0 {
+            break;
+        }
         let mut inb = InBuffer::around(&input[..n]);
         let take = (5 - header.len()).min(n);
         header.extend_from_slice(&input[..take]);
@@ -192,6 +190,7 @@ pub(crate) fn scan_reader(
                 break;
             }
         }
+        file.consume(n);
         fed += n as u64;
     }
     if fed > start {

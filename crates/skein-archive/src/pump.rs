@@ -13,16 +13,16 @@ use crate::codec::{CodecOptions, encoder};
 use crate::error::{IoContext, Result, corrupt};
 use crate::ingest::Transform;
 
-/// Source bytes read per step: small enough that what the kernel copied is still in the core's
-/// cache when zstd copies it into its job buffer (`skein_core::lines::DEFAULT_BLOCK`, whose
-/// size was measured in docs/performance.md).
+/// Source bytes read per step: the lines' block (`skein_core::lines::DEFAULT_BLOCK`). The
+/// archive measured alike with it and with the 4 MiB steps it read before (docs/performance.md,
+/// stop 33); the small step keeps the buffer small.
 const CHUNK: usize = skein_core::lines::DEFAULT_BLOCK;
 /// How far past its place in its page of the source each read lands. Two copies follow each
-/// other here: the kernel's into `buf`, then zstd's out of it into its job buffer, which starts
-/// 16 bytes into a page as heap buffers do; either is three times as slow when its destination
-/// sits 1 to 31 bytes past its source within a page (`skein_core::page`). Landing in page (0)
-/// made zstd's copy slow, 16 bytes off the kernel's; half a page keeps both fast
-/// (docs/performance.md, "The archive's two copies").
+/// other here: the kernel's into `buf`, then zstd's out of it into its job buffer; either is
+/// three times as slow when its destination sits 1 to 31 bytes past its source within a page
+/// (`skein_core::page`). Measured: landing in page (0) made zstd's copy the slow one (its buffer
+/// sits 16 bytes into a page, as a heap buffer from `mmap` does), landing 16 bytes off the
+/// kernel's; half a page keeps both fast (docs/performance.md, "The archive's two copies").
 const SKEW: u64 = 2048;
 /// Transformed bytes buffered before they are handed to the encoder.
 const FLUSH: usize = 1 << 20;

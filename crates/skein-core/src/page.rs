@@ -2,10 +2,11 @@
 //! page, and on the AMD EPYC machines skein is measured on, that copy took three times as long
 //! when its destination sat 1 to 31 bytes past its source within a 4 KiB page (4 KiB aliasing
 //! between the copy's loads and stores; `benches/machine_probe.py align` measures it). A heap
-//! buffer of 128 KiB or more starts 16 bytes into a page, and a file read from its start into
-//! one hits exactly that. So the readers of files place their data where it sits in its page of
-//! the input: [`crate::ReadLines`] and the archive's pump through [`settle_in_page`], buffered
-//! readers through [`PageReader`] (docs/performance.md, "Reads that land in their page").
+//! buffer that comes from `mmap` (128 KiB or more, as a rule) starts 16 bytes into a page, and
+//! a file read from its start into one hits exactly that. So the readers of files place their
+//! data where it sits in its page of the input: [`crate::ReadLines`] and the archive's pump
+//! (half a page off, for zstd's copy after it) through [`settle_in_page`], the rest through
+//! [`PageReader`] (docs/performance.md, "Reads that land in their page").
 
 use std::io::{self, BufRead, Read};
 
@@ -20,9 +21,10 @@ pub const PAGE: usize = 4096;
 /// Why it matters: the kernel copies a read page by page, and on the AMD EPYC machines skein is
 /// measured on, the copy took three times as long when the destination sat 1 to 31 bytes past
 /// its source within a page (4 KiB aliasing of the copy's loads and stores). A heap buffer
-/// starts 16 bytes into a page, so reading a file from its start into it hit exactly that: two
-/// thirds of the bytes the `floor read` example read took the slow copy (`strace` of its
-/// reads; docs/performance.md, "Reads that land in their page").
+/// from `mmap` starts 16 bytes into a page, so reading a file from its start into it hit exactly
+/// that: over one project directory, two thirds of the bytes the `floor read` example read
+/// took the slow copy (`strace` of its reads; docs/performance.md, "Reads that land in their
+/// page").
 #[must_use]
 pub fn in_page_start(buf: &[u8], read: u64, len: usize) -> usize {
     // (The position's low bits are all that count, so a truncating cast is exact here.)
@@ -196,12 +198,13 @@ pub(crate) mod landing {
     use std::io::{self, Read};
 
     /// Notes, for every read, how far its destination sits from its input position within a
-    /// page (0 when the read lands where its bytes sit in their page of the input), and returns
-    /// at most `most` bytes a read.
+    /// page (0 when the read lands where its bytes sit in their page of the input) and the
+    /// largest read asked of it, and returns at most `most` bytes a read.
     pub(crate) struct Landing<R> {
         pub(crate) inner: R,
         pos: usize,
         pub(crate) off: Vec<usize>,
+        pub(crate) widest: usize,
         most: usize,
     }
 
@@ -211,6 +214,7 @@ pub(crate) mod landing {
                 inner,
                 pos: 0,
                 off: Vec::new(),
+                widest: 0,
                 most,
             }
         }
@@ -220,6 +224,7 @@ pub(crate) mod landing {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             self.off
                 .push((buf.as_ptr() as usize).wrapping_sub(self.pos) & (PAGE - 1));
+            self.widest = self.widest.max(buf.len());
             let most = buf.len().min(self.most);
             let n = self.inner.read(&mut buf[..most])?;
             self.pos += n;
