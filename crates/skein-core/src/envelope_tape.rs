@@ -26,11 +26,21 @@ use crate::tape::{
 pub trait FromTape<'a>: Sized {
     /// The value at `nodes[at]`.
     fn from_tape(nodes: &[Node<'a>], at: usize) -> Self;
+
+    /// The value of a tool input that is skipped, not read: `None` for a type that reads
+    /// inputs (lines are then read off the tape, not off their index: [`crate::lazy`]).
+    fn skipped() -> Option<Self> {
+        None
+    }
 }
 
 impl FromTape<'_> for IgnoredAny {
     fn from_tape(_: &[Node<'_>], _: usize) -> Self {
         IgnoredAny
+    }
+
+    fn skipped() -> Option<Self> {
+        Some(IgnoredAny)
     }
 }
 

@@ -6,6 +6,8 @@
 //!   everything else skipped; any JSON object parses.
 //! * [`parse`]: one line → one envelope with simd-json, with repair of invalid UTF-8 and lone
 //!   surrogate escapes ([`repair`]) and a serde_json fallback for what simd-json refuses.
+//! * [`structural`], [`lazy`]: a line's structural index, and the line read off it (the
+//!   envelope's fast path: no tape, no copy of the strings it does not read).
 //! * [`page`]: where reads land in memory, so that the kernel copies them page-aligned.
 //! * [`skim`]: long string values a reader never looks at, dropped before the parse.
 //! * [`reader`]: the two together: classified lines (record, blank, invalid, torn tail).
@@ -15,8 +17,10 @@
 //! * [`time`]: timestamps, the calendar, day / week / month keys, time zones as values.
 
 pub mod envelope;
+pub mod envelope_lazy;
 pub mod envelope_tape;
 pub mod intern;
+pub mod lazy;
 pub mod lenient;
 pub mod lines;
 pub mod map_lines;
@@ -28,6 +32,7 @@ pub mod reader;
 pub mod record;
 pub mod repair;
 pub mod skim;
+pub mod structural;
 pub mod tape;
 pub mod time;
 

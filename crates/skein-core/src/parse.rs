@@ -8,7 +8,9 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::envelope::Envelope;
+use crate::envelope_lazy::envelope_from_doc;
 use crate::envelope_tape::{FromTape, envelope_from_tape};
+use crate::lazy::Lazy;
 use crate::repair::repair_line;
 use crate::skim::Skim;
 
@@ -136,9 +138,12 @@ pub type TapeReader<'s, T> = fn(&[simd_json::Node<'s>]) -> Option<T>;
 #[derive(Default)]
 pub struct Parser {
     simd: SimdScratch,
+    lazy: Lazy,
     fallback: serde_json::Value,
     /// Values dropped before parsing ([`Parser::set_skim`]).
     skim: Option<Skim>,
+    /// Envelopes are not read off the structural index ([`Parser::set_index`]).
+    tape_only: bool,
 }
 
 impl std::fmt::Debug for Parser {
@@ -181,6 +186,13 @@ impl Parser {
         std::mem::replace(&mut self.skim, skim)
     }
 
+    /// Whether envelopes may be read off the line's structural index ([`crate::lazy`]; on by
+    /// default) or always off simd-json's tape: the same envelopes either way (the tests hold
+    /// them to it); off is for benchmarks and tests that compare the two.
+    pub fn set_index(&mut self, on: bool) {
+        self.tape_only = !on;
+    }
+
     /// Parses one line (without its terminator), skipping tool inputs.
     pub fn parse<'s>(&'s mut self, text: &'s [u8]) -> Result<Parsed<'s>, ParseError> {
         self.parse_as::<IgnoredAny>(text)
@@ -193,6 +205,20 @@ impl Parser {
         text: &'s [u8],
     ) -> Result<Parsed<'s, I>, ParseError> {
         let skim = self.skim;
+        // Off the line's structural index where tool inputs are skipped and the line is of the
+        // plain kind the index vouches for (crate::lazy): no tape, no copy of the line.
+        if skim.is_none() && !self.tape_only && I::skipped().is_some() {
+            let line = trim(text);
+            if line.len() < BIG_LINE
+                && let Some(doc) = self.lazy.document(line)
+                && let Some(envelope) = envelope_from_doc::<I>(&doc)
+            {
+                return Ok(Parsed {
+                    envelope,
+                    repaired: false,
+                });
+            }
+        }
         // Off the tape, without serde's visitor: the same envelope, or given up where serde
         // would refuse it (crate::envelope_tape).
         let (envelope, repaired) =
@@ -293,6 +319,34 @@ mod tests {
     fn kind(p: &mut Parser, line: &[u8]) -> Result<(Option<String>, bool), ParseError> {
         p.parse(line)
             .map(|r| (r.envelope.kind.get().map(str::to_owned), r.repaired))
+    }
+
+    /// The index's path and the tape's give the same envelope; a line the index does not
+    /// vouch for (`\u` escape) is read off the tape either way.
+    #[test]
+    fn the_index_and_the_tape_read_the_same_envelope() {
+        let lines: [&[u8]; 3] = [
+            br#"{"type":"assistant","uuid":"u","message":{"content":[{"type":"text","text":"a\nb"}],"usage":{"output_tokens":7}}}"#,
+            br#"{"type":"user","message":{"content":"caf\u00e9"}}"#,
+            b"{\"type\":\"user\",\"cwd\":\"\xff\"}",
+        ];
+        for line in lines {
+            let mut on = Parser::new();
+            let mut off = Parser::new();
+            off.set_index(false);
+            let a = on
+                .parse(line)
+                .map(|p| format!("{:?} {}", p.envelope, p.repaired));
+            let b = off
+                .parse(line)
+                .map(|p| format!("{:?} {}", p.envelope, p.repaired));
+            assert_eq!(a, b, "{}", String::from_utf8_lossy(line));
+        }
+        assert!(
+            crate::envelope_lazy::off_index(lines[0]).is_some(),
+            "the plain line is read off the index"
+        );
+        assert_eq!(crate::envelope_lazy::off_index(lines[1]), None);
     }
 
     #[test]

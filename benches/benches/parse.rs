@@ -1,0 +1,98 @@
+//! One line at a time, the line parses `skein stats` chooses between, throughput in bytes of
+//! lines: simd-json's tape (`tape`, stage 1 and 2), the structural index alone
+//! (`structural_index`, [`skein_core::structural`]), the index checked by the walk
+//! (`lazy_document`), and the whole envelope parse (`envelope`, `Parser::parse`: off the index
+//! where it vouches for the line, else off the tape; `envelope_off_tape`: every line off the
+//! tape, as before stop 35). On a synthetic 64 MiB transcript and on the shared corpus when
+//! present.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests, benches and tools read and write files"
+)]
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use skein_bench::{corpus_contents, synthetic_transcript};
+use skein_core::lazy::Lazy;
+use skein_core::structural::Structure;
+use skein_core::{LineSource, Parser, SliceLines};
+
+fn lines_of(data: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut source = SliceLines::new(data);
+    while source.advance().expect("in memory") {
+        out.push(source.line().text.to_vec());
+    }
+    out
+}
+
+fn group(c: &mut Criterion, name: &str, lines: &[Vec<u8>]) {
+    let bytes: usize = lines.iter().map(Vec::len).sum();
+    let mut group = c.benchmark_group(format!("parse_{name}"));
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(bytes as u64));
+    let mut parser = Parser::new();
+    group.bench_function("tape", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for l in lines {
+                n += parser.parse_tape(l, None, <[_]>::len).unwrap_or(0);
+            }
+            black_box(n)
+        });
+    });
+    let mut structure = Structure::new();
+    group.bench_function("structural_index", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for l in lines {
+                if structure.index(l) {
+                    n += structure.idx.len();
+                }
+            }
+            black_box(n)
+        });
+    });
+    let mut lazy = Lazy::new();
+    group.bench_function("lazy_document", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for l in lines {
+                n += usize::from(lazy.document(l).is_some());
+            }
+            black_box(n)
+        });
+    });
+    for (name, index) in [("envelope", true), ("envelope_off_tape", false)] {
+        parser.set_index(index);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let mut n = 0usize;
+                for l in lines {
+                    if let Ok(p) = parser.parse(l) {
+                        n += p.envelope.uuid.get().map_or(0, str::len);
+                    }
+                }
+                black_box(n)
+            });
+        });
+    }
+    group.finish();
+}
+
+fn parse(c: &mut Criterion) {
+    group(
+        c,
+        "synthetic_64MiB",
+        &lines_of(&synthetic_transcript(64 << 20, 42)),
+    );
+    if let Some(files) = corpus_contents() {
+        let lines: Vec<Vec<u8>> = files.iter().flat_map(|f| lines_of(f)).collect();
+        group(c, "corpus", &lines);
+    }
+}
+
+criterion_group!(benches, parse);
+criterion_main!(benches);

@@ -1,0 +1,545 @@
+//! A line read off its structural index ([`crate::structural`]) instead of simd-json's tape:
+//! the grammar is checked over the index, and only the strings a reader takes are looked at
+//! (borrowed from the line, or unescaped when they hold an escape). What simd-json's stage 2
+//! spends on every string and number of a line (its copies, a third of `skein stats`' work)
+//! is spent here only on the few fields the envelope reads.
+//!
+//! [`Lazy::document`] vouches for a line only where simd-json certainly accepts it: valid
+//! UTF-8, an object, the grammar checked, strings closed with no control character and only
+//! the eight simple escapes, numbers of the plain forms (`-12`, `3.25`; no exponent, at most
+//! 18 digits), nesting no deeper than 64. Anything else gets `None`, and the caller parses the
+//! line as before; so what is read here is what the tape would give, which
+//! `lazy::tests` and the `lazy` fuzz target hold it to.
+
+use std::borrow::Cow;
+
+use crate::structural::Structure;
+
+/// Nesting deeper than this is left to simd-json (whose limit is 1,024).
+const MAX_DEPTH: usize = 64;
+
+/// Reusable state for reading lines off their index (one per thread).
+#[derive(Debug, Default)]
+pub struct Lazy {
+    structure: Structure,
+    /// For the index of each `{` or `[`, the index of its closing bracket.
+    close: Vec<u32>,
+    stack: Vec<u32>,
+}
+
+/// A checked document: where its values are, for reading.
+#[derive(Debug, Clone, Copy)]
+pub struct Doc<'a, 's> {
+    text: &'a str,
+    idx: &'s [u32],
+    close: &'s [u32],
+    structure: &'s Structure,
+}
+
+/// A value's place: the number of its first structural in the index.
+pub type At = usize;
+
+/// What the walk expects next.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    Value,
+    ValueOrClose,
+    KeyOrClose,
+    Key,
+    Colon,
+    CommaOrClose,
+    End,
+}
+
+/// Whether a number of the plain forms (`-?(0|[1-9][0-9]*)(\.[0-9]+)?`, at most 18 digits)
+/// starts `text` and ends where a value may end. Others (exponents, long mantissas) are left
+/// to simd-json, whose number parser decides their fate.
+fn plain_number(text: &[u8]) -> bool {
+    let mut i = usize::from(text.first() == Some(&b'-'));
+    let int_start = i;
+    while text.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    let int_len = i - int_start;
+    if int_len == 0 || (int_len > 1 && text[int_start] == b'0') {
+        return false;
+    }
+    let mut digits = int_len;
+    if text.get(i) == Some(&b'.') {
+        i += 1;
+        let frac_start = i;
+        while text.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == frac_start {
+            return false;
+        }
+        digits += i - frac_start;
+    }
+    digits <= 18 && ends_value(text.get(i))
+}
+
+/// Whether a scalar may end before `next` (the end of the line, whitespace or an operator).
+fn ends_value(next: Option<&u8>) -> bool {
+    matches!(
+        next,
+        None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b':')
+    )
+}
+
+/// Whether the literal `word` starts `text` and ends there.
+fn literal(text: &[u8], word: &[u8]) -> bool {
+    text.starts_with(word) && ends_value(text.get(word.len()))
+}
+
+impl Lazy {
+    /// Empty buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `text` (one line, trimmed) checked and indexed, or `None` where the line is left to
+    /// simd-json (see the module's text).
+    pub fn document<'a, 's>(&'s mut self, text: &'a [u8]) -> Option<Doc<'a, 's>> {
+        if text.first() != Some(&b'{') {
+            return None;
+        }
+        let text = simdutf8::basic::from_utf8(text).ok()?;
+        let Self {
+            structure,
+            close,
+            stack,
+        } = self;
+        if !structure.index(text.as_bytes()) {
+            return None;
+        }
+        walk(text.as_bytes(), &structure.idx, close, stack)?;
+        Some(Doc {
+            text,
+            idx: &structure.idx,
+            close,
+            structure,
+        })
+    }
+}
+
+/// Checks the grammar over the index and notes where every container closes.
+fn walk(text: &[u8], idx: &[u32], close: &mut Vec<u32>, stack: &mut Vec<u32>) -> Option<()> {
+    close.clear();
+    close.resize(idx.len(), 0);
+    stack.clear();
+    let mut expect = Expect::Value;
+    for (n, &at) in idx.iter().enumerate() {
+        let at = at as usize;
+        let c = text[at];
+        let n32 = u32::try_from(n).ok()?;
+        expect = match (expect, c) {
+            (Expect::Value | Expect::ValueOrClose, b'{') => {
+                stack.push(n32);
+                Expect::KeyOrClose
+            }
+            (Expect::Value | Expect::ValueOrClose, b'[') => {
+                stack.push(n32);
+                Expect::ValueOrClose
+            }
+            (Expect::Value | Expect::ValueOrClose, b'"') => after_value(stack),
+            (Expect::Value | Expect::ValueOrClose, b't') if literal(&text[at..], b"true") => {
+                after_value(stack)
+            }
+            (Expect::Value | Expect::ValueOrClose, b'f') if literal(&text[at..], b"false") => {
+                after_value(stack)
+            }
+            (Expect::Value | Expect::ValueOrClose, b'n') if literal(&text[at..], b"null") => {
+                after_value(stack)
+            }
+            (Expect::Value | Expect::ValueOrClose, b'-' | b'0'..=b'9')
+                if plain_number(&text[at..]) =>
+            {
+                after_value(stack)
+            }
+            (Expect::KeyOrClose | Expect::Key, b'"') => Expect::Colon,
+            (Expect::Colon, b':') => Expect::Value,
+            (Expect::CommaOrClose, b',') => {
+                let open = *stack.last()? as usize;
+                if text[idx[open] as usize] == b'{' {
+                    Expect::Key
+                } else {
+                    Expect::Value
+                }
+            }
+            (Expect::KeyOrClose | Expect::CommaOrClose, b'}')
+            | (Expect::ValueOrClose | Expect::CommaOrClose, b']') => {
+                let open = stack.pop()? as usize;
+                if text[idx[open] as usize] != if c == b'}' { b'{' } else { b'[' } {
+                    return None;
+                }
+                close[open] = n32;
+                after_value(stack)
+            }
+            _ => return None,
+        };
+        if stack.len() > MAX_DEPTH {
+            return None;
+        }
+    }
+    (expect == Expect::End).then_some(())
+}
+
+fn after_value(stack: &[u32]) -> Expect {
+    if stack.is_empty() {
+        Expect::End
+    } else {
+        Expect::CommaOrClose
+    }
+}
+
+/// A value's kind, by its first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Object,
+    Array,
+    String,
+    True,
+    False,
+    Null,
+    Number,
+}
+
+impl<'a> Doc<'a, '_> {
+    /// The document's root (an object).
+    pub const ROOT: At = 0;
+
+    fn byte(&self, at: At) -> u8 {
+        self.text.as_bytes()[self.idx[at] as usize]
+    }
+
+    /// The kind of the value at `at`.
+    pub fn kind(&self, at: At) -> Kind {
+        match self.byte(at) {
+            b'{' => Kind::Object,
+            b'[' => Kind::Array,
+            b'"' => Kind::String,
+            b't' => Kind::True,
+            b'f' => Kind::False,
+            b'n' => Kind::Null,
+            _ => Kind::Number,
+        }
+    }
+
+    /// Where the value after the one at `at` would start (past its closing bracket).
+    fn after(&self, at: At) -> At {
+        match self.byte(at) {
+            b'{' | b'[' => self.close[at] as usize + 1,
+            _ => at + 1,
+        }
+    }
+
+    /// The raw bytes of the string at `at`, between its quotes, and where they start.
+    fn raw(&self, at: At) -> (usize, &'a str) {
+        let start = self.idx[at] as usize + 1;
+        // The closing quote is the last byte before the next structural but whitespace; a
+        // string in a checked object is always followed by one.
+        let next = self
+            .idx
+            .get(at + 1)
+            .map_or(self.text.len(), |&n| n as usize);
+        let bytes = self.text.as_bytes();
+        let mut end = next;
+        while end > start && bytes[end - 1] != b'"' {
+            end -= 1;
+        }
+        (start, self.text.get(start..end - 1).unwrap_or_default())
+    }
+
+    /// The string at `at` (`None` for any other value), unescaped.
+    pub fn str(&self, at: Option<At>) -> Option<Cow<'a, str>> {
+        let at = at?;
+        if self.kind(at) != Kind::String {
+            return None;
+        }
+        let (start, raw) = self.raw(at);
+        if !self.structure.has_backslash(start, start + raw.len()) {
+            return Some(Cow::Borrowed(raw));
+        }
+        // Runs between escapes are copied whole (an escape is ASCII, so they are `str`s).
+        let mut out = String::with_capacity(raw.len());
+        let mut rest = raw;
+        while let Some(at) = rest.find('\\') {
+            out.push_str(&rest[..at]);
+            let escaped = rest.as_bytes().get(at + 1).copied()?;
+            out.push(match escaped {
+                b'b' => '\u{8}',
+                b'f' => '\u{c}',
+                b'n' => '\n',
+                b'r' => '\r',
+                b't' => '\t',
+                other => char::from(other),
+            });
+            rest = &rest[at + 2..];
+        }
+        out.push_str(rest);
+        Some(Cow::Owned(out))
+    }
+
+    /// The length in bytes of the string at `at` once unescaped.
+    pub fn str_len(&self, at: At) -> usize {
+        let (start, raw) = self.raw(at);
+        raw.len() - self.structure.escapes_in(start, start + raw.len())
+    }
+
+    /// The key at `at` as written: a key with an escape is none of the names the readers
+    /// look for (an escape stands for a quote, a backslash, a slash or a control character).
+    fn key(&self, at: At) -> &'a [u8] {
+        self.raw(at).1.as_bytes()
+    }
+
+    /// The values of the object or array at `at`, each with its key (`None` in an array).
+    pub fn entries(&self, at: At) -> impl Iterator<Item = (Option<&'a [u8]>, At)> + '_ {
+        let object = self.kind(at) == Kind::Object;
+        let container = object || self.kind(at) == Kind::Array;
+        let end = if container {
+            self.close[at] as usize
+        } else {
+            at
+        };
+        let mut next = at + 1;
+        std::iter::from_fn(move || {
+            if next >= end {
+                return None;
+            }
+            let (key, value) = if object {
+                (Some(self.key(next)), next + 2)
+            } else {
+                (None, next)
+            };
+            // Past the value's comma (or onto the closing bracket).
+            next = self.after(value) + 1;
+            Some((key, value))
+        })
+    }
+
+    /// Where the values of the keys `index` numbers are in the object at `at`; `None` when a
+    /// key `index` numbers occurs twice (serde's derived readers refuse such an object, as
+    /// [`crate::tape::fields_by`] says).
+    pub fn fields_by<const N: usize>(
+        &self,
+        at: At,
+        index: impl Fn(&[u8]) -> Option<usize>,
+    ) -> Option<[Option<At>; N]> {
+        let mut found = [None; N];
+        for (key, value) in self.entries(at) {
+            let Some(slot) = key.and_then(&index).and_then(|i| found.get_mut(i)) else {
+                continue;
+            };
+            if slot.replace(value).is_some() {
+                return None;
+            }
+        }
+        Some(found)
+    }
+
+    /// The count at `at` as [`crate::lenient::Count`] reads it (as [`crate::tape::count_at`]).
+    pub fn count(&self, at: Option<At>) -> u64 {
+        let Some(at) = at.filter(|&at| self.kind(at) == Kind::Number) else {
+            return 0;
+        };
+        let start = self.idx[at] as usize;
+        let bytes = &self.text.as_bytes()[start..];
+        let len = bytes
+            .iter()
+            .position(|b| !matches!(b, b'-' | b'.' | b'0'..=b'9'))
+            .unwrap_or(bytes.len());
+        let number = &self.text[start..start + len];
+        if number.contains('.') {
+            // `as` saturates and truncates toward zero, as the tape's reader does.
+            #[allow(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "as the tape"
+            )]
+            return number.parse::<f64>().map_or(0, |f| f as u64);
+        }
+        number.parse::<u64>().unwrap_or(0)
+    }
+
+    /// Whether the value at `at` is `true`.
+    pub fn flag(&self, at: Option<At>) -> bool {
+        at.is_some_and(|at| self.kind(at) == Kind::True)
+    }
+
+    /// `at` when a value is there that is not `null`.
+    pub fn present(&self, at: Option<At>) -> Option<At> {
+        at.filter(|&at| self.kind(at) != Kind::Null)
+    }
+
+    /// `at` when the value there is an object.
+    pub fn object(&self, at: Option<At>) -> Option<At> {
+        at.filter(|&at| self.kind(at) == Kind::Object)
+    }
+}
+
+/// `doc_fields!(doc, at, "type", "uuid", …)`: [`Doc::fields_by`] of the keys named, numbered
+/// in the order given (as [`crate::tape_fields!`]).
+#[macro_export]
+macro_rules! doc_fields {
+    ($doc:expr, $at:expr, $($key:literal),+ $(,)?) => {
+        $doc.fields_by($at, |k: &[u8]| {
+            let mut i = 0usize;
+            $(
+                if k == $key.as_bytes() {
+                    return Some(i);
+                }
+                i += 1;
+            )+
+            let _ = i;
+            None
+        })
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn simd_json_accepts(text: &[u8]) -> bool {
+        simd_json::to_tape(&mut text.to_vec()).is_ok()
+    }
+
+    #[test]
+    fn reads_strings_counts_and_flags_where_they_are() {
+        let line =
+            br#"{"s":"a\"b\\c\/d\n","n":[12,-3,2.75,0,-0.5,"7"],"t":true,"z":null,"o":{},"e":""}"#;
+        let mut lazy = Lazy::new();
+        let doc = lazy.document(line).expect("a plain line");
+        let [s, n, t, z, o, e] = doc_fields!(doc, Doc::ROOT, "s", "n", "t", "z", "o", "e").unwrap();
+        assert_eq!(doc.str(s).as_deref(), Some("a\"b\\c/d\n"));
+        assert_eq!(doc.str_len(s.unwrap()), "a\"b\\c/d\n".len());
+        // Borrowed from the line where there is nothing to unescape.
+        assert!(matches!(doc.str(s), Some(Cow::Owned(_))));
+        assert!(matches!(doc.str(e), Some(Cow::Borrowed(""))));
+        let counts: Vec<u64> = doc
+            .entries(n.unwrap())
+            .map(|(_, v)| doc.count(Some(v)))
+            .collect();
+        assert_eq!(counts, [12, 0, 2, 0, 0, 0]);
+        assert!(doc.flag(t) && !doc.flag(z) && !doc.flag(n));
+        assert_eq!(doc.present(z), None);
+        assert_eq!(doc.object(o), o);
+        assert_eq!(doc.entries(o.unwrap()).count(), 0);
+        assert_eq!(doc.str(e).as_deref(), Some(""));
+        assert_eq!(doc.str(n), None);
+        // A key written twice is refused where it is asked for, not otherwise.
+        let twice = br#"{"a":1,"b":2,"a":3}"#;
+        let doc = lazy.document(twice).unwrap();
+        let a: Option<[Option<At>; 1]> = doc_fields!(doc, Doc::ROOT, "a");
+        assert!(a.is_none());
+        let b: Option<[Option<At>; 1]> = doc_fields!(doc, Doc::ROOT, "b");
+        assert_eq!(b, Some([Some(7)]), "the index of `2`");
+    }
+
+    #[test]
+    fn leaves_every_line_it_does_not_vouch_for_to_simd_json() {
+        let mut lazy = Lazy::new();
+        for line in [
+            r#"{"a":"\u00e9"}"#,
+            r#"{"a":1e5}"#,
+            r#"{"a":1234567890123456789}"#,
+            r#"{"a":01}"#,
+            r#"{"a":1.}"#,
+            r#"{"a":tru}"#,
+            r#"{"a":[1,]}"#,
+            r#"{"a":1,}"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1}x"#,
+            r#"{"a":1} {}"#,
+            r#"{"a":"x"y}"#,
+            "[1]",
+            "{\"a\":\"\u{1}\"}",
+            r#"{"a":"\q"}"#,
+            r#"{"a":"unclosed}"#,
+            r#"{"a":[}"#,
+            r#"{"a":{]}"#,
+        ] {
+            assert!(lazy.document(line.as_bytes()).is_none(), "{line}");
+        }
+        assert!(lazy.document(b"{\"a\":\"\xff\"}").is_none());
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(70), "]".repeat(70));
+        assert!(lazy.document(deep.as_bytes()).is_none());
+        let deep_enough = format!("{{\"a\":{}1{}}}", "[".repeat(60), "]".repeat(60));
+        assert!(lazy.document(deep_enough.as_bytes()).is_some());
+        for line in [
+            "{}",
+            "{ \"a\" : [ 1 , { } , [ ] , \"\" ] }",
+            "{\"a\":\t-0.25}",
+            r#"{"k\"ey":"\b\f\r\t\/"}"#,
+        ] {
+            assert!(lazy.document(line.as_bytes()).is_some(), "{line}");
+        }
+    }
+
+    const TOKENS: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ":",
+        ",",
+        " ",
+        "\t",
+        "\"k\"",
+        "\"v\\n\"",
+        "\"\\\\\"",
+        "\"\\\"\"",
+        "\"",
+        "\\",
+        "1",
+        "-0",
+        "01",
+        "1.5",
+        "1.",
+        "-",
+        "1e5",
+        "true",
+        "tru",
+        "false",
+        "null",
+        "nul",
+        "\"\u{e9}\"",
+        "\"\u{1}\"",
+        "\"\\u0041\"",
+        "\"\\ud800\"",
+        "x",
+        "\u{7f}",
+    ];
+
+    proptest! {
+        /// Whatever bytes a line holds, the index vouches only for what simd-json accepts.
+        #[test]
+        fn vouches_only_for_what_simd_json_accepts(
+            parts in proptest::collection::vec(proptest::sample::select(TOKENS), 0..40)
+        ) {
+            let line = format!("{{{}", parts.concat());
+            if Lazy::new().document(line.as_bytes()).is_some() {
+                prop_assert!(simd_json_accepts(line.as_bytes()), "{}", line);
+            }
+        }
+
+        /// Every object of the plain kind is vouched for.
+        #[test]
+        fn vouches_for_plain_objects(
+            members in proptest::collection::vec(
+                (proptest::sample::select(&["a", "type", "t\\\"x"][..]),
+                 proptest::sample::select(&["1", "-2.5", "true", "null", "\"s\\n\"", "[]", "{\"x\":[1,{}]}"][..])),
+                0..6,
+            ),
+            space in proptest::sample::select(&["", " ", "\t"][..]),
+        ) {
+            let body: Vec<String> = members.iter().map(|(k, v)| format!("\"{k}\"{space}:{space}{v}")).collect();
+            let line = format!("{{{}}}", body.join(&format!(",{space}")));
+            prop_assert!(simd_json_accepts(line.as_bytes()), "{}", line);
+            prop_assert!(Lazy::new().document(line.as_bytes()).is_some(), "{}", line);
+        }
+    }
+}

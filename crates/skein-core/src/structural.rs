@@ -1,0 +1,513 @@
+//! Stage 1 of a JSON parse, and nothing after it: where a line's structural characters are
+//! (`{ } [ ] : ,`, every string's opening quote, the first byte of every other value), and
+//! which characters are escaped. [`crate::lazy`] walks these to read a few fields of a line
+//! without building simd-json's tape or unescaping the strings it does not read.
+//!
+//! The technique is simdjson's (Langdale and Lemire, "Parsing Gigabytes of JSON per Second"):
+//! each 64-byte block becomes bit masks (quotes, backslashes, operators, whitespace, control
+//! characters), odd runs of backslashes mark escaped characters, a prefix XOR of the unescaped
+//! quotes marks what is inside strings, and the bits left are flattened into byte offsets.
+//! The masks of one block come from AVX2 where the CPU has it and from a byte loop otherwise;
+//! both give the same masks (`structural::tests`).
+//!
+//! [`Structure::index`] answers `false` for what it does not vouch for: an unclosed string, a
+//! control character inside a string, an escape other than `\" \\ \/ \b \f \n \r \t` (a `\u`
+//! escape included: simd-json checks its surrogates, and the caller lets simd-json judge such
+//! lines). UTF-8 is not checked here.
+
+#![allow(
+    unsafe_code,
+    reason = "AVX2 intrinsics behind runtime detection, in one function"
+)]
+
+/// A line's structural offsets and escaped characters (one per 64-byte block), reused from
+/// line to line.
+#[derive(Debug, Default)]
+pub struct Structure {
+    /// Byte offsets of the structural characters, in order.
+    pub idx: Vec<u32>,
+    /// Per 64-byte block: bit `i` of `.0` for a backslash at `64 * b + i`, of `.1` for a byte
+    /// that follows an odd run of backslashes (the escaped character a run ends with).
+    pub escapes: Vec<(u64, u64)>,
+}
+
+/// The masks of one 64-byte block: bit `i` for byte `i`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Masks {
+    quote: u64,
+    backslash: u64,
+    /// `{ } [ ] : ,`
+    op: u64,
+    /// space, tab, line feed, carriage return
+    ws: u64,
+    /// bytes below 0x20
+    ctrl: u64,
+    /// what may follow a backslash: `" \ / b f n r t`
+    escapable: u64,
+}
+
+const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// Bit `i` set when an odd number of bits at or below `i` are set.
+fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
+}
+
+/// The characters escaped by an odd run of backslashes (simdjson's `find_odd_backslash_sequences`);
+/// `odd_carry` says whether the previous block ended inside such a run.
+fn escaped_chars(backslash: u64, odd_carry: &mut u64) -> u64 {
+    let starts = backslash & !(backslash << 1);
+    let even_start_mask = EVEN_BITS ^ *odd_carry;
+    let even_starts = starts & even_start_mask;
+    let odd_starts = starts & !even_start_mask;
+    let even_carries = backslash.wrapping_add(even_starts);
+    let (mut odd_carries, overflow) = backslash.overflowing_add(odd_starts);
+    odd_carries |= *odd_carry;
+    *odd_carry = u64::from(overflow);
+    let even_carry_ends = even_carries & !backslash;
+    let odd_carry_ends = odd_carries & !backslash;
+    (even_carry_ends & !EVEN_BITS) | (odd_carry_ends & EVEN_BITS)
+}
+
+fn masks_bytes(block: &[u8; 64]) -> Masks {
+    let mut m = Masks::default();
+    for (i, &b) in block.iter().enumerate() {
+        let bit = 1u64 << i;
+        match b {
+            b'"' => m.quote |= bit,
+            b'\\' => m.backslash |= bit,
+            b'{' | b'}' | b'[' | b']' | b':' | b',' => m.op |= bit,
+            b' ' | b'\t' | b'\n' | b'\r' => m.ws |= bit,
+            _ => {}
+        }
+        if b < 0x20 {
+            m.ctrl |= bit;
+        }
+        if matches!(b, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') {
+            m.escapable |= bit;
+        }
+    }
+    m
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8,
+    };
+
+    use super::Masks;
+
+    /// Whether this CPU runs [`masks`] and [`prefix_xor`] (checked once).
+    pub(super) fn available() -> bool {
+        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *HAS.get_or_init(|| {
+            std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("pclmulqdq")
+                && std::is_x86_feature_detected!("popcnt")
+                && std::is_x86_feature_detected!("bmi1")
+        })
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    #[allow(clippy::cast_possible_wrap, reason = "byte patterns")]
+    fn eq(v: __m256i, c: u8) -> __m256i {
+        _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8))
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    #[allow(clippy::cast_sign_loss, reason = "a movemask is 32 bits")]
+    fn bits(lo: __m256i, hi: __m256i) -> u64 {
+        u64::from(_mm256_movemask_epi8(lo) as u32)
+            | (u64::from(_mm256_movemask_epi8(hi) as u32) << 32)
+    }
+
+    /// `{ } [ ] : ,`: `[ ]` differ from `{ }` by 0x20, one compare each after folding them up.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn op(v: __m256i) -> __m256i {
+        let folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+        _mm256_or_si256(
+            _mm256_or_si256(eq(folded, b'{'), eq(folded, b'}')),
+            _mm256_or_si256(eq(v, b':'), eq(v, b',')),
+        )
+    }
+
+    /// Bytes below 0x20.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn ctrl(v: __m256i) -> __m256i {
+        let max = _mm256_set1_epi8(0x1f);
+        _mm256_cmpeq_epi8(_mm256_max_epu8(v, max), max)
+    }
+
+    /// `/ b f n r t` (with the quote and the backslash, what may follow a backslash).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn escapable(v: __m256i) -> __m256i {
+        _mm256_or_si256(
+            _mm256_or_si256(
+                _mm256_or_si256(eq(v, b'/'), eq(v, b'b')),
+                _mm256_or_si256(eq(v, b'f'), eq(v, b'n')),
+            ),
+            _mm256_or_si256(eq(v, b'r'), eq(v, b't')),
+        )
+    }
+
+    /// Tab, line feed, carriage return.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn tnr(v: __m256i) -> __m256i {
+        _mm256_or_si256(_mm256_or_si256(eq(v, b'\t'), eq(v, b'\n')), eq(v, b'\r'))
+    }
+
+    /// [`super::prefix_xor`] in one carry-less multiplication by all ones.
+    #[target_feature(enable = "avx2,pclmulqdq")]
+    #[inline]
+    #[allow(
+        clippy::cast_possible_wrap,
+        clippy::cast_sign_loss,
+        reason = "bit patterns"
+    )]
+    pub(super) fn prefix_xor(x: u64) -> u64 {
+        use std::arch::x86_64::{
+            _mm_clmulepi64_si128, _mm_cvtsi128_si64, _mm_set_epi64x, _mm_set1_epi8,
+        };
+        _mm_cvtsi128_si64(_mm_clmulepi64_si128(
+            _mm_set_epi64x(0, x as i64),
+            _mm_set1_epi8(-1),
+            0,
+        )) as u64
+    }
+
+    /// The masks of `block`, as [`super::masks_bytes`] gives them.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn masks(block: &[u8; 64]) -> Masks {
+        // SAFETY: both loads read 32 bytes inside the 64-byte array (unaligned loads).
+        #[allow(clippy::cast_ptr_alignment, reason = "`loadu` loads unaligned")]
+        let (lo, hi) = unsafe {
+            (
+                _mm256_loadu_si256(block.as_ptr().cast::<__m256i>()),
+                _mm256_loadu_si256(block.as_ptr().add(32).cast::<__m256i>()),
+            )
+        };
+        let (quote_lo, quote_hi) = (eq(lo, b'"'), eq(hi, b'"'));
+        let (backslash_lo, backslash_hi) = (eq(lo, b'\\'), eq(hi, b'\\'));
+        Masks {
+            quote: bits(quote_lo, quote_hi),
+            backslash: bits(backslash_lo, backslash_hi),
+            escapable: bits(
+                _mm256_or_si256(escapable(lo), _mm256_or_si256(quote_lo, backslash_lo)),
+                _mm256_or_si256(escapable(hi), _mm256_or_si256(quote_hi, backslash_hi)),
+            ),
+            op: bits(op(lo), op(hi)),
+            ws: bits(
+                _mm256_or_si256(eq(lo, b' '), tnr(lo)),
+                _mm256_or_si256(eq(hi, b' '), tnr(hi)),
+            ),
+            ctrl: bits(ctrl(lo), ctrl(hi)),
+        }
+    }
+}
+
+/// Bits `from..to` of a block (`from < to <= 64`).
+fn span(from: usize, to: usize) -> u64 {
+    if to - from == 64 {
+        u64::MAX
+    } else {
+        ((1u64 << (to - from)) - 1) << from
+    }
+}
+
+/// Whether the fast masks run on this CPU.
+fn simd_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return avx2::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// The loop of [`Structure::index`] over `text`'s blocks, with `$masks` giving a block's masks
+/// (a macro, so that the AVX2 copy is compiled for AVX2 whole).
+macro_rules! index_loop {
+    ($s:ident, $text:ident, $masks:path, $prefix_xor:path) => {{
+        let text: &[u8] = $text;
+        $s.idx.clear();
+        $s.escapes.clear();
+        $s.escapes.reserve(text.len() / 64 + 1);
+        if u32::try_from(text.len()).is_err() {
+            return false;
+        }
+        let (mut odd_carry, mut in_string_carry, mut scalar_carry) = (0u64, 0u64, 0u64);
+        let mut bad = 0u64;
+        let mut base = 0u32;
+        let chunks = text.chunks_exact(64);
+        // The last, partial block is read from a copy padded with spaces.
+        let mut tail = [b' '; 64];
+        let rest = chunks.remainder();
+        tail[..rest.len()].copy_from_slice(rest);
+        let last = (!rest.is_empty()).then_some(&tail);
+        for block in chunks
+            .filter_map(|c| <&[u8; 64]>::try_from(c).ok())
+            .chain(last)
+        {
+            // Through memory on purpose: without `black_box`, LLVM carried the masks' bit
+            // operations out as vectors of 64 one-bit lanes (`vpinsrb`/`vpextrb` by the
+            // hundred) and the index ran at 1.0 GiB/s instead of 2.4 (`benches/benches/parse.rs`).
+            let m = std::hint::black_box($masks(block));
+            let escaped = escaped_chars(m.backslash, &mut odd_carry);
+            let quote = m.quote & !escaped;
+            let in_string = $prefix_xor(quote) ^ in_string_carry;
+            in_string_carry = 0u64.wrapping_sub(in_string >> 63);
+            // Inside a string, its closing quote included, its opening quote not.
+            let string_tail = in_string ^ quote;
+            let scalar = !(m.op | m.ws);
+            let nonquote_scalar = scalar & !quote;
+            let follows_scalar = (nonquote_scalar << 1) | scalar_carry;
+            scalar_carry = nonquote_scalar >> 63;
+            let mut structural = (m.op | (scalar & !follows_scalar)) & !string_tail;
+            bad |= m.ctrl & string_tail;
+            bad |= escaped & !m.escapable;
+            $s.escapes.push((m.backslash, escaped));
+            // The offsets are written into the spare capacity, a block's at most 64, with
+            // no capacity check per offset (the check and its spills were a fifth of the loop).
+            $s.idx.reserve(64);
+            let len = $s.idx.len();
+            let spare = $s.idx.spare_capacity_mut();
+            let count = structural.count_ones() as usize;
+            for slot in spare.iter_mut().take(count) {
+                slot.write(base + structural.trailing_zeros());
+                structural &= structural.wrapping_sub(1);
+            }
+            // SAFETY: the `count` slots past `len` were written just above (`reserve(64)`
+            // made room for them: a block has 64 bytes).
+            unsafe { $s.idx.set_len(len + count) };
+            base = base.wrapping_add(64);
+        }
+        in_string_carry == 0 && bad == 0
+    }};
+}
+
+impl Structure {
+    /// Empty buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Indexes `text` (a whole JSON document; lines of up to 4 GiB). `false` where the
+    /// document has an unclosed string, a control character in a string or an escape other
+    /// than the eight simple ones: the caller then leaves it to a full parser.
+    pub fn index(&mut self, text: &[u8]) -> bool {
+        self.index_with(text, simd_available())
+    }
+
+    fn index_with(&mut self, text: &[u8], simd: bool) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if simd {
+            // SAFETY: `simd` is only true when `avx2::available()` said so.
+            return unsafe { self.index_avx2(text) };
+        }
+        let _ = simd;
+        self.index_bytes(text)
+    }
+
+    fn index_bytes(&mut self, text: &[u8]) -> bool {
+        index_loop!(self, text, masks_bytes, prefix_xor)
+    }
+
+    /// [`Structure::index_bytes`] with the masks of AVX2 and a carry-less multiply, all of it
+    /// compiled for them (so that the masks inline into the loop).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, PCLMULQDQ, POPCNT and BMI1 ([`avx2::available`]).
+    #[cfg(target_arch = "x86_64")]
+    // `popcnt` and `bmi1` (`tzcnt`): the flattening counts and walks bits; without them the
+    // count was a multiply-and-shift sequence in the loop's profile.
+    #[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
+    unsafe fn index_avx2(&mut self, text: &[u8]) -> bool {
+        index_loop!(self, text, avx2::masks, avx2::prefix_xor)
+    }
+
+    /// How many bytes the escapes in `text[start..end]` (a string's inside) add to what they
+    /// stand for: one each, `\n` being two bytes for one. Only the eight simple escapes occur
+    /// in an indexed document. A run of `L` backslashes holds `L / 2` escaped backslashes and,
+    /// when `L` is odd, escapes the byte after it: `(L + odd) / 2` escapes, so the escapes of a
+    /// string are half its backslashes plus its runs' escaped ends.
+    pub fn escapes_in(&self, start: usize, end: usize) -> usize {
+        self.count_in(start, end) / 2
+    }
+
+    /// Whether `text[start..end]` holds a backslash.
+    pub fn has_backslash(&self, start: usize, end: usize) -> bool {
+        let mut at = start;
+        while at < end {
+            let block = at / 64;
+            let (from, to) = (at % 64, (end - block * 64).min(64));
+            let backslash = self.escapes.get(block).map_or(0, |e| e.0);
+            if backslash & span(from, to) != 0 {
+                return true;
+            }
+            at = block * 64 + to;
+        }
+        false
+    }
+
+    /// Backslashes plus escaped run ends in `text[start..end]`.
+    fn count_in(&self, start: usize, end: usize) -> usize {
+        let mut n = 0;
+        let mut at = start;
+        while at < end {
+            let block = at / 64;
+            let from = at % 64;
+            let to = (end - block * 64).min(64);
+            let (backslash, escaped) = self.escapes.get(block).copied().unwrap_or_default();
+            let span = span(from, to);
+            n += ((backslash & span).count_ones() + (escaped & span).count_ones()) as usize;
+            at = block * 64 + to;
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What the index must hold, by a plain walk over the bytes; `None` for a backslash outside
+    /// strings (no JSON, and the walker refuses the value it starts, whatever the index says).
+    fn by_hand(text: &[u8]) -> Option<(Vec<u32>, bool)> {
+        let mut idx = Vec::new();
+        let (mut in_string, mut escape, mut in_scalar) = (false, false, false);
+        let mut ok = true;
+        for (i, &b) in text.iter().enumerate() {
+            let i = u32::try_from(i).unwrap();
+            if in_string {
+                if escape {
+                    escape = false;
+                    if !b"\"\\/bfnrt".contains(&b) {
+                        return Some((idx, false));
+                    }
+                } else if b == b'\\' {
+                    escape = true;
+                } else if b == b'"' {
+                    in_string = false;
+                } else if b < 0x20 {
+                    ok = false;
+                }
+                continue;
+            }
+            match b {
+                b'{' | b'}' | b'[' | b']' | b':' | b',' => {
+                    idx.push(i);
+                    in_scalar = false;
+                }
+                b' ' | b'\t' | b'\n' | b'\r' => in_scalar = false,
+                b'"' => {
+                    // A quote right after a scalar's byte is no value's start (simdjson's
+                    // rule); the walker refuses that scalar anyway.
+                    if !in_scalar {
+                        idx.push(i);
+                    }
+                    in_string = true;
+                    in_scalar = false;
+                }
+                _ => {
+                    if !in_scalar {
+                        idx.push(i);
+                    }
+                    in_scalar = true;
+                    if b == b'\\' {
+                        return None;
+                    }
+                }
+            }
+        }
+        Some((idx, ok && !in_string))
+    }
+
+    fn check(text: &[u8]) {
+        let Some(expected) = by_hand(text) else {
+            return;
+        };
+        for simd in [false, simd_available()] {
+            let mut s = Structure::new();
+            let ok = s.index_with(text, simd);
+            assert_eq!(
+                ok,
+                expected.1,
+                "{:?} simd={simd}",
+                String::from_utf8_lossy(text)
+            );
+            if ok {
+                assert_eq!(s.idx, expected.0, "{:?}", String::from_utf8_lossy(text));
+            }
+        }
+    }
+
+    #[test]
+    fn marks_what_simdjson_marks() {
+        for text in [
+            r#"{"a":1,"b":[true,false,null],"c":{"d":"e\"f\\"}}"#,
+            r#"{ "k" : "v" , "n" : -12.5e3 }"#,
+            r#"{"a":"\u00e9"}"#,
+            r#"{"a":"\x"}"#,
+            "{\"a\":\"tab\there\"}",
+            r#"{"a":"unclosed}"#,
+            r#"{"x":"\\\\\""}"#,
+            r#"{"x":"a"b"c"}"#,
+            "",
+            "{}",
+        ] {
+            check(text.as_bytes());
+        }
+        // Escapes and strings across block boundaries.
+        for pad in 55..70 {
+            let line = format!(
+                r#"{{"{}":"\\\"{}\\","z":[1, 2]}}"#,
+                "k".repeat(pad),
+                "q".repeat(pad)
+            );
+            check(line.as_bytes());
+        }
+    }
+
+    #[test]
+    fn counts_the_escapes_of_a_span() {
+        let line = format!(r#"{{"a":"{}\n\\\"x{}\t"}}"#, "y".repeat(60), "z".repeat(70));
+        let mut s = Structure::new();
+        assert!(s.index(line.as_bytes()));
+        let start = 6;
+        let end = line.len() - 2;
+        assert_eq!(s.escapes_in(start, end), 4);
+        assert_eq!(s.escapes_in(start, start + 60), 0);
+        assert_eq!(s.escapes_in(0, line.len()), 4);
+    }
+
+    proptest! {
+        #[test]
+        fn generated_lines_index_as_by_hand(
+            parts in proptest::collection::vec(
+                proptest::sample::select(&[
+                    "{", "}", "[", "]", ":", ",", " ", "\t", "\"", "\\", "\\\"", "\\\\", "\\n",
+                    "\\u", "abc", "1", "-2.5", "true", "\u{e9}", "\u{1}", "\r", "\u{7f}", "x\"y",
+                ][..]),
+                0..90,
+            )
+        ) {
+            let text: String = parts.concat();
+            check(text.as_bytes());
+        }
+    }
+}
