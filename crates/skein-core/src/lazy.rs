@@ -234,21 +234,24 @@ impl<'a> Doc<'a, '_> {
         }
     }
 
-    /// The raw bytes of the string at `at`, between its quotes, and where they start.
-    fn raw(&self, at: At) -> (usize, &'a str) {
+    /// Where the inside of the string at `at` starts and ends (between its quotes).
+    fn span(&self, at: At) -> (usize, usize) {
         let start = self.idx[at] as usize + 1;
-        // The closing quote is the last byte before the next structural but whitespace; a
-        // string in a checked object is always followed by one.
-        let next = self
-            .idx
-            .get(at + 1)
-            .map_or(self.text.len(), |&n| n as usize);
         let bytes = self.text.as_bytes();
-        let mut end = next;
+        // The closing quote is the last byte before the next structural but whitespace (most
+        // often the byte right before it); a string in a checked object is always followed by
+        // a structural.
+        let mut end = self.idx.get(at + 1).map_or(bytes.len(), |&n| n as usize);
         while end > start && bytes[end - 1] != b'"' {
             end -= 1;
         }
-        (start, self.text.get(start..end - 1).unwrap_or_default())
+        (start, end.saturating_sub(1).max(start))
+    }
+
+    /// The raw text of the string at `at`, between its quotes, and where it starts.
+    fn raw(&self, at: At) -> (usize, &'a str) {
+        let (start, end) = self.span(at);
+        (start, self.text.get(start..end).unwrap_or_default())
     }
 
     /// The string at `at` (`None` for any other value), unescaped.
@@ -290,7 +293,8 @@ impl<'a> Doc<'a, '_> {
     /// The key at `at` as written: a key with an escape is none of the names the readers
     /// look for (an escape stands for a quote, a backslash, a slash or a control character).
     fn key(&self, at: At) -> &'a [u8] {
-        self.raw(at).1.as_bytes()
+        let (start, end) = self.span(at);
+        &self.text.as_bytes()[start..end]
     }
 
     /// The values of the object or array at `at`, each with its key (`None` in an array).

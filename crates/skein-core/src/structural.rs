@@ -279,18 +279,23 @@ macro_rules! index_loop {
             bad |= m.ctrl & string_tail;
             bad |= escaped & !m.escapable;
             $s.escapes.push((m.backslash, escaped));
-            // The offsets are written into the spare capacity, a block's at most 64, with
-            // no capacity check per offset (the check and its spills were a fifth of the loop).
+            // The offsets are written into the spare capacity eight at a time, as simdjson
+            // does: the writes past the block's count are garbage the length leaves out, and
+            // there is no check per offset (the per-offset loop was a fifth of the index).
             $s.idx.reserve(64);
             let len = $s.idx.len();
-            let spare = $s.idx.spare_capacity_mut();
             let count = structural.count_ones() as usize;
-            for slot in spare.iter_mut().take(count) {
-                slot.write(base + structural.trailing_zeros());
-                structural &= structural.wrapping_sub(1);
+            let spare = &mut $s.idx.spare_capacity_mut()[..64];
+            let mut at = 0;
+            while at < count {
+                for slot in &mut spare[at..at + 8] {
+                    slot.write(base.wrapping_add(structural.trailing_zeros()));
+                    structural &= structural.wrapping_sub(1);
+                }
+                at += 8;
             }
             // SAFETY: the `count` slots past `len` were written just above (`reserve(64)`
-            // made room for them: a block has 64 bytes).
+            // made room for 64, and a block has at most 64 structurals).
             unsafe { $s.idx.set_len(len + count) };
             base = base.wrapping_add(64);
         }
