@@ -31,9 +31,9 @@ pub struct Lazy {
 #[derive(Debug, Clone, Copy)]
 pub struct Doc<'a, 's> {
     text: &'a str,
-    idx: &'s [u32],
-    close: &'s [u32],
+    /// The line's index (its offsets, `structure.idx`, and escapes).
     structure: &'s Structure,
+    close: &'s [u32],
 }
 
 /// A value's place: the number of its first structural in the index.
@@ -116,9 +116,8 @@ impl Lazy {
         walk(text.as_bytes(), &structure.idx, close, stack)?;
         Some(Doc {
             text,
-            idx: &structure.idx,
-            close,
             structure,
+            close,
         })
     }
 }
@@ -210,7 +209,7 @@ impl<'a> Doc<'a, '_> {
     pub const ROOT: At = 0;
 
     fn byte(&self, at: At) -> u8 {
-        self.text.as_bytes()[self.idx[at] as usize]
+        self.text.as_bytes()[self.structure.idx[at] as usize]
     }
 
     /// The kind of the value at `at`.
@@ -236,12 +235,16 @@ impl<'a> Doc<'a, '_> {
 
     /// Where the inside of the string at `at` starts and ends (between its quotes).
     fn span(&self, at: At) -> (usize, usize) {
-        let start = self.idx[at] as usize + 1;
+        let start = self.structure.idx[at] as usize + 1;
         let bytes = self.text.as_bytes();
         // The closing quote is the last byte before the next structural but whitespace (most
         // often the byte right before it); a string in a checked object is always followed by
         // a structural.
-        let mut end = self.idx.get(at + 1).map_or(bytes.len(), |&n| n as usize);
+        let mut end = self
+            .structure
+            .idx
+            .get(at + 1)
+            .map_or(bytes.len(), |&n| n as usize);
         while end > start && bytes[end - 1] != b'"' {
             end -= 1;
         }
@@ -261,7 +264,8 @@ impl<'a> Doc<'a, '_> {
             return None;
         }
         let (start, raw) = self.raw(at);
-        if !self.structure.has_backslash(start, start + raw.len()) {
+        // Inside a string every backslash starts an escape: none counted, none there.
+        if self.structure.escapes_in(start, start + raw.len()) == 0 {
             return Some(Cow::Borrowed(raw));
         }
         // Runs between escapes are copied whole (an escape is ASCII, so they are `str`s).
@@ -347,7 +351,7 @@ impl<'a> Doc<'a, '_> {
         let Some(at) = at.filter(|&at| self.kind(at) == Kind::Number) else {
             return 0;
         };
-        let start = self.idx[at] as usize;
+        let start = self.structure.idx[at] as usize;
         let bytes = &self.text.as_bytes()[start..];
         let len = bytes
             .iter()

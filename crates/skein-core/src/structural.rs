@@ -349,26 +349,7 @@ impl Structure {
     /// when `L` is odd, escapes the byte after it: `(L + odd) / 2` escapes, so the escapes of a
     /// string are half its backslashes plus its runs' escaped ends.
     pub fn escapes_in(&self, start: usize, end: usize) -> usize {
-        self.count_in(start, end) / 2
-    }
-
-    /// Whether `text[start..end]` holds a backslash.
-    pub fn has_backslash(&self, start: usize, end: usize) -> bool {
-        let mut at = start;
-        while at < end {
-            let block = at / 64;
-            let (from, to) = (at % 64, (end - block * 64).min(64));
-            let backslash = self.escapes.get(block).map_or(0, |e| e.0);
-            if backslash & span(from, to) != 0 {
-                return true;
-            }
-            at = block * 64 + to;
-        }
-        false
-    }
-
-    /// Backslashes plus escaped run ends in `text[start..end]`.
-    fn count_in(&self, start: usize, end: usize) -> usize {
+        // Backslashes plus escaped run ends, halved.
         let mut n = 0;
         let mut at = start;
         while at < end {
@@ -380,7 +361,7 @@ impl Structure {
             n += ((backslash & span).count_ones() + (escaped & span).count_ones()) as usize;
             at = block * 64 + to;
         }
-        n
+        n / 2
     }
 }
 

@@ -153,13 +153,12 @@ fn every_envelope_reads_the_same_off_the_tape() {
         let mut source = SliceLines::new(&data);
         while source.advance().expect("in memory") {
             let text = source.line().text;
-            if let Some(lazy) = skein_core::envelope_lazy::off_index(text) {
-                let (_, serde) = both_ways::<IgnoredAny>(&mut parser, text);
-                assert_eq!(lazy, serde, "{}:{}", f.display(), source.line().number);
-                off_index += 1;
-            }
             let (a, b) = both_ways::<IgnoredAny>(&mut parser, text);
             assert_eq!(a, b, "{}:{}", f.display(), source.line().number);
+            if let Some(lazy) = skein_core::envelope_lazy::off_index(text) {
+                assert_eq!(lazy, b, "{}:{}", f.display(), source.line().number);
+                off_index += 1;
+            }
             let (a, b) = both_ways::<serde_json::Value>(&mut parser, text);
             assert_eq!(a, b, "{}:{}", f.display(), source.line().number);
             lines += 1;
