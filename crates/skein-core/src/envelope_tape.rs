@@ -5,21 +5,21 @@
 //! of a derived struct written twice in one object: `duplicate field`), the reader gives up and
 //! the line takes the path serde's refusal took (serde_json, the last copy winning).
 //!
-//! `envelope_tape::tests` hold the two readers to the same envelope on lines of every shape the
-//! fields take and on generated records, and `skein-analysis`' corpus tests on every line of the
-//! corpus: a change to a lenient type or to
-//! the envelope must be made in both.
+//! The fields are read by [`crate::envelope_read`], which reads the index's envelope too; this
+//! file gives it the tape ([`Source`]) and builds tool inputs off it ([`FromTape`]).
+//! `envelope_tape::tests` hold the tape's envelope to serde's on lines of every shape the
+//! fields take and on generated records, and `skein-analysis`' corpus tests on every line of
+//! the corpus: a change to a lenient type must keep them equal.
 
 use std::borrow::Cow;
 
 use serde::de::IgnoredAny;
 use simd_json::{Node, StaticNode};
 
-use crate::envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
-use crate::lenient::{Count, Flag, ResultSize, Str};
-use crate::tape::{
-    count_at, entries, flag_at, object_at, object_field, present, str_at, str_field,
-};
+use crate::envelope::Envelope;
+use crate::envelope_read::{Source, envelope_from};
+use crate::lazy::Kind;
+use crate::tape::{count_at, entries, fields_by, str_at};
 
 /// What a tool input (`Block::input`) is read into, off the tape: skipped ([`IgnoredAny`]) or
 /// built ([`serde_json::Value`]).
@@ -77,242 +77,60 @@ impl FromTape<'_> for serde_json::Value {
     }
 }
 
+/// A line's tape as a [`Source`] of the envelope.
+struct Tape<'n, 'a>(&'n [Node<'a>]);
+
+impl<'a> Source<'a> for Tape<'_, 'a> {
+    type At = usize;
+    const ROOT: usize = 0;
+
+    fn kind(&self, at: usize) -> Kind {
+        match self.0.get(at) {
+            Some(Node::Object { .. }) => Kind::Object,
+            Some(Node::Array { .. }) => Kind::Array,
+            Some(Node::String(_)) => Kind::String,
+            Some(Node::Static(StaticNode::Bool(true))) => Kind::True,
+            Some(Node::Static(StaticNode::Bool(false))) => Kind::False,
+            Some(Node::Static(StaticNode::Null)) | None => Kind::Null,
+            Some(Node::Static(_)) => Kind::Number,
+        }
+    }
+
+    fn str(&self, at: Option<usize>) -> Option<Cow<'a, str>> {
+        str_at(self.0, at).map(Cow::Borrowed)
+    }
+
+    fn str_len(&self, at: usize) -> usize {
+        str_at(self.0, Some(at)).map_or(0, str::len)
+    }
+
+    fn entries(&self, at: usize) -> impl Iterator<Item = (Option<&'a [u8]>, usize)> + '_ {
+        entries(self.0, at).map(|(k, v)| (k.map(str::as_bytes), v))
+    }
+
+    fn fields_by<const N: usize>(
+        &self,
+        at: usize,
+        index: impl Fn(&[u8]) -> Option<usize>,
+    ) -> Option<[Option<usize>; N]> {
+        fields_by(self.0, at, |k: &str| index(k.as_bytes()))
+    }
+
+    fn count(&self, at: Option<usize>) -> u64 {
+        count_at(self.0, at)
+    }
+
+    fn input<I: FromTape<'a>>(&self, at: usize) -> Option<I> {
+        Some(I::from_tape(self.0, at))
+    }
+}
+
 /// The envelope of the record whose tape is `nodes`; `None` where serde's readers would
 /// refuse it.
 pub(crate) fn envelope_from_tape<'a, I: FromTape<'a>>(
     nodes: &[Node<'a>],
 ) -> Option<Envelope<'a, I>> {
-    let [
-        kind,
-        subtype,
-        uuid,
-        parent_uuid,
-        logical_parent_uuid,
-        session_id,
-        timestamp,
-        request_id,
-        agent_id,
-        team_name,
-        cwd,
-        git_branch,
-        is_sidechain,
-        is_meta,
-        is_compact_summary,
-        is_api_error,
-        message_at,
-        tool_use_result,
-    ] = crate::tape_fields!(
-        nodes,
-        0,
-        "type",
-        "subtype",
-        "uuid",
-        "parentUuid",
-        "logicalParentUuid",
-        "sessionId",
-        "timestamp",
-        "requestId",
-        "agentId",
-        "teamName",
-        "cwd",
-        "gitBranch",
-        "isSidechain",
-        "isMeta",
-        "isCompactSummary",
-        "isApiErrorMessage",
-        "message",
-        "toolUseResult",
-    )?;
-    let s = |at| str_field(nodes, at);
-    let flag = |at| Flag(flag_at(nodes, at));
-    Some(Envelope {
-        kind: s(kind),
-        subtype: s(subtype),
-        uuid: s(uuid),
-        parent_uuid: s(parent_uuid),
-        logical_parent_uuid: s(logical_parent_uuid),
-        session_id: s(session_id),
-        timestamp: s(timestamp),
-        request_id: s(request_id),
-        agent_id: s(agent_id),
-        team_name: s(team_name),
-        cwd: s(cwd),
-        git_branch: s(git_branch),
-        is_sidechain: flag(is_sidechain),
-        is_meta: flag(is_meta),
-        is_compact_summary: flag(is_compact_summary),
-        is_api_error: flag(is_api_error),
-        message: object_field(nodes, message_at, message)?,
-        tool_use_result: object_field(nodes, tool_use_result, |nodes, at| {
-            let [agent_id] = crate::tape_fields!(nodes, at, "agentId")?;
-            Some(ToolUseResult {
-                agent_id: str_field(nodes, agent_id),
-            })
-        })?,
-    })
-}
-
-fn message<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Message<'a, I>> {
-    let [id, role, model, content, usage, stop_reason] = crate::tape_fields!(
-        nodes,
-        at,
-        "id",
-        "role",
-        "model",
-        "content",
-        "usage",
-        "stop_reason"
-    )?;
-    Some(Message {
-        id: str_field(nodes, id),
-        role: str_field(nodes, role),
-        model: str_field(nodes, model),
-        content: match content.and_then(|at| nodes.get(at).map(|n| (at, n))) {
-            Some((_, Node::String(s))) => Content::Text(Str(Some(Cow::Borrowed(s)))),
-            Some((at, Node::Array { .. })) => {
-                let mut blocks = Vec::new();
-                for (_, b) in entries(nodes, at) {
-                    blocks.push(match object_at(nodes, Some(b)) {
-                        Some(b) => block(nodes, b)?,
-                        None => Block::empty(),
-                    });
-                }
-                Content::Blocks(blocks)
-            }
-            _ => Content::None,
-        },
-        usage: object_field(nodes, usage, |nodes, at| {
-            let [input, output, creation, read] = crate::tape_fields!(
-                nodes,
-                at,
-                "input_tokens",
-                "output_tokens",
-                "cache_creation_input_tokens",
-                "cache_read_input_tokens"
-            )?;
-            Some(Usage {
-                input_tokens: Count(count_at(nodes, input)),
-                output_tokens: Count(count_at(nodes, output)),
-                cache_creation_input_tokens: Count(count_at(nodes, creation)),
-                cache_read_input_tokens: Count(count_at(nodes, read)),
-            })
-        })?,
-        stop_reason: str_field(nodes, stop_reason),
-    })
-}
-
-fn block<'a, I: FromTape<'a>>(nodes: &[Node<'a>], at: usize) -> Option<Block<'a, I>> {
-    let [kind, id, name, input, tool_use_id, is_error, content, body] = crate::tape_fields!(
-        nodes,
-        at,
-        "type",
-        "id",
-        "name",
-        "input",
-        "tool_use_id",
-        "is_error",
-        "content",
-        "text"
-    )?;
-    Some(Block {
-        kind: str_field(nodes, kind),
-        id: str_field(nodes, id),
-        name: str_field(nodes, name),
-        // `Option<I>`: absent or `null` is `None`.
-        input: present(nodes, input).map(|at| I::from_tape(nodes, at)),
-        tool_use_id: str_field(nodes, tool_use_id),
-        is_error: Flag(flag_at(nodes, is_error)),
-        content: content.map_or_else(ResultSize::default, |at| result_size(nodes, at)),
-        text: str_field(nodes, body),
-    })
-}
-
-/// A string's bytes as [`crate::lenient::TextSize`] counts them: every string inside, object
-/// keys and the values of `type` keys excluded.
-fn text_size(nodes: &[Node<'_>], at: usize) -> u64 {
-    match nodes.get(at) {
-        Some(Node::String(s)) => s.len() as u64,
-        Some(Node::Array { .. }) => entries(nodes, at).map(|(_, v)| text_size(nodes, v)).sum(),
-        Some(Node::Object { .. }) => entries(nodes, at)
-            .filter(|(k, _)| *k != Some("type"))
-            .map(|(_, v)| text_size(nodes, v))
-            .sum(),
-        _ => 0,
-    }
-}
-
-/// A `tool_result`'s `content` as [`ResultSize`] reads it.
-fn result_size(nodes: &[Node<'_>], at: usize) -> ResultSize {
-    match nodes.get(at) {
-        Some(Node::String(s)) => ResultSize {
-            text: s.len() as u64,
-            ..ResultSize::default()
-        },
-        Some(Node::Array { .. }) => {
-            let mut n = ResultSize::default();
-            for (_, b) in entries(nodes, at) {
-                n.add(block_size(nodes, b));
-            }
-            n
-        }
-        Some(Node::Object { .. }) => block_size(nodes, at),
-        _ => ResultSize::default(),
-    }
-}
-
-/// One element of a `tool_result`'s content array, as `lenient::BlockSize` reads it.
-fn block_size(nodes: &[Node<'_>], at: usize) -> ResultSize {
-    match nodes.get(at) {
-        Some(Node::String(s)) => ResultSize {
-            other: s.len() as u64,
-            ..ResultSize::default()
-        },
-        Some(Node::Array { .. }) => ResultSize {
-            other: entries(nodes, at).map(|(_, v)| text_size(nodes, v)).sum(),
-            ..ResultSize::default()
-        },
-        Some(Node::Object { .. }) => {
-            let mut kind: Option<&str> = None;
-            let (mut text, mut data, mut rest) = (0, 0, 0);
-            for (key, v) in entries(nodes, at) {
-                match key {
-                    Some("type") => kind = str_at(nodes, Some(v)),
-                    Some("text") => text += text_size(nodes, v),
-                    Some("source") => {
-                        let (d, r) = source_size(nodes, v);
-                        data += d;
-                        rest += r;
-                    }
-                    _ => rest += text_size(nodes, v),
-                }
-            }
-            ResultSize::of_block(kind, text, data, rest)
-        }
-        _ => ResultSize::default(),
-    }
-}
-
-/// A media block's `source` as `lenient::SourceSize` reads it: (its `data`, every other string).
-fn source_size(nodes: &[Node<'_>], at: usize) -> (u64, u64) {
-    match nodes.get(at) {
-        Some(Node::Object { .. }) => {
-            let (mut data, mut rest) = (0, 0);
-            for (key, v) in entries(nodes, at) {
-                match key {
-                    Some("data") => data += text_size(nodes, v),
-                    Some("type") => {}
-                    _ => rest += text_size(nodes, v),
-                }
-            }
-            (data, rest)
-        }
-        Some(Node::String(s)) => (0, s.len() as u64),
-        Some(Node::Array { .. }) => (
-            0,
-            entries(nodes, at).map(|(_, v)| text_size(nodes, v)).sum(),
-        ),
-        _ => (0, 0),
-    }
+    envelope_from(&Tape(nodes))
 }
 
 /// The envelope of `line` read both ways, as `Debug` text with the repair flag (or the error):

@@ -122,24 +122,34 @@ impl Lazy {
     }
 }
 
+/// A container on the walk's stack: its index in the structurals, this bit set for an object.
+const OBJECT: u32 = 1 << 31;
+
 /// Checks the grammar over the index and notes where every container closes.
 fn walk(text: &[u8], idx: &[u32], close: &mut Vec<u32>, stack: &mut Vec<u32>) -> Option<()> {
+    // (Never so many: the lines indexed are shorter than `parse::BIG_LINE`.)
+    if idx.len() >= OBJECT as usize {
+        return None;
+    }
     close.clear();
     close.resize(idx.len(), 0);
     stack.clear();
     let mut expect = Expect::Value;
-    for (n, &at) in idx.iter().enumerate() {
+    for (n, &at) in (0u32..).zip(idx) {
         let at = at as usize;
         let c = text[at];
-        let n32 = u32::try_from(n).ok()?;
         expect = match (expect, c) {
-            (Expect::Value | Expect::ValueOrClose, b'{') => {
-                stack.push(n32);
-                Expect::KeyOrClose
-            }
-            (Expect::Value | Expect::ValueOrClose, b'[') => {
-                stack.push(n32);
-                Expect::ValueOrClose
+            (Expect::Value | Expect::ValueOrClose, b'{' | b'[') => {
+                if stack.len() == MAX_DEPTH {
+                    return None;
+                }
+                if c == b'{' {
+                    stack.push(n | OBJECT);
+                    Expect::KeyOrClose
+                } else {
+                    stack.push(n);
+                    Expect::ValueOrClose
+                }
             }
             (Expect::Value | Expect::ValueOrClose, b'"') => after_value(stack),
             (Expect::Value | Expect::ValueOrClose, b't') if literal(&text[at..], b"true") => {
@@ -159,27 +169,23 @@ fn walk(text: &[u8], idx: &[u32], close: &mut Vec<u32>, stack: &mut Vec<u32>) ->
             (Expect::KeyOrClose | Expect::Key, b'"') => Expect::Colon,
             (Expect::Colon, b':') => Expect::Value,
             (Expect::CommaOrClose, b',') => {
-                let open = *stack.last()? as usize;
-                if text[idx[open] as usize] == b'{' {
-                    Expect::Key
-                } else {
+                if *stack.last()? & OBJECT == 0 {
                     Expect::Value
+                } else {
+                    Expect::Key
                 }
             }
             (Expect::KeyOrClose | Expect::CommaOrClose, b'}')
             | (Expect::ValueOrClose | Expect::CommaOrClose, b']') => {
-                let open = stack.pop()? as usize;
-                if text[idx[open] as usize] != if c == b'}' { b'{' } else { b'[' } {
+                let open = stack.pop()?;
+                if (open & OBJECT != 0) != (c == b'}') {
                     return None;
                 }
-                close[open] = n32;
+                close[(open & !OBJECT) as usize] = n;
                 after_value(stack)
             }
             _ => return None,
         };
-        if stack.len() > MAX_DEPTH {
-            return None;
-        }
     }
     (expect == Expect::End).then_some(())
 }
@@ -264,8 +270,7 @@ impl<'a> Doc<'a, '_> {
             return None;
         }
         let (start, raw) = self.raw(at);
-        // Inside a string every backslash starts an escape: none counted, none there.
-        if self.structure.escapes_in(start, start + raw.len()) == 0 {
+        if !self.structure.has_escape(start, start + raw.len()) {
             return Some(Cow::Borrowed(raw));
         }
         // Runs between escapes are copied whole (an escape is ASCII, so they are `str`s).
@@ -369,40 +374,6 @@ impl<'a> Doc<'a, '_> {
         }
         number.parse::<u64>().unwrap_or(0)
     }
-
-    /// Whether the value at `at` is `true`.
-    pub fn flag(&self, at: Option<At>) -> bool {
-        at.is_some_and(|at| self.kind(at) == Kind::True)
-    }
-
-    /// `at` when a value is there that is not `null`.
-    pub fn present(&self, at: Option<At>) -> Option<At> {
-        at.filter(|&at| self.kind(at) != Kind::Null)
-    }
-
-    /// `at` when the value there is an object.
-    pub fn object(&self, at: Option<At>) -> Option<At> {
-        at.filter(|&at| self.kind(at) == Kind::Object)
-    }
-}
-
-/// `doc_fields!(doc, at, "type", "uuid", …)`: [`Doc::fields_by`] of the keys named, numbered
-/// in the order given (as [`crate::tape_fields!`]).
-#[macro_export]
-macro_rules! doc_fields {
-    ($doc:expr, $at:expr, $($key:literal),+ $(,)?) => {
-        $doc.fields_by($at, |k: &[u8]| {
-            let mut i = 0usize;
-            $(
-                if k == $key.as_bytes() {
-                    return Some(i);
-                }
-                i += 1;
-            )+
-            let _ = i;
-            None
-        })
-    };
 }
 
 #[cfg(test)]
@@ -410,6 +381,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::envelope_read::{Source, fields};
 
     fn simd_json_accepts(text: &[u8]) -> bool {
         simd_json::to_tape(&mut text.to_vec()).is_ok()
@@ -421,7 +393,7 @@ mod tests {
             br#"{"s":"a\"b\\c\/d\n","n":[12,-3,2.75,0,-0.5,"7"],"t":true,"z":null,"o":{},"e":""}"#;
         let mut lazy = Lazy::new();
         let doc = lazy.document(line).expect("a plain line");
-        let [s, n, t, z, o, e] = doc_fields!(doc, Doc::ROOT, "s", "n", "t", "z", "o", "e").unwrap();
+        let [s, n, t, z, o, e] = fields!(doc, Doc::ROOT, "s", "n", "t", "z", "o", "e").unwrap();
         assert_eq!(doc.str(s).as_deref(), Some("a\"b\\c/d\n"));
         assert_eq!(doc.str_len(s.unwrap()), "a\"b\\c/d\n".len());
         // Borrowed from the line where there is nothing to unescape.
@@ -441,9 +413,9 @@ mod tests {
         // A key written twice is refused where it is asked for, not otherwise.
         let twice = br#"{"a":1,"b":2,"a":3}"#;
         let doc = lazy.document(twice).unwrap();
-        let a: Option<[Option<At>; 1]> = doc_fields!(doc, Doc::ROOT, "a");
+        let a: Option<[Option<At>; 1]> = fields!(doc, Doc::ROOT, "a");
         assert!(a.is_none());
-        let b: Option<[Option<At>; 1]> = doc_fields!(doc, Doc::ROOT, "b");
+        let b: Option<[Option<At>; 1]> = fields!(doc, Doc::ROOT, "b");
         assert_eq!(b, Some([Some(7)]), "the index of `2`");
     }
 
@@ -473,10 +445,16 @@ mod tests {
             assert!(lazy.document(line.as_bytes()).is_none(), "{line}");
         }
         assert!(lazy.document(b"{\"a\":\"\xff\"}").is_none());
-        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(70), "]".repeat(70));
-        assert!(lazy.document(deep.as_bytes()).is_none());
-        let deep_enough = format!("{{\"a\":{}1{}}}", "[".repeat(60), "]".repeat(60));
-        assert!(lazy.document(deep_enough.as_bytes()).is_some());
+        // Nesting: the root and 63 containers inside it are read, one more is not.
+        let nested = |n: usize| format!("{{\"a\":{}1{}}}", "[".repeat(n), "]".repeat(n));
+        for (arrays, vouched) in [(70, false), (64, false), (63, true), (60, true)] {
+            let line = nested(arrays);
+            assert_eq!(
+                lazy.document(line.as_bytes()).is_some(),
+                vouched,
+                "{arrays}"
+            );
+        }
         for line in [
             "{}",
             "{ \"a\" : [ 1 , { } , [ ] , \"\" ] }",

@@ -18,6 +18,7 @@
 
 pub mod envelope;
 pub mod envelope_lazy;
+mod envelope_read;
 pub mod envelope_tape;
 pub mod intern;
 pub mod lazy;
