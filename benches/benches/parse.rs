@@ -13,7 +13,8 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use skein_bench::{corpus_contents, synthetic_transcript};
 use skein_core::lazy::Lazy;
 use skein_core::structural::Structure;
@@ -28,55 +29,46 @@ fn lines_of(data: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
+/// A benchmark of `read` over every line; what it returns is summed, so that nothing is
+/// optimized away.
+fn each_line(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    lines: &[Vec<u8>],
+    mut read: impl FnMut(&[u8]) -> usize,
+) {
+    group.bench_function(name, |b| {
+        b.iter(|| black_box(lines.iter().map(|l| read(l)).sum::<usize>()));
+    });
+}
+
 fn group(c: &mut Criterion, name: &str, lines: &[Vec<u8>]) {
     let bytes: usize = lines.iter().map(Vec::len).sum();
     let mut group = c.benchmark_group(format!("parse_{name}"));
     group.sample_size(10);
     group.throughput(Throughput::Bytes(bytes as u64));
     let mut parser = Parser::new();
-    group.bench_function("tape", |b| {
-        b.iter(|| {
-            let mut n = 0usize;
-            for l in lines {
-                n += parser.parse_tape(l, None, <[_]>::len).unwrap_or(0);
-            }
-            black_box(n)
-        });
+    each_line(&mut group, "tape", lines, |l| {
+        parser.parse_tape(l, None, <[_]>::len).unwrap_or(0)
     });
     let mut structure = Structure::new();
-    group.bench_function("structural_index", |b| {
-        b.iter(|| {
-            let mut n = 0usize;
-            for l in lines {
-                if structure.index(l) {
-                    n += structure.idx.len();
-                }
-            }
-            black_box(n)
-        });
+    each_line(&mut group, "structural_index", lines, |l| {
+        if structure.index(l) {
+            structure.idx.len()
+        } else {
+            0
+        }
     });
     let mut lazy = Lazy::new();
-    group.bench_function("lazy_document", |b| {
-        b.iter(|| {
-            let mut n = 0usize;
-            for l in lines {
-                n += usize::from(lazy.document(l).is_some());
-            }
-            black_box(n)
-        });
+    each_line(&mut group, "lazy_document", lines, |l| {
+        usize::from(lazy.document(l).is_some())
     });
     for (name, index) in [("envelope", true), ("envelope_off_tape", false)] {
         parser.set_index(index);
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let mut n = 0usize;
-                for l in lines {
-                    if let Ok(p) = parser.parse(l) {
-                        n += p.envelope.uuid.get().map_or(0, str::len);
-                    }
-                }
-                black_box(n)
-            });
+        each_line(&mut group, name, lines, |l| {
+            parser
+                .parse(l)
+                .map_or(0, |p| p.envelope.uuid.get().map_or(0, str::len))
         });
     }
     group.finish();

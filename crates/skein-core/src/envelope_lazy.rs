@@ -1,60 +1,12 @@
-//! The envelope read off a line's structural index ([`crate::lazy`]), for a reader that skips
-//! tool inputs: [`Doc`] as a [`Source`] of [`crate::envelope_read`], which reads the envelope
-//! off simd-json's tape as well.
+//! The envelope read off a line's structural index ([`crate::lazy`]'s `Doc`, a `Source` of
+//! [`crate::envelope_read`], which reads the envelope off simd-json's tape as well), for a
+//! reader that skips tool inputs.
 //!
 //! `envelope_lazy::tests`, the corpus test in `skein-analysis` and the `lazy` fuzz target hold
 //! the envelope read off the index to the one serde reads.
 
-use std::borrow::Cow;
-
 use crate::envelope::Envelope;
-use crate::envelope_read::{Source, envelope_from};
-use crate::envelope_tape::FromTape;
-use crate::lazy::{At, Doc, Kind};
-
-impl<'a> Source<'a> for Doc<'a, '_> {
-    type At = At;
-    const ROOT: At = Doc::ROOT;
-
-    fn kind(&self, at: At) -> Kind {
-        Doc::kind(self, at)
-    }
-
-    fn str(&self, at: Option<At>) -> Option<Cow<'a, str>> {
-        Doc::str(self, at)
-    }
-
-    fn str_len(&self, at: At) -> usize {
-        Doc::str_len(self, at)
-    }
-
-    fn entries(&self, at: At) -> impl Iterator<Item = (Option<&'a [u8]>, At)> + '_ {
-        Doc::entries(self, at)
-    }
-
-    fn fields_by<const N: usize>(
-        &self,
-        at: At,
-        index: impl Fn(&[u8]) -> Option<usize>,
-    ) -> Option<[Option<At>; N]> {
-        Doc::fields_by(self, at, index)
-    }
-
-    fn count(&self, at: Option<At>) -> u64 {
-        Doc::count(self, at)
-    }
-
-    /// Only a skipped input: the index builds no values.
-    fn input<I: FromTape<'a>>(&self, _: At) -> Option<I> {
-        I::skipped()
-    }
-}
-
-/// The envelope of the checked document `doc`, tool inputs skipped (`I::skipped`); `None`
-/// where the tape's reader gives up too, or where `I` is not skipped.
-pub(crate) fn envelope_from_doc<'a, I: FromTape<'a>>(doc: &Doc<'a, '_>) -> Option<Envelope<'a, I>> {
-    envelope_from(doc)
-}
+use crate::envelope_read::envelope_from;
 
 /// The envelope of `line` off its index, as `Debug` text, or `None` where the index does not
 /// vouch for the line or the reader gives up; what the tests and the `lazy` fuzz target hold
@@ -62,7 +14,7 @@ pub(crate) fn envelope_from_doc<'a, I: FromTape<'a>>(doc: &Doc<'a, '_>) -> Optio
 pub fn off_index(line: &[u8]) -> Option<String> {
     let mut lazy = crate::lazy::Lazy::new();
     let doc = lazy.document(line)?;
-    envelope_from_doc::<serde::de::IgnoredAny>(&doc).map(|e| format!("{e:?} false"))
+    envelope_from::<_, serde::de::IgnoredAny>(&doc).map(|e: Envelope<'_, _>| format!("{e:?} false"))
 }
 
 #[cfg(test)]

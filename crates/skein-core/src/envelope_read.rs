@@ -37,14 +37,29 @@ pub(crate) trait Source<'a> {
     /// escape stands for a quote, a backslash, a slash or a control character).
     fn entries(&self, at: Self::At) -> impl Iterator<Item = (Option<&'a [u8]>, Self::At)> + '_;
 
-    /// Where the values of the keys `index` numbers are in the object at `at`; `None` when a
-    /// key `index` numbers occurs twice (serde's derived readers refuse such an object, see
-    /// [`crate::tape::fields_by`]). [`fields!`] writes `index` from the keys' names.
+    /// Where the values of the keys `index` numbers are in the object at `at`. `None` when
+    /// `at` is not an object, or when a key `index` numbers occurs twice in it: serde's derived
+    /// readers refuse such an object (`duplicate field`), and a caller that must read a line
+    /// as they do takes its slow path then. [`fields!`] writes `index` from the keys' names.
     fn fields_by<const N: usize>(
         &self,
         at: Self::At,
         index: impl Fn(&[u8]) -> Option<usize>,
-    ) -> Option<[Option<Self::At>; N]>;
+    ) -> Option<[Option<Self::At>; N]> {
+        if self.kind(at) != Kind::Object {
+            return None;
+        }
+        let mut found = [None; N];
+        for (key, value) in self.entries(at) {
+            let Some(slot) = key.and_then(&index).and_then(|i| found.get_mut(i)) else {
+                continue;
+            };
+            if slot.replace(value).is_some() {
+                return None;
+            }
+        }
+        Some(found)
+    }
 
     /// The count at `at` as [`crate::lenient::Count`] reads it (see [`crate::tape::count_at`]).
     fn count(&self, at: Option<Self::At>) -> u64;
@@ -71,22 +86,10 @@ pub(crate) trait Source<'a> {
 }
 
 /// `fields!(source, at, "type", "uuid", …)`: [`Source::fields_by`] of the keys named,
-/// numbered in the order given. The keys are compared as literals, which the compiler turns
-/// into a length test and a word compare each (a lookup in a list of keys, with a `memcmp`
-/// call per candidate, was most of reading a record's fields off the tape).
+/// numbered in the order given ([`crate::key_index!`]).
 macro_rules! fields {
     ($source:expr, $at:expr, $($key:literal),+ $(,)?) => {
-        $source.fields_by($at, |k: &[u8]| {
-            let mut i = 0usize;
-            $(
-                if k == $key.as_bytes() {
-                    return Some(i);
-                }
-                i += 1;
-            )+
-            let _ = i;
-            None
-        })
+        $source.fields_by($at, $crate::key_index!($($key),+))
     };
 }
 // (For the index's own tests, which read fields by name.)

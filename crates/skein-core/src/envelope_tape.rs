@@ -6,20 +6,17 @@
 //! the line takes the path serde's refusal took (serde_json, the last copy winning).
 //!
 //! The fields are read by [`crate::envelope_read`], which reads the index's envelope too; this
-//! file gives it the tape ([`Source`]) and builds tool inputs off it ([`FromTape`]).
+//! file gives it the tape ([`crate::tape::Tape`]) and builds tool inputs off it ([`FromTape`]).
 //! `envelope_tape::tests` hold the tape's envelope to serde's on lines of every shape the
 //! fields take and on generated records, and `skein-analysis`' corpus tests on every line of
 //! the corpus: a change to a lenient type must keep them equal.
-
-use std::borrow::Cow;
 
 use serde::de::IgnoredAny;
 use simd_json::{Node, StaticNode};
 
 use crate::envelope::Envelope;
-use crate::envelope_read::{Source, envelope_from};
-use crate::lazy::Kind;
-use crate::tape::{count_at, entries, fields_by, str_at};
+use crate::envelope_read::envelope_from;
+use crate::tape::entries;
 
 /// What a tool input (`Block::input`) is read into, off the tape: skipped ([`IgnoredAny`]) or
 /// built ([`serde_json::Value`]).
@@ -77,60 +74,12 @@ impl FromTape<'_> for serde_json::Value {
     }
 }
 
-/// A line's tape as a [`Source`] of the envelope.
-struct Tape<'n, 'a>(&'n [Node<'a>]);
-
-impl<'a> Source<'a> for Tape<'_, 'a> {
-    type At = usize;
-    const ROOT: usize = 0;
-
-    fn kind(&self, at: usize) -> Kind {
-        match self.0.get(at) {
-            Some(Node::Object { .. }) => Kind::Object,
-            Some(Node::Array { .. }) => Kind::Array,
-            Some(Node::String(_)) => Kind::String,
-            Some(Node::Static(StaticNode::Bool(true))) => Kind::True,
-            Some(Node::Static(StaticNode::Bool(false))) => Kind::False,
-            Some(Node::Static(StaticNode::Null)) | None => Kind::Null,
-            Some(Node::Static(_)) => Kind::Number,
-        }
-    }
-
-    fn str(&self, at: Option<usize>) -> Option<Cow<'a, str>> {
-        str_at(self.0, at).map(Cow::Borrowed)
-    }
-
-    fn str_len(&self, at: usize) -> usize {
-        str_at(self.0, Some(at)).map_or(0, str::len)
-    }
-
-    fn entries(&self, at: usize) -> impl Iterator<Item = (Option<&'a [u8]>, usize)> + '_ {
-        entries(self.0, at).map(|(k, v)| (k.map(str::as_bytes), v))
-    }
-
-    fn fields_by<const N: usize>(
-        &self,
-        at: usize,
-        index: impl Fn(&[u8]) -> Option<usize>,
-    ) -> Option<[Option<usize>; N]> {
-        fields_by(self.0, at, |k: &str| index(k.as_bytes()))
-    }
-
-    fn count(&self, at: Option<usize>) -> u64 {
-        count_at(self.0, at)
-    }
-
-    fn input<I: FromTape<'a>>(&self, at: usize) -> Option<I> {
-        Some(I::from_tape(self.0, at))
-    }
-}
-
 /// The envelope of the record whose tape is `nodes`; `None` where serde's readers would
 /// refuse it.
 pub(crate) fn envelope_from_tape<'a, I: FromTape<'a>>(
     nodes: &[Node<'a>],
 ) -> Option<Envelope<'a, I>> {
-    envelope_from(&Tape(nodes))
+    envelope_from(&crate::tape::Tape(nodes))
 }
 
 /// The envelope of `line` read both ways, as `Debug` text with the repair flag (or the error):

@@ -13,6 +13,8 @@
 
 use std::borrow::Cow;
 
+use crate::envelope_read::Source;
+use crate::envelope_tape::FromTape;
 use crate::structural::Structure;
 
 /// Nesting deeper than this is left to simd-json (whose limit is 1,024).
@@ -218,19 +220,6 @@ impl<'a> Doc<'a, '_> {
         self.text.as_bytes()[self.structure.idx[at] as usize]
     }
 
-    /// The kind of the value at `at`.
-    pub fn kind(&self, at: At) -> Kind {
-        match self.byte(at) {
-            b'{' => Kind::Object,
-            b'[' => Kind::Array,
-            b'"' => Kind::String,
-            b't' => Kind::True,
-            b'f' => Kind::False,
-            b'n' => Kind::Null,
-            _ => Kind::Number,
-        }
-    }
-
     /// Where the value after the one at `at` would start (past its closing bracket).
     fn after(&self, at: At) -> At {
         match self.byte(at) {
@@ -263,8 +252,34 @@ impl<'a> Doc<'a, '_> {
         (start, self.text.get(start..end).unwrap_or_default())
     }
 
+    /// The key at `at` as written: a key with an escape is none of the names the readers
+    /// look for (an escape stands for a quote, a backslash, a slash or a control character).
+    fn key(&self, at: At) -> &'a [u8] {
+        let (start, end) = self.span(at);
+        &self.text.as_bytes()[start..end]
+    }
+}
+
+/// The reading [`crate::envelope_read`] does, off the index.
+impl<'a> Source<'a> for Doc<'a, '_> {
+    type At = At;
+    const ROOT: At = Doc::ROOT;
+
+    /// The kind of the value at `at`.
+    fn kind(&self, at: At) -> Kind {
+        match self.byte(at) {
+            b'{' => Kind::Object,
+            b'[' => Kind::Array,
+            b'"' => Kind::String,
+            b't' => Kind::True,
+            b'f' => Kind::False,
+            b'n' => Kind::Null,
+            _ => Kind::Number,
+        }
+    }
+
     /// The string at `at` (`None` for any other value), unescaped.
-    pub fn str(&self, at: Option<At>) -> Option<Cow<'a, str>> {
+    fn str(&self, at: Option<At>) -> Option<Cow<'a, str>> {
         let at = at?;
         if self.kind(at) != Kind::String {
             return None;
@@ -294,20 +309,13 @@ impl<'a> Doc<'a, '_> {
     }
 
     /// The length in bytes of the string at `at` once unescaped.
-    pub fn str_len(&self, at: At) -> usize {
+    fn str_len(&self, at: At) -> usize {
         let (start, raw) = self.raw(at);
         raw.len() - self.structure.escapes_in(start, start + raw.len())
     }
 
-    /// The key at `at` as written: a key with an escape is none of the names the readers
-    /// look for (an escape stands for a quote, a backslash, a slash or a control character).
-    fn key(&self, at: At) -> &'a [u8] {
-        let (start, end) = self.span(at);
-        &self.text.as_bytes()[start..end]
-    }
-
     /// The values of the object or array at `at`, each with its key (`None` in an array).
-    pub fn entries(&self, at: At) -> impl Iterator<Item = (Option<&'a [u8]>, At)> + '_ {
+    fn entries(&self, at: At) -> impl Iterator<Item = (Option<&'a [u8]>, At)> + '_ {
         let object = self.kind(at) == Kind::Object;
         let container = object || self.kind(at) == Kind::Array;
         let end = if container {
@@ -331,28 +339,8 @@ impl<'a> Doc<'a, '_> {
         })
     }
 
-    /// Where the values of the keys `index` numbers are in the object at `at`; `None` when a
-    /// key `index` numbers occurs twice (serde's derived readers refuse such an object, as
-    /// [`crate::tape::fields_by`] says).
-    pub fn fields_by<const N: usize>(
-        &self,
-        at: At,
-        index: impl Fn(&[u8]) -> Option<usize>,
-    ) -> Option<[Option<At>; N]> {
-        let mut found = [None; N];
-        for (key, value) in self.entries(at) {
-            let Some(slot) = key.and_then(&index).and_then(|i| found.get_mut(i)) else {
-                continue;
-            };
-            if slot.replace(value).is_some() {
-                return None;
-            }
-        }
-        Some(found)
-    }
-
     /// The count at `at` as [`crate::lenient::Count`] reads it (as [`crate::tape::count_at`]).
-    pub fn count(&self, at: Option<At>) -> u64 {
+    fn count(&self, at: Option<At>) -> u64 {
         let Some(at) = at.filter(|&at| self.kind(at) == Kind::Number) else {
             return 0;
         };
@@ -374,6 +362,11 @@ impl<'a> Doc<'a, '_> {
         }
         number.parse::<u64>().unwrap_or(0)
     }
+
+    /// Only a skipped input: the index builds no values.
+    fn input<I: FromTape<'a>>(&self, _: At) -> Option<I> {
+        I::skipped()
+    }
 }
 
 #[cfg(test)]
@@ -381,7 +374,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::envelope_read::{Source, fields};
+    use crate::envelope_read::fields;
 
     fn simd_json_accepts(text: &[u8]) -> bool {
         simd_json::to_tape(&mut text.to_vec()).is_ok()

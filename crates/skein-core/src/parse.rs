@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::envelope::Envelope;
-use crate::envelope_lazy::envelope_from_doc;
+use crate::envelope_read::envelope_from;
 use crate::envelope_tape::{FromTape, envelope_from_tape};
 use crate::lazy::Lazy;
 use crate::repair::repair_line;
@@ -211,7 +211,7 @@ impl Parser {
             let line = trim(text);
             if line.len() < BIG_LINE
                 && let Some(doc) = self.lazy.document(line)
-                && let Some(envelope) = envelope_from_doc::<I>(&doc)
+                && let Some(envelope) = envelope_from::<_, I>(&doc)
             {
                 return Ok(Parsed {
                     envelope,

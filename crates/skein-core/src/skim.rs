@@ -24,6 +24,8 @@
 
 use wide::u8x16;
 
+use crate::structural::escaped_chars;
+
 /// What a dropped value reads as once parsed: a reader that must know whether a value is
 /// the record's own (`crate::project`, for an object it writes whole) looks for it.
 pub const PLACEHOLDER: &str = "x";
@@ -70,8 +72,6 @@ pub const BULKY: &[&str] = &[
 /// Lines shorter than this are not worth skimming (their long values, if any, are short).
 pub const MIN_LINE: usize = 2048;
 
-const EVEN: u64 = 0x5555_5555_5555_5555;
-
 /// Quote, backslash, `n` and control-byte (< 0x20) masks of one 64-byte block.
 #[inline]
 fn masks(b: &[u8; 64]) -> [u64; 4] {
@@ -89,22 +89,6 @@ fn masks(b: &[u8; 64]) -> [u64; 4] {
         m[3] |= u64::from(v.min(below).simd_eq(v).to_bitmask()) << shift;
     }
     m
-}
-
-/// The escaped characters of a block (simdjson's odd-backslash-run method): bit `i` is set when
-/// byte `i` follows an odd run of backslashes. `carry` is whether the previous block ended with
-/// one.
-#[inline]
-fn escaped(backslash: u64, carry: &mut u64) -> u64 {
-    if backslash == 0 && *carry == 0 {
-        return 0;
-    }
-    let backslash = backslash & !*carry;
-    let follows = (backslash << 1) | *carry;
-    let odd_starts = backslash & !EVEN & !follows;
-    let (sum, overflow) = odd_starts.overflowing_add(backslash);
-    *carry = u64::from(overflow);
-    (EVEN ^ (sum << 1)) & follows
 }
 
 /// Whether the escape whose letter is at `at` is one JSON allows.
@@ -194,7 +178,12 @@ impl Skim {
             if ctl & valid != 0 {
                 return false;
             }
-            let esc = escaped(bs, &mut carry) & valid;
+            // (Most blocks hold no backslash and follow none: nothing escaped, no carry.)
+            let esc = if bs == 0 && carry == 0 {
+                0
+            } else {
+                escaped_chars(bs, &mut carry) & valid
+            };
             // `\n`, `\"` and `\\` are valid escapes; the rest is checked one by one.
             let mut odd = esc & !(n | q | bs);
             while odd != 0 {

@@ -59,9 +59,11 @@ fn prefix_xor(mut x: u64) -> u64 {
     x
 }
 
-/// The characters escaped by an odd run of backslashes (simdjson's `find_odd_backslash_sequences`);
-/// `odd_carry` says whether the previous block ended inside such a run.
-fn escaped_chars(backslash: u64, odd_carry: &mut u64) -> u64 {
+/// The characters escaped by an odd run of backslashes (simdjson's `find_odd_backslash_sequences`):
+/// bit `i` set when byte `i` follows a run of an odd number of backslashes (never a backslash
+/// itself). `odd_carry` says whether the previous block ended inside such a run. The skim finds
+/// escaped quotes with it too.
+pub(crate) fn escaped_chars(backslash: u64, odd_carry: &mut u64) -> u64 {
     let starts = backslash & !(backslash << 1);
     let even_start_mask = EVEN_BITS ^ *odd_carry;
     let even_starts = starts & even_start_mask;

@@ -1,14 +1,20 @@
 //! Reading simd-json's tape directly ([`crate::Parser::parse_tape`]): a reader that wants a few
 //! fields of a line steps over everything else by node count, where serde's visitor walks every
 //! node of what it ignores. Used by the projection ([`crate::project`]), the envelope
-//! ([`crate::envelope_tape`]) and the usage scan.
+//! ([`Tape`], a [`Source`] of [`crate::envelope_read`]) and the usage scan.
 //!
 //! The tape holds a document as simd-json builds it: an object or array node counts its
 //! members (`len`) and all the nodes below it (`count`); an object's members are a key's
 //! string node followed by the value's nodes.
 
+use std::borrow::Cow;
+
 pub use simd_json::Node;
 use simd_json::StaticNode;
+
+use crate::envelope_read::Source;
+use crate::envelope_tape::FromTape;
+use crate::lazy::Kind;
 
 /// The values of the object or array at `nodes[at]`, each with its key (`None` in an array)
 /// and where it starts: a value's nodes are stepped over by their count. Nothing when
@@ -47,51 +53,86 @@ pub fn width(value: &Node<'_>) -> usize {
     }
 }
 
+/// A line's tape as a [`Source`] of the envelope.
+pub(crate) struct Tape<'n, 'a>(pub(crate) &'n [Node<'a>]);
+
+impl<'a> Source<'a> for Tape<'_, 'a> {
+    type At = usize;
+    const ROOT: usize = 0;
+
+    fn kind(&self, at: usize) -> Kind {
+        match self.0.get(at) {
+            Some(Node::Object { .. }) => Kind::Object,
+            Some(Node::Array { .. }) => Kind::Array,
+            Some(Node::String(_)) => Kind::String,
+            Some(Node::Static(StaticNode::Bool(true))) => Kind::True,
+            Some(Node::Static(StaticNode::Bool(false))) => Kind::False,
+            Some(Node::Static(StaticNode::Null)) | None => Kind::Null,
+            Some(Node::Static(_)) => Kind::Number,
+        }
+    }
+
+    fn str(&self, at: Option<usize>) -> Option<Cow<'a, str>> {
+        str_at(self.0, at).map(Cow::Borrowed)
+    }
+
+    fn str_len(&self, at: usize) -> usize {
+        str_at(self.0, Some(at)).map_or(0, str::len)
+    }
+
+    fn entries(&self, at: usize) -> impl Iterator<Item = (Option<&'a [u8]>, usize)> + '_ {
+        entries(self.0, at).map(|(k, v)| (k.map(str::as_bytes), v))
+    }
+
+    fn count(&self, at: Option<usize>) -> u64 {
+        count_at(self.0, at)
+    }
+
+    fn input<I: FromTape<'a>>(&self, at: usize) -> Option<I> {
+        Some(I::from_tape(self.0, at))
+    }
+}
+
 /// Where the values of the keys `index` numbers (`0..N`) are in the object at `nodes[at]`
-/// (`None` for a key it lacks). `None` when `nodes[at]` is not an object, when its tape is cut
-/// short, or when a key `index` numbers occurs twice in it: serde's derived readers refuse such
-/// an object (`duplicate field`), and a caller that must read a line as they do takes its slow
-/// path then. [`tape_fields!`](crate::tape_fields) writes `index` from the keys' names.
+/// (`None` for a key it lacks): [`Source::fields_by`], whose `None` is serde's refusal of a
+/// key written twice. [`tape_fields!`](crate::tape_fields) writes `index` from the keys' names.
 pub fn fields_by<const N: usize>(
     nodes: &[Node<'_>],
     at: usize,
-    index: impl Fn(&str) -> Option<usize>,
+    index: impl Fn(&[u8]) -> Option<usize>,
 ) -> Option<[Option<usize>; N]> {
-    let Some(Node::Object { len, .. }) = nodes.get(at) else {
-        return None;
-    };
-    let mut found = [None; N];
-    let mut read = 0;
-    for (key, value) in entries(nodes, at) {
-        read += 1;
-        let Some(slot) = key.and_then(&index).and_then(|i| found.get_mut(i)) else {
-            continue;
-        };
-        if slot.replace(value).is_some() {
-            return None;
-        }
-    }
-    (read == *len).then_some(found)
+    Tape(nodes).fields_by(at, index)
 }
 
-/// `tape_fields!(nodes, at, "type", "uuid", …)`: [`fields_by`] of the keys named, numbered in
-/// the order given. The keys are compared as literals, which the compiler turns into a length
-/// test and a word compare each (a lookup in a list of keys, with a `memcmp` call per
-/// candidate, was most of reading a record's fields off the tape).
+/// `key_index!("type", "uuid", …)`: the closure that numbers the keys named in the order given
+/// (`None` for any other key), for [`fields_by`] and [`Source::fields_by`]. The keys are
+/// compared as literals, which the compiler turns into a length test and a word compare each
+/// (a lookup in a list of keys, with a `memcmp` call per candidate, was most of reading a
+/// record's fields off the tape).
+#[doc(hidden)]
 #[macro_export]
-macro_rules! tape_fields {
-    ($nodes:expr, $at:expr, $($key:literal),+ $(,)?) => {
-        $crate::tape::fields_by($nodes, $at, |k: &str| {
+macro_rules! key_index {
+    ($($key:literal),+ $(,)?) => {
+        |k: &[u8]| {
             let mut i = 0usize;
             $(
-                if k == $key {
+                if k == $key.as_bytes() {
                     return Some(i);
                 }
                 i += 1;
             )+
             let _ = i;
             None
-        })
+        }
+    };
+}
+
+/// `tape_fields!(nodes, at, "type", "uuid", …)`: [`fields_by`] of the keys named, numbered in
+/// the order given.
+#[macro_export]
+macro_rules! tape_fields {
+    ($nodes:expr, $at:expr, $($key:literal),+ $(,)?) => {
+        $crate::tape::fields_by($nodes, $at, $crate::key_index!($($key),+))
     };
 }
 
