@@ -1,12 +1,12 @@
-//! The envelope read off a line's structural index ([`crate::lazy`]'s `Doc`, a `Source` of
-//! [`crate::envelope_read`], which reads the envelope off simd-json's tape as well), for a
-//! reader that skips tool inputs.
+//! The envelope read off a line's structural index ([`crate::lazy`]'s `Doc`, a
+//! [`crate::source::Source`] the envelope's reader, [`crate::envelope_read`], reads as it reads
+//! simd-json's tape), for a reader that skips tool inputs.
 //!
 //! `envelope_lazy::tests`, the corpus test in `skein-analysis` and the `lazy` fuzz target hold
 //! the envelope read off the index to the one serde reads.
 
 use crate::envelope::Envelope;
-use crate::envelope_read::envelope_from;
+use crate::source::FromSource;
 
 /// The envelope of `line` off its index, as `Debug` text, or `None` where the index does not
 /// vouch for the line or the reader gives up; what the tests and the `lazy` fuzz target hold
@@ -14,7 +14,7 @@ use crate::envelope_read::envelope_from;
 pub fn off_index(line: &[u8]) -> Option<String> {
     let mut lazy = crate::lazy::Lazy::new();
     let doc = lazy.document(line)?;
-    envelope_from::<_, serde::de::IgnoredAny>(&doc).map(|e: Envelope<'_, _>| format!("{e:?} false"))
+    Envelope::<serde::de::IgnoredAny>::from_source(&doc).map(|e| format!("{e:?} false"))
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
-//! The envelope read field by field, written once for both places a line is read from:
-//! simd-json's tape ([`crate::envelope_tape`]) and the line's structural index
-//! ([`crate::envelope_lazy`]). Each implements [`Source`]: what kind of value is where, the
-//! strings, the members of a container, a count, a tool input. Which keys the envelope reads,
+//! The envelope read field by field over a [`Source`], written once for both places a line is
+//! read from: simd-json's tape ([`crate::envelope_tape`]) and the line's structural index
+//! ([`crate::envelope_lazy`]). Which keys the envelope reads,
 //! how a tool result's sizes are counted and where serde's derived readers would refuse a
 //! record (a field written twice: `None`, and the line takes serde's path) are decided here
 //! alone.
@@ -13,111 +12,19 @@ use std::borrow::Cow;
 
 use crate::envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
 use crate::envelope_tape::FromTape;
-use crate::lazy::Kind;
-use crate::lenient::{Count, Flag, Obj, ResultSize, Str};
+use crate::fields;
+use crate::lenient::{Count, Flag, ResultSize};
+use crate::source::{FromSource, Kind, Source, object_field, str_field};
 
-/// A parsed line the envelope can be read from; `At` names a value in it.
-pub(crate) trait Source<'a> {
-    type At: Copy;
-
-    /// Where the line's root object is.
-    const ROOT: Self::At;
-
-    /// The kind of the value at `at`.
-    fn kind(&self, at: Self::At) -> Kind;
-
-    /// The string at `at`, unescaped (`None` for a missing field or any other value).
-    fn str(&self, at: Option<Self::At>) -> Option<Cow<'a, str>>;
-
-    /// The length in bytes of the string at `at` once unescaped.
-    fn str_len(&self, at: Self::At) -> usize;
-
-    /// The values of the object or array at `at`, each with its key (`None` in an array).
-    /// A key is compared as written: one with an escape is none of the names read here (an
-    /// escape stands for a quote, a backslash, a slash or a control character).
-    fn entries(&self, at: Self::At) -> impl Iterator<Item = (Option<&'a [u8]>, Self::At)> + '_;
-
-    /// Where the values of the keys `index` numbers are in the object at `at`. `None` when
-    /// `at` is not an object, or when a key `index` numbers occurs twice in it: serde's derived
-    /// readers refuse such an object (`duplicate field`), and a caller that must read a line
-    /// as they do takes its slow path then. [`fields!`] writes `index` from the keys' names.
-    fn fields_by<const N: usize>(
-        &self,
-        at: Self::At,
-        index: impl Fn(&[u8]) -> Option<usize>,
-    ) -> Option<[Option<Self::At>; N]> {
-        if self.kind(at) != Kind::Object {
-            return None;
-        }
-        let mut found = [None; N];
-        for (key, value) in self.entries(at) {
-            let Some(slot) = key.and_then(&index).and_then(|i| found.get_mut(i)) else {
-                continue;
-            };
-            if slot.replace(value).is_some() {
-                return None;
-            }
-        }
-        Some(found)
-    }
-
-    /// The count at `at` as [`crate::lenient::Count`] reads it (see [`crate::tape::count_at`]).
-    fn count(&self, at: Option<Self::At>) -> u64;
-
-    /// The tool input at `at` (not `null`) read into `I`; `None` where this source cannot
-    /// read it (the index reads only skipped inputs, [`FromTape::skipped`]).
-    fn input<I: FromTape<'a>>(&self, at: Self::At) -> Option<I>;
-
-    /// Whether the value at `at` is `true`.
-    fn flag(&self, at: Option<Self::At>) -> bool {
-        at.is_some_and(|at| self.kind(at) == Kind::True)
-    }
-
-    /// `at` when a value is there that is not `null`: what serde reads into an `Option<T>`
-    /// as `Some`.
-    fn present(&self, at: Option<Self::At>) -> Option<Self::At> {
-        at.filter(|&at| self.kind(at) != Kind::Null)
-    }
-
-    /// `at` when the value there is an object (what [`crate::lenient::Obj`] reads).
-    fn object(&self, at: Option<Self::At>) -> Option<Self::At> {
-        at.filter(|&at| self.kind(at) == Kind::Object)
+/// The envelope of the line a source holds; `None` where serde's readers would refuse it, or
+/// where the source cannot read a tool input into `I`.
+impl<'a, I: FromTape<'a>> FromSource<'a> for Envelope<'a, I> {
+    fn from_source<S: Source<'a>>(src: &S) -> Option<Self> {
+        envelope_from(src)
     }
 }
 
-/// `fields!(source, at, "type", "uuid", …)`: [`Source::fields_by`] of the keys named,
-/// numbered in the order given ([`crate::key_index!`]).
-macro_rules! fields {
-    ($source:expr, $at:expr, $($key:literal),+ $(,)?) => {
-        $source.fields_by($at, $crate::key_index!($($key),+))
-    };
-}
-// (For the index's own tests, which read fields by name.)
-#[cfg(test)]
-pub(crate) use fields;
-
-fn s<'a, S: Source<'a>>(src: &S, at: Option<S::At>) -> Str<'a> {
-    Str(src.str(at))
-}
-
-/// An object field read by `read`, as [`Obj`] holds it (`None` for a missing field or anything
-/// but an object); `None` when `read` gives up.
-fn object<'a, S: Source<'a>, T>(
-    src: &S,
-    at: Option<S::At>,
-    read: impl FnOnce(S::At) -> Option<T>,
-) -> Option<Obj<T>> {
-    Some(Obj(match src.object(at) {
-        Some(at) => Some(read(at)?),
-        None => None,
-    }))
-}
-
-/// The envelope of the line `src` holds; `None` where serde's readers would refuse it, or
-/// where `src` cannot read a tool input into `I`.
-pub(crate) fn envelope_from<'a, S: Source<'a>, I: FromTape<'a>>(
-    src: &S,
-) -> Option<Envelope<'a, I>> {
+fn envelope_from<'a, S: Source<'a>, I: FromTape<'a>>(src: &S) -> Option<Envelope<'a, I>> {
     let [
         kind,
         subtype,
@@ -161,27 +68,27 @@ pub(crate) fn envelope_from<'a, S: Source<'a>, I: FromTape<'a>>(
     )?;
     let flag = |at| Flag(src.flag(at));
     Some(Envelope {
-        kind: s(src, kind),
-        subtype: s(src, subtype),
-        uuid: s(src, uuid),
-        parent_uuid: s(src, parent_uuid),
-        logical_parent_uuid: s(src, logical_parent_uuid),
-        session_id: s(src, session_id),
-        timestamp: s(src, timestamp),
-        request_id: s(src, request_id),
-        agent_id: s(src, agent_id),
-        team_name: s(src, team_name),
-        cwd: s(src, cwd),
-        git_branch: s(src, git_branch),
+        kind: str_field(src, kind),
+        subtype: str_field(src, subtype),
+        uuid: str_field(src, uuid),
+        parent_uuid: str_field(src, parent_uuid),
+        logical_parent_uuid: str_field(src, logical_parent_uuid),
+        session_id: str_field(src, session_id),
+        timestamp: str_field(src, timestamp),
+        request_id: str_field(src, request_id),
+        agent_id: str_field(src, agent_id),
+        team_name: str_field(src, team_name),
+        cwd: str_field(src, cwd),
+        git_branch: str_field(src, git_branch),
         is_sidechain: flag(is_sidechain),
         is_meta: flag(is_meta),
         is_compact_summary: flag(is_compact_summary),
         is_api_error: flag(is_api_error),
-        message: object(src, message_at, |at| message(src, at))?,
-        tool_use_result: object(src, tool_use_result, |at| {
+        message: object_field(src, message_at, |at| message(src, at))?,
+        tool_use_result: object_field(src, tool_use_result, |at| {
             let [agent_id] = fields!(src, at, "agentId")?;
             Some(ToolUseResult {
-                agent_id: s(src, agent_id),
+                agent_id: str_field(src, agent_id),
             })
         })?,
     })
@@ -199,11 +106,11 @@ fn message<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Mes
         "stop_reason"
     )?;
     Some(Message {
-        id: s(src, id),
-        role: s(src, role),
-        model: s(src, model),
+        id: str_field(src, id),
+        role: str_field(src, role),
+        model: str_field(src, model),
         content: match content.map(|at| (at, src.kind(at))) {
-            Some((at, Kind::String)) => Content::Text(s(src, Some(at))),
+            Some((at, Kind::String)) => Content::Text(str_field(src, Some(at))),
             Some((at, Kind::Array)) => {
                 let mut blocks = Vec::new();
                 for (_, b) in src.entries(at) {
@@ -216,7 +123,7 @@ fn message<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Mes
             }
             _ => Content::None,
         },
-        usage: object(src, usage, |at| {
+        usage: object_field(src, usage, |at| {
             let [input, output, creation, read] = fields!(
                 src,
                 at,
@@ -232,7 +139,7 @@ fn message<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Mes
                 cache_read_input_tokens: Count(src.count(read)),
             })
         })?,
-        stop_reason: s(src, stop_reason),
+        stop_reason: str_field(src, stop_reason),
     })
 }
 
@@ -250,18 +157,18 @@ fn block<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Block
         "text"
     )?;
     Some(Block {
-        kind: s(src, kind),
-        id: s(src, id),
-        name: s(src, name),
+        kind: str_field(src, kind),
+        id: str_field(src, id),
+        name: str_field(src, name),
         // `Option<I>`: absent or `null` is `None`.
         input: match src.present(input) {
             Some(at) => Some(src.input(at)?),
             None => None,
         },
-        tool_use_id: s(src, tool_use_id),
+        tool_use_id: str_field(src, tool_use_id),
         is_error: Flag(src.flag(is_error)),
         content: content.map_or_else(ResultSize::default, |at| result_size(src, at)),
-        text: s(src, body),
+        text: str_field(src, body),
     })
 }
 

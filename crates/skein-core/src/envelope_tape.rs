@@ -5,8 +5,8 @@
 //! of a derived struct written twice in one object: `duplicate field`), the reader gives up and
 //! the line takes the path serde's refusal took (serde_json, the last copy winning).
 //!
-//! The fields are read by [`crate::envelope_read`], which reads the index's envelope too; this
-//! file gives it the tape ([`crate::tape::Tape`]) and builds tool inputs off it ([`FromTape`]).
+//! The fields are read by [`crate::envelope_read`], which reads the index's envelope too, off
+//! the tape ([`crate::tape::Tape`]); this file builds tool inputs off it ([`FromTape`]).
 //! `envelope_tape::tests` hold the tape's envelope to serde's on lines of every shape the
 //! fields take and on generated records, and `skein-analysis`' corpus tests on every line of
 //! the corpus: a change to a lenient type must keep them equal.
@@ -15,7 +15,6 @@ use serde::de::IgnoredAny;
 use simd_json::{Node, StaticNode};
 
 use crate::envelope::Envelope;
-use crate::envelope_read::envelope_from;
 use crate::tape::entries;
 
 /// What a tool input (`Block::input`) is read into, off the tape: skipped ([`IgnoredAny`]) or
@@ -74,14 +73,6 @@ impl FromTape<'_> for serde_json::Value {
     }
 }
 
-/// The envelope of the record whose tape is `nodes`; `None` where serde's readers would
-/// refuse it.
-pub(crate) fn envelope_from_tape<'a, I: FromTape<'a>>(
-    nodes: &[Node<'a>],
-) -> Option<Envelope<'a, I>> {
-    envelope_from(&crate::tape::Tape(nodes))
-}
-
 /// The envelope of `line` read both ways, as `Debug` text with the repair flag (or the error):
 /// off the tape ([`crate::Parser::parse_as`]) and by serde ([`crate::Parser::parse_into`]).
 /// What the tests and the `envelope` fuzz target hold equal.
@@ -107,6 +98,7 @@ mod tests {
 
     use super::*;
     use crate::parse::Parser;
+    use crate::source::FromSource;
 
     fn both<I>(line: &[u8]) -> (String, String)
     where
@@ -127,7 +119,7 @@ mod tests {
         let mut parser = Parser::new();
         parser
             .parse_tape(line.as_bytes(), None, |nodes| {
-                envelope_from_tape::<serde_json::Value>(nodes).is_some()
+                Envelope::<serde_json::Value>::from_source(&crate::tape::Tape(nodes)).is_some()
             })
             .unwrap_or(false)
     }

@@ -13,8 +13,8 @@
 
 use std::borrow::Cow;
 
-use crate::envelope_read::Source;
 use crate::envelope_tape::FromTape;
+use crate::source::{Kind, Source};
 use crate::structural::Structure;
 
 /// Nesting deeper than this is left to simd-json (whose limit is 1,024).
@@ -41,16 +41,15 @@ pub struct Doc<'a, 's> {
 /// A value's place: the number of its first structural in the index.
 pub type At = usize;
 
-/// What the walk expects next.
+/// What the walk reads next.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Expect {
+enum Next {
+    /// A value.
     Value,
-    ValueOrClose,
-    KeyOrClose,
+    /// A key and its colon.
     Key,
-    Colon,
-    CommaOrClose,
-    End,
+    /// After a value: a comma, or the bracket that closes the open container.
+    AfterValue,
 }
 
 /// Whether a number of the plain forms (`-?(0|[1-9][0-9]*)(\.[0-9]+)?`, at most 18 digits)
@@ -127,7 +126,9 @@ impl Lazy {
 /// A container on the walk's stack: its index in the structurals, this bit set for an object.
 const OBJECT: u32 = 1 << 31;
 
-/// Checks the grammar over the index and notes where every container closes.
+/// Checks the grammar over the index and notes where every container closes. A key and its
+/// colon are taken in one step, and an empty container in one: most of a line's structurals
+/// are keys, colons and string values, and each step is a branch the CPU has to predict.
 fn walk(text: &[u8], idx: &[u32], close: &mut Vec<u32>, stack: &mut Vec<u32>) -> Option<()> {
     // (Never so many: the lines indexed are shorter than `parse::BIG_LINE`.)
     if idx.len() >= OBJECT as usize {
@@ -136,80 +137,67 @@ fn walk(text: &[u8], idx: &[u32], close: &mut Vec<u32>, stack: &mut Vec<u32>) ->
     close.clear();
     close.resize(idx.len(), 0);
     stack.clear();
-    let mut expect = Expect::Value;
-    for (n, &at) in (0u32..).zip(idx) {
-        let at = at as usize;
-        let c = text[at];
-        expect = match (expect, c) {
-            (Expect::Value | Expect::ValueOrClose, b'{' | b'[') => {
-                if stack.len() == MAX_DEPTH {
+    let byte = |n: usize| idx.get(n).map(|&at| text[at as usize]);
+    let mut n = 0usize;
+    let mut next = Next::Value;
+    loop {
+        next = match next {
+            Next::Value => {
+                let at = *idx.get(n)? as usize;
+                let c = text[at];
+                n += 1;
+                match c {
+                    b'"' => Next::AfterValue,
+                    b'{' | b'[' => {
+                        if stack.len() == MAX_DEPTH {
+                            return None;
+                        }
+                        let (object, closer) = if c == b'{' { (OBJECT, b'}') } else { (0, b']') };
+                        // (`n - 1` fits: `idx` is shorter than `OBJECT`.)
+                        let open = (n - 1) as u32;
+                        if byte(n) == Some(closer) {
+                            close[n - 1] = n as u32;
+                            n += 1;
+                            Next::AfterValue
+                        } else {
+                            stack.push(open | object);
+                            if object == 0 { Next::Value } else { Next::Key }
+                        }
+                    }
+                    b't' if literal(&text[at..], b"true") => Next::AfterValue,
+                    b'f' if literal(&text[at..], b"false") => Next::AfterValue,
+                    b'n' if literal(&text[at..], b"null") => Next::AfterValue,
+                    b'-' | b'0'..=b'9' if plain_number(&text[at..]) => Next::AfterValue,
+                    _ => return None,
+                }
+            }
+            Next::Key => {
+                if byte(n)? != b'"' || byte(n + 1)? != b':' {
                     return None;
                 }
-                if c == b'{' {
-                    stack.push(n | OBJECT);
-                    Expect::KeyOrClose
+                n += 2;
+                Next::Value
+            }
+            Next::AfterValue => {
+                let Some(&open) = stack.last() else {
+                    // The root is closed: nothing may follow it.
+                    return (n == idx.len()).then_some(());
+                };
+                let c = byte(n)?;
+                n += 1;
+                let object = open & OBJECT != 0;
+                if c == b',' {
+                    if object { Next::Key } else { Next::Value }
+                } else if c == if object { b'}' } else { b']' } {
+                    stack.pop();
+                    close[(open & !OBJECT) as usize] = (n - 1) as u32;
+                    Next::AfterValue
                 } else {
-                    stack.push(n);
-                    Expect::ValueOrClose
-                }
-            }
-            (Expect::Value | Expect::ValueOrClose, b'"') => after_value(stack),
-            (Expect::Value | Expect::ValueOrClose, b't') if literal(&text[at..], b"true") => {
-                after_value(stack)
-            }
-            (Expect::Value | Expect::ValueOrClose, b'f') if literal(&text[at..], b"false") => {
-                after_value(stack)
-            }
-            (Expect::Value | Expect::ValueOrClose, b'n') if literal(&text[at..], b"null") => {
-                after_value(stack)
-            }
-            (Expect::Value | Expect::ValueOrClose, b'-' | b'0'..=b'9')
-                if plain_number(&text[at..]) =>
-            {
-                after_value(stack)
-            }
-            (Expect::KeyOrClose | Expect::Key, b'"') => Expect::Colon,
-            (Expect::Colon, b':') => Expect::Value,
-            (Expect::CommaOrClose, b',') => {
-                if *stack.last()? & OBJECT == 0 {
-                    Expect::Value
-                } else {
-                    Expect::Key
-                }
-            }
-            (Expect::KeyOrClose | Expect::CommaOrClose, b'}')
-            | (Expect::ValueOrClose | Expect::CommaOrClose, b']') => {
-                let open = stack.pop()?;
-                if (open & OBJECT != 0) != (c == b'}') {
                     return None;
                 }
-                close[(open & !OBJECT) as usize] = n;
-                after_value(stack)
             }
-            _ => return None,
         };
     }
-    (expect == Expect::End).then_some(())
-}
-
-fn after_value(stack: &[u32]) -> Expect {
-    if stack.is_empty() {
-        Expect::End
-    } else {
-        Expect::CommaOrClose
-    }
-}
-
-/// A value's kind, by its first byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Object,
-    Array,
-    String,
-    True,
-    False,
-    Null,
-    Number,
 }
 
 impl<'a> Doc<'a, '_> {
@@ -260,7 +248,7 @@ impl<'a> Doc<'a, '_> {
     }
 }
 
-/// The reading [`crate::envelope_read`] does, off the index.
+/// The line off its index, for the readers written over [`Source`].
 impl<'a> Source<'a> for Doc<'a, '_> {
     type At = At;
     const ROOT: At = Doc::ROOT;
@@ -374,7 +362,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::envelope_read::fields;
+    use crate::fields;
 
     fn simd_json_accepts(text: &[u8]) -> bool {
         simd_json::to_tape(&mut text.to_vec()).is_ok()

@@ -10,6 +10,8 @@
 //!   envelope's fast path: no tape, no copy of the strings it does not read).
 //! * [`page`]: where reads land in memory, so that the kernel copies them page-aligned.
 //! * [`skim`]: long string values a reader never looks at, dropped before the parse.
+//! * [`source`]: a parsed line read value by value, off the tape or the index alike (the
+//!   envelope's reader and the usage scan's are written once over it).
 //! * [`reader`]: the two together: classified lines (record, blank, invalid, torn tail).
 //! * [`record`]: the record vocabulary: record types, what a human prompt is, the tools
 //!   that spawn subagents.
@@ -33,6 +35,7 @@ pub mod reader;
 pub mod record;
 pub mod repair;
 pub mod skim;
+pub mod source;
 pub mod structural;
 pub mod tape;
 pub mod time;

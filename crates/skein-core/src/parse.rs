@@ -8,11 +8,12 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::envelope::Envelope;
-use crate::envelope_read::envelope_from;
-use crate::envelope_tape::{FromTape, envelope_from_tape};
+use crate::envelope_tape::FromTape;
 use crate::lazy::Lazy;
 use crate::repair::repair_line;
 use crate::skim::Skim;
+use crate::source::FromSource;
+use crate::tape::Tape;
 
 /// Why a line is not a record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -205,25 +206,46 @@ impl Parser {
         text: &'s [u8],
     ) -> Result<Parsed<'s, I>, ParseError> {
         let skim = self.skim;
-        // Off the line's structural index where tool inputs are skipped and the line is of the
-        // plain kind the index vouches for (crate::lazy): no tape, no copy of the line.
-        if skim.is_none() && !self.tape_only && I::skipped().is_some() {
+        // Off the line's structural index only where tool inputs are skipped (the index builds
+        // none), and not for a parser that skims: its caller reads lines the skim shrinks.
+        let index = skim.is_none() && I::skipped().is_some();
+        let (envelope, repaired) = self.read::<Envelope<'s, I>>(text, skim, index)?;
+        Ok(Parsed { envelope, repaired })
+    }
+
+    /// Parses one line (without its terminator) into `T`, read through [`crate::source`]: off
+    /// the line's structural index where it vouches for the line ([`crate::lazy`]: no tape, no
+    /// copy of the line), else off simd-json's tape of the line skimmed by `skim`, else as
+    /// [`Parser::parse_into`] parses it (repaired, judged, and read by serde). `T::from_source`
+    /// must give what serde gives, or `None` where serde would refuse the line. The same
+    /// promises as [`Parser::parse_into`].
+    pub fn parse_read<'s, T: Deserialize<'s> + FromSource<'s>>(
+        &'s mut self,
+        text: &'s [u8],
+        skim: Option<Skim>,
+    ) -> Result<(T, bool), ParseError> {
+        self.read(text, skim, true)
+    }
+
+    /// [`Parser::parse_read`], the index tried only where `index` says (and the parser
+    /// allows it: [`Parser::set_index`]).
+    fn read<'s, T: Deserialize<'s> + FromSource<'s>>(
+        &'s mut self,
+        text: &'s [u8],
+        skim: Option<Skim>,
+        index: bool,
+    ) -> Result<(T, bool), ParseError> {
+        if index && !self.tape_only {
             let line = trim(text);
             if line.len() < BIG_LINE
                 && let Some(doc) = self.lazy.document(line)
-                && let Some(envelope) = envelope_from::<_, I>(&doc)
+                && let Some(value) = T::from_source(&doc)
             {
-                return Ok(Parsed {
-                    envelope,
-                    repaired: false,
-                });
+                return Ok((value, false));
             }
         }
-        // Off the tape, without serde's visitor: the same envelope, or given up where serde
-        // would refuse it (crate::envelope_tape).
-        let (envelope, repaired) =
-            self.parse_with::<Envelope<'s, I>>(text, skim, Some(envelope_from_tape::<I>))?;
-        Ok(Parsed { envelope, repaired })
+        // Off the tape, without serde's visitor, or given up where serde would refuse it.
+        self.parse_with(text, skim, Some(|nodes| T::from_source(&Tape(nodes))))
     }
 
     /// The fast path of a reader that walks simd-json's tape itself: parses one line

@@ -1,7 +1,7 @@
 //! Reading simd-json's tape directly ([`crate::Parser::parse_tape`]): a reader that wants a few
 //! fields of a line steps over everything else by node count, where serde's visitor walks every
-//! node of what it ignores. Used by the projection ([`crate::project`]), the envelope
-//! ([`Tape`], a [`Source`] of [`crate::envelope_read`]) and the usage scan.
+//! node of what it ignores. Used by the projection ([`crate::project`]), and by the readers
+//! written over [`Source`] ([`Tape`]: the envelope, the usage scan).
 //!
 //! The tape holds a document as simd-json builds it: an object or array node counts its
 //! members (`len`) and all the nodes below it (`count`); an object's members are a key's
@@ -12,9 +12,8 @@ use std::borrow::Cow;
 pub use simd_json::Node;
 use simd_json::StaticNode;
 
-use crate::envelope_read::Source;
 use crate::envelope_tape::FromTape;
-use crate::lazy::Kind;
+use crate::source::{Kind, Source};
 
 /// The values of the object or array at `nodes[at]`, each with its key (`None` in an array)
 /// and where it starts: a value's nodes are stepped over by their count. Nothing when
@@ -53,8 +52,8 @@ pub fn width(value: &Node<'_>) -> usize {
     }
 }
 
-/// A line's tape as a [`Source`] of the envelope.
-pub(crate) struct Tape<'n, 'a>(pub(crate) &'n [Node<'a>]);
+/// A line's tape as a [`Source`].
+pub struct Tape<'n, 'a>(pub &'n [Node<'a>]);
 
 impl<'a> Source<'a> for Tape<'_, 'a> {
     type At = usize;
@@ -93,49 +92,6 @@ impl<'a> Source<'a> for Tape<'_, 'a> {
     }
 }
 
-/// Where the values of the keys `index` numbers (`0..N`) are in the object at `nodes[at]`
-/// (`None` for a key it lacks): [`Source::fields_by`], whose `None` is serde's refusal of a
-/// key written twice. [`tape_fields!`](crate::tape_fields) writes `index` from the keys' names.
-pub fn fields_by<const N: usize>(
-    nodes: &[Node<'_>],
-    at: usize,
-    index: impl Fn(&[u8]) -> Option<usize>,
-) -> Option<[Option<usize>; N]> {
-    Tape(nodes).fields_by(at, index)
-}
-
-/// `key_index!("type", "uuid", …)`: the closure that numbers the keys named in the order given
-/// (`None` for any other key), for [`fields_by`] and [`Source::fields_by`]. The keys are
-/// compared as literals, which the compiler turns into a length test and a word compare each
-/// (a lookup in a list of keys, with a `memcmp` call per candidate, was most of reading a
-/// record's fields off the tape).
-#[doc(hidden)]
-#[macro_export]
-macro_rules! key_index {
-    ($($key:literal),+ $(,)?) => {
-        |k: &[u8]| {
-            let mut i = 0usize;
-            $(
-                if k == $key.as_bytes() {
-                    return Some(i);
-                }
-                i += 1;
-            )+
-            let _ = i;
-            None
-        }
-    };
-}
-
-/// `tape_fields!(nodes, at, "type", "uuid", …)`: [`fields_by`] of the keys named, numbered in
-/// the order given.
-#[macro_export]
-macro_rules! tape_fields {
-    ($nodes:expr, $at:expr, $($key:literal),+ $(,)?) => {
-        $crate::tape::fields_by($nodes, $at, $crate::key_index!($($key),+))
-    };
-}
-
 /// The text of the string node at `at` (what [`crate::lenient::Str`] reads: `None` for a
 /// missing field or any other value).
 pub fn str_at<'a>(nodes: &[Node<'a>], at: Option<usize>) -> Option<&'a str> {
@@ -143,14 +99,6 @@ pub fn str_at<'a>(nodes: &[Node<'a>], at: Option<usize>) -> Option<&'a str> {
         Some(Node::String(s)) => Some(s),
         _ => None,
     }
-}
-
-/// Whether the node at `at` is JSON `true` (what [`crate::lenient::Flag`] reads).
-pub fn flag_at(nodes: &[Node<'_>], at: Option<usize>) -> bool {
-    matches!(
-        at.and_then(|at| nodes.get(at)),
-        Some(Node::Static(StaticNode::Bool(true)))
-    )
 }
 
 /// The count at `at` as [`crate::lenient::Count`] reads it: integers as given, floats
@@ -163,33 +111,4 @@ pub fn count_at(nodes: &[Node<'_>], at: Option<usize>) -> u64 {
         Some(Node::Static(StaticNode::F64(n))) if n.is_finite() => *n as u64,
         _ => 0,
     }
-}
-
-/// `at` when a value is there that is not JSON `null`: what serde reads into an `Option<T>` as
-/// `Some` (absent or `null` is `None`).
-pub fn present(nodes: &[Node<'_>], at: Option<usize>) -> Option<usize> {
-    at.filter(|&at| !matches!(nodes.get(at), Some(Node::Static(StaticNode::Null))))
-}
-
-/// `at` when the node there is an object (what [`crate::lenient::Obj`] reads), else `None`.
-pub fn object_at(nodes: &[Node<'_>], at: Option<usize>) -> Option<usize> {
-    at.filter(|&at| matches!(nodes.get(at), Some(Node::Object { .. })))
-}
-
-/// An object field read by `read`, as [`crate::lenient::Obj`] holds it (`None` for a missing
-/// field or anything but an object); `None` when `read` gives up.
-pub fn object_field<'a, T>(
-    nodes: &[Node<'a>],
-    at: Option<usize>,
-    read: impl FnOnce(&[Node<'a>], usize) -> Option<T>,
-) -> Option<crate::lenient::Obj<T>> {
-    Some(crate::lenient::Obj(match object_at(nodes, at) {
-        Some(at) => Some(read(nodes, at)?),
-        None => None,
-    }))
-}
-
-/// A string field as [`crate::lenient::Str`] holds it, borrowed from the tape.
-pub fn str_field<'a>(nodes: &[Node<'a>], at: Option<usize>) -> crate::lenient::Str<'a> {
-    crate::lenient::Str(str_at(nodes, at).map(std::borrow::Cow::Borrowed))
 }

@@ -1,13 +1,14 @@
 //! What the usage scan reads of a line ([`RawLine`]), read by serde (a line parsed whole) or
-//! off simd-json's tape after the skim ([`record_from_tape`]), the same either way: the tape
-//! reader takes each field as the lenient type serde reads it into does, and gives up (the
-//! caller then parses the line whole) wherever serde's reader would refuse the line.
+//! through [`skein_core::source`] (off the line's structural index, or off simd-json's tape
+//! after the skim), the same every way: the source reader takes each field as the lenient type
+//! serde reads it into does, and gives up (the caller then parses the line whole) wherever
+//! serde's reader would refuse the line.
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use skein_core::Skim;
 use skein_core::lenient::{Count, Flag, Obj, Str};
-use skein_core::tape::{Node, count_at, flag_at, object_field, present, str_field};
+use skein_core::source::{FromSource, Source as JsonSource, object_field, str_field};
+use skein_core::{Skim, fields};
 
 use super::Tokens;
 
@@ -118,13 +119,31 @@ impl RawUsage<'_> {
     }
 }
 
-/// A record off simd-json's tape, read as serde reads it into [`RawLine`] (the same lenient
-/// fields), `data` by `data`; `None` where serde's reader would refuse the record (a key it
-/// reads written twice in one object), which the caller then parses the slow way.
-fn line_from_tape<'a, D>(
-    nodes: &[Node<'a>],
-    at: usize,
-    data: impl FnOnce(Option<usize>) -> Option<D>,
+/// A record read as serde reads it into [`RawLine`] (the same lenient fields), off the line's
+/// index or its tape ([`skein_core::source`]); `None` where serde's reader would refuse the
+/// record (a key it reads written twice in one object), which the caller then parses the slow
+/// way.
+impl<'a> FromSource<'a> for RawLine<'a> {
+    fn from_source<S: JsonSource<'a>>(src: &S) -> Option<Self> {
+        line_from(src, S::ROOT, |at| {
+            object_field(src, at, |at| {
+                let [message, agent_id] = fields!(src, at, "message", "agentId")?;
+                Some(RawData {
+                    message: object_field(src, message, |m| {
+                        line_from(src, m, |_| Some(IgnoredAny))
+                    })?,
+                    agent_id: str_field(src, agent_id),
+                })
+            })
+        })
+    }
+}
+
+/// The record at `at`, its `data` read by `data`.
+fn line_from<'a, S: JsonSource<'a>, D>(
+    src: &S,
+    at: S::At,
+    data: impl FnOnce(Option<S::At>) -> Option<D>,
 ) -> Option<RawLine<'a, D>> {
     let [
         kind,
@@ -134,8 +153,8 @@ fn line_from_tape<'a, D>(
         sidechain,
         message,
         data_at,
-    ] = skein_core::tape_fields!(
-        nodes,
+    ] = fields!(
+        src,
         at,
         "type",
         "timestamp",
@@ -145,46 +164,31 @@ fn line_from_tape<'a, D>(
         "message",
         "data",
     )?;
-    let message = object_field(nodes, message, message_from_tape)?;
+    let message = object_field(src, message, |at| message_from(src, at))?;
     Some(RawLine {
-        kind: str_field(nodes, kind),
-        timestamp: str_field(nodes, timestamp),
-        session_id: str_field(nodes, session_id),
-        request_id: str_field(nodes, request_id),
-        is_sidechain: Flag(flag_at(nodes, sidechain)),
+        kind: str_field(src, kind),
+        timestamp: str_field(src, timestamp),
+        session_id: str_field(src, session_id),
+        request_id: str_field(src, request_id),
+        is_sidechain: Flag(src.flag(sidechain)),
         message,
         data: data(data_at)?,
     })
 }
 
-/// A top-level record off the tape ([`line_from_tape`]), with its `data`.
-pub(super) fn record_from_tape<'a>(nodes: &[Node<'a>]) -> Option<RawLine<'a>> {
-    line_from_tape(nodes, 0, |at| {
-        object_field(nodes, at, |nodes, at| {
-            let [message, agent_id] = skein_core::tape_fields!(nodes, at, "message", "agentId")?;
-            Some(RawData {
-                message: object_field(nodes, message, |nodes, m| {
-                    line_from_tape(nodes, m, |_| Some(IgnoredAny))
-                })?,
-                agent_id: str_field(nodes, agent_id),
-            })
-        })
-    })
-}
-
-fn message_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawMessage<'a>> {
-    let [id, model, usage] = skein_core::tape_fields!(nodes, at, "id", "model", "usage")?;
-    let usage = object_field(nodes, usage, usage_from_tape)?;
+fn message_from<'a, S: JsonSource<'a>>(src: &S, at: S::At) -> Option<RawMessage<'a>> {
+    let [id, model, usage] = fields!(src, at, "id", "model", "usage")?;
+    let usage = object_field(src, usage, |at| usage_from(src, at))?;
     Some(RawMessage {
-        id: str_field(nodes, id),
-        model: str_field(nodes, model),
+        id: str_field(src, id),
+        model: str_field(src, model),
         usage,
     })
 }
 
-fn usage_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawUsage<'a>> {
-    let [input, output, creation, read, cache_creation, speed] = skein_core::tape_fields!(
-        nodes,
+fn usage_from<'a, S: JsonSource<'a>>(src: &S, at: S::At) -> Option<RawUsage<'a>> {
+    let [input, output, creation, read, cache_creation, speed] = fields!(
+        src,
         at,
         "input_tokens",
         "output_tokens",
@@ -193,28 +197,27 @@ fn usage_from_tape<'a>(nodes: &[Node<'a>], at: usize) -> Option<RawUsage<'a>> {
         "cache_creation",
         "speed"
     )?;
-    let cache_creation = object_field(nodes, cache_creation, |nodes, c| {
-        let [m5, h1] = skein_core::tape_fields!(
-            nodes,
+    let cache_creation = object_field(src, cache_creation, |c| {
+        let [m5, h1] = fields!(
+            src,
             c,
             "ephemeral_5m_input_tokens",
             "ephemeral_1h_input_tokens"
         )?;
         // `Option<Count>`: absent or `null` is `None`, anything else a count.
-        let optional =
-            |at: Option<usize>| present(nodes, at).map(|at| Count(count_at(nodes, Some(at))));
+        let optional = |at| src.present(at).map(|at| Count(src.count(Some(at))));
         Some(RawCacheCreation {
             ephemeral_5m_input_tokens: optional(m5),
             ephemeral_1h_input_tokens: optional(h1),
         })
     })?;
     Some(RawUsage {
-        input_tokens: Count(count_at(nodes, input)),
-        output_tokens: Count(count_at(nodes, output)),
-        cache_creation_input_tokens: Count(count_at(nodes, creation)),
-        cache_read_input_tokens: Count(count_at(nodes, read)),
+        input_tokens: Count(src.count(input)),
+        output_tokens: Count(src.count(output)),
+        cache_creation_input_tokens: Count(src.count(creation)),
+        cache_read_input_tokens: Count(src.count(read)),
         cache_creation,
-        speed: str_field(nodes, speed),
+        speed: str_field(src, speed),
     })
 }
 
@@ -234,12 +237,22 @@ mod tests {
         scan
     }
 
-    /// The scan of `data` off the skimmed tape, and parsing every line whole.
+    /// The scan of `data` as the command reads it (off the skimmed tape) and parsing every
+    /// line whole, for the caller to compare; the scan off the index (where it vouches for a
+    /// line) is asserted equal to the whole one here.
     fn both(data: &[u8]) -> (SessionScan, SessionScan) {
-        (
+        let (read, whole) = (
             scanned(&mut UsageScanner::new(), data),
             scanned(&mut UsageScanner::whole(), data),
-        )
+        );
+        let index = scanned(&mut UsageScanner::with_index(), data);
+        assert_eq!(
+            index,
+            whole,
+            "off the index: {}",
+            String::from_utf8_lossy(data)
+        );
+        (read, whole)
     }
 
     /// Whether the tape reader takes `line` (skimmed) itself, without the slow path.
@@ -247,9 +260,16 @@ mod tests {
         let mut parser = skein_core::Parser::new();
         parser
             .parse_tape(line.as_bytes(), Some(SKIM), |nodes| {
-                record_from_tape(nodes).is_some()
+                RawLine::from_source(&skein_core::tape::Tape(nodes)).is_some()
             })
             .unwrap_or(false)
+    }
+
+    /// Whether `line` is read off its index, without the tape.
+    fn on_index(line: &str) -> bool {
+        let mut lazy = skein_core::lazy::Lazy::new();
+        lazy.document(line.as_bytes())
+            .is_some_and(|doc| RawLine::from_source(&doc).is_some())
     }
 
     /// A long string body: a line with it is skimmed.
@@ -384,9 +404,22 @@ mod tests {
             r#"{"type":"assistant","usage":"#.to_owned(),
             format!("{} {{}}", assistant(&usage_message(base), "")),
         ];
-        let (mut all, mut counted) = (Vec::new(), 0);
+        // Each line also with its `\u00e9` escapes written as the character: the index does not
+        // vouch for a `\u` escape, and the line is read off it.
+        let plain: Vec<(String, bool)> = lines
+            .iter()
+            .filter(|(line, _)| line.contains("\\u00e9"))
+            .map(|(line, taken)| (line.replace("\\u00e9", "\u{e9}"), *taken))
+            .collect();
+        lines.extend(plain);
+        let (mut all, mut counted, mut indexed) = (Vec::new(), 0, 0);
         for (line, taken) in &lines {
             assert_eq!(on_tape(line), *taken, "{line}");
+            // The index reads what the tape reads where it vouches for the line (not for an
+            // exponent, a long number or a `\u` escape), and refuses what the tape refuses.
+            let off_index = on_index(line);
+            assert!(!off_index || *taken, "{line}");
+            indexed += usize::from(off_index);
             let (fast, whole) = both(line.as_bytes());
             assert_eq!(fast, whole, "{line}");
             counted += usize::from(!fast.copies.is_empty());
@@ -410,21 +443,28 @@ mod tests {
         // (Most lines have usage that counts; the others test what has none.)
         assert!(counted >= 15, "{counted} of the lines counted");
         assert!(fast.invalid_lines >= 3, "{}", fast.invalid_lines);
+        assert!(indexed >= 15, "{indexed} of the lines read off the index");
     }
 
-    /// The corpus, file by file: the same scan off the tape as parsed whole.
+    /// The corpus, file by file: the same scan off the tape, off the index and parsed whole.
     #[test]
     #[allow(clippy::disallowed_methods, reason = "the test reads the corpus")]
     fn the_skim_changes_no_scan() {
         let Some((_, files)) = skein_testkit::corpus_files() else {
             return;
         };
-        let (mut fast, mut whole) = (UsageScanner::new(), UsageScanner::whole());
+        let (mut fast, mut index, mut whole) = (
+            UsageScanner::new(),
+            UsageScanner::with_index(),
+            UsageScanner::whole(),
+        );
         let mut copies = 0;
         for f in &files {
             let data = std::fs::read(f).expect("read a corpus file");
             let a = scanned(&mut fast, &data);
-            assert_eq!(a, scanned(&mut whole, &data), "{}", f.display());
+            let b = scanned(&mut whole, &data);
+            assert_eq!(a, b, "{}", f.display());
+            assert_eq!(scanned(&mut index, &data), b, "{}", f.display());
             copies += a.copies.len();
         }
         assert!(copies > 1000, "{copies} request copies in the corpus");
@@ -576,6 +616,10 @@ mod tests {
                 .collect();
             let (fast, whole) = both(text.as_bytes());
             prop_assert_eq!(fast, whole, "{}", text);
+            // And without `\u` escapes, which the index leaves to the tape: read off the index.
+            let plain = text.replace("\\u00e9", "\u{e9}");
+            let (fast, whole) = both(plain.as_bytes());
+            prop_assert_eq!(fast, whole, "{}", plain);
         }
     }
 }

@@ -5,13 +5,12 @@ use std::io;
 
 use memchr::memmem;
 use skein_core::intern::Interner;
-use skein_core::parse::TapeReader;
 use skein_core::{LineSource, Parser, ReadLines, SliceLines};
 use skein_layout::SessionFiles;
 use skein_store::{Input, InputMode};
 
 use super::Tokens;
-use super::raw::{RawLine, SKIM, record_from_tape};
+use super::raw::{RawLine, SKIM};
 use crate::session::LoadError;
 use skein_core::time::parse_ms;
 
@@ -279,9 +278,10 @@ impl FileGroups<'_> {
 pub struct UsageScanner {
     finder: memmem::Finder<'static>,
     parser: Parser,
-    /// Usage lines read off their skimmed tape ([`super::raw`]); false: every one parsed
-    /// whole by serde ([`UsageScanner::whole`]).
-    tape: bool,
+    /// Usage lines read through [`skein_core::source`] ([`super::raw`]: off their skimmed tape,
+    /// or their index where the parser allows it); false: every one parsed whole by serde
+    /// ([`UsageScanner::whole`]).
+    read: bool,
     read_buf: Vec<u8>,
     /// A file's group keys and their copies ([`FileGroups`]), reused from file to file.
     keys: Interner,
@@ -301,26 +301,42 @@ impl Default for UsageScanner {
 }
 
 impl UsageScanner {
-    /// A scanner with empty buffers.
+    /// A scanner with empty buffers. It reads usage lines off their skimmed tape, not off
+    /// their structural index (`Parser::set_index`): the index's walk over a usage line's
+    /// structurals (its content and tool inputs) cost more than the skim and simd-json's tape
+    /// (`usage --no-catalog -j 1` over the corpus: 151.6 M instructions against 144.9 M, and
+    /// the time within the noise; `docs/performance.md`, stop 37).
     pub fn new() -> Self {
+        let mut parser = Parser::new();
+        parser.set_index(false);
         Self {
             finder: memmem::Finder::new(USAGE_MARK).into_owned(),
-            parser: Parser::new(),
-            tape: true,
+            parser,
+            read: true,
             read_buf: Vec::new(),
             keys: Interner::new(),
             at: Vec::new(),
         }
     }
 
-    /// A scanner that parses every usage line whole with serde: what the skimmed tape is
-    /// tested and measured against.
+    /// A scanner that parses every usage line whole with serde: what the skimmed tape and the
+    /// index are tested and measured against.
     #[must_use]
     pub fn whole() -> Self {
         Self {
-            tape: false,
+            read: false,
             ..Self::new()
         }
+    }
+
+    /// A scanner that reads usage lines off their structural index where it vouches for them
+    /// (else off the skimmed tape): the same scan, kept to be measured against
+    /// [`UsageScanner::new`]'s (`benches/benches/usage.rs`).
+    #[must_use]
+    pub fn with_index() -> Self {
+        let mut scanner = Self::new();
+        scanner.parser.set_index(true);
+        scanner
     }
 
     /// Reads every file of a session (main transcript, then agent files).
@@ -415,7 +431,7 @@ impl UsageScanner {
         let Self {
             finder,
             parser,
-            tape,
+            read,
             keys,
             at,
             ..
@@ -440,15 +456,15 @@ impl UsageScanner {
             }
             scan.usage_lines += 1;
             let (invalid, no_ts) = (scan.invalid_lines, scan.no_timestamp);
-            // The skimmed line's tape read for the fields; where simd-json refuses the line or
-            // serde would (a key read written twice), it is repaired and judged as every line
-            // is (`Parser::parse_with`).
-            let (skim, from_tape): (_, Option<TapeReader<'_, RawLine<'_>>>) = if *tape {
-                (Some(SKIM), Some(record_from_tape))
+            // The fields read off the line's skimmed tape (or its index); where simd-json refuses
+            // the line or serde would (a key read written twice), it is repaired and judged as
+            // every line is (`Parser::parse_read`).
+            let parsed = if *read {
+                parser.parse_read::<RawLine<'_>>(text, Some(SKIM))
             } else {
-                (None, None)
+                parser.parse_into::<RawLine<'_>>(text, None)
             };
-            match parser.parse_with::<RawLine<'_>>(text, skim, from_tape) {
+            match parsed {
                 Ok((raw, _)) => groups.add(raw, scan),
                 Err(_) => scan.invalid_lines += 1,
             }

@@ -1,0 +1,156 @@
+//! A parsed line read value by value, whichever way it was parsed: simd-json's tape
+//! ([`crate::tape::Tape`]) or the line's structural index ([`crate::lazy::Doc`]). A reader
+//! written once over [`Source`] ([`FromSource`]: the envelope, the usage scan's line) reads
+//! both, and [`crate::Parser::parse_read`] hands it the index where the index vouches for the
+//! line and the tape where it does not. What a reader gives must be what serde's derived reader
+//! of the same type gives, or `None` where serde would refuse the line (which then takes
+//! serde's path): the envelope's and the usage scan's tests and fuzz targets hold them to it.
+
+use std::borrow::Cow;
+
+use crate::envelope_tape::FromTape;
+use crate::lenient::{Obj, Str};
+
+/// A value's kind, by its first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Object,
+    Array,
+    String,
+    True,
+    False,
+    Null,
+    Number,
+}
+
+/// A parsed line that values can be read from; `At` names a value in it.
+pub trait Source<'a> {
+    type At: Copy;
+
+    /// Where the line's root object is.
+    const ROOT: Self::At;
+
+    /// The kind of the value at `at`.
+    fn kind(&self, at: Self::At) -> Kind;
+
+    /// The string at `at`, unescaped (`None` for a missing field or any other value).
+    fn str(&self, at: Option<Self::At>) -> Option<Cow<'a, str>>;
+
+    /// The length in bytes of the string at `at` once unescaped.
+    fn str_len(&self, at: Self::At) -> usize;
+
+    /// The values of the object or array at `at`, each with its key (`None` in an array).
+    /// A key is compared as written: one with an escape is none of the names read here (an
+    /// escape stands for a quote, a backslash, a slash or a control character).
+    fn entries(&self, at: Self::At) -> impl Iterator<Item = (Option<&'a [u8]>, Self::At)> + '_;
+
+    /// Where the values of the keys `index` numbers are in the object at `at`. `None` when
+    /// `at` is not an object, or when a key `index` numbers occurs twice in it: serde's derived
+    /// readers refuse such an object (`duplicate field`), and a caller that must read a line
+    /// as they do takes its slow path then. [`fields!`](crate::fields) writes `index` from the
+    /// keys' names.
+    fn fields_by<const N: usize>(
+        &self,
+        at: Self::At,
+        index: impl Fn(&[u8]) -> Option<usize>,
+    ) -> Option<[Option<Self::At>; N]> {
+        if self.kind(at) != Kind::Object {
+            return None;
+        }
+        let mut found = [None; N];
+        for (key, value) in self.entries(at) {
+            let Some(slot) = key.and_then(&index).and_then(|i| found.get_mut(i)) else {
+                continue;
+            };
+            if slot.replace(value).is_some() {
+                return None;
+            }
+        }
+        Some(found)
+    }
+
+    /// The count at `at` as [`crate::lenient::Count`] reads it (see [`crate::tape::count_at`]).
+    fn count(&self, at: Option<Self::At>) -> u64;
+
+    /// The tool input at `at` (not `null`) read into `I`; `None` where this source cannot
+    /// read it (the index reads only skipped inputs, [`FromTape::skipped`]).
+    fn input<I: FromTape<'a>>(&self, at: Self::At) -> Option<I>;
+
+    /// Whether the value at `at` is `true`.
+    fn flag(&self, at: Option<Self::At>) -> bool {
+        at.is_some_and(|at| self.kind(at) == Kind::True)
+    }
+
+    /// `at` when a value is there that is not `null`: what serde reads into an `Option<T>`
+    /// as `Some`.
+    fn present(&self, at: Option<Self::At>) -> Option<Self::At> {
+        at.filter(|&at| self.kind(at) != Kind::Null)
+    }
+
+    /// `at` when the value there is an object (what [`crate::lenient::Obj`] reads).
+    fn object(&self, at: Option<Self::At>) -> Option<Self::At> {
+        at.filter(|&at| self.kind(at) == Kind::Object)
+    }
+}
+
+/// A value read off a [`Source`]: `None` where serde's derived reader of the type would refuse
+/// the line, or where `src` cannot read it (the index builds no tool inputs).
+pub trait FromSource<'a>: Sized {
+    /// The value of the line `src` holds, from its root.
+    fn from_source<S: Source<'a>>(src: &S) -> Option<Self>;
+}
+
+/// A string field as [`Str`] holds it (`None` for a missing field or any other value).
+pub fn str_field<'a, S: Source<'a>>(src: &S, at: Option<S::At>) -> Str<'a> {
+    Str(src.str(at))
+}
+
+/// An object field read by `read`, as [`Obj`] holds it (`None` for a missing field or anything
+/// but an object); `None` when `read` gives up.
+pub fn object_field<'a, S: Source<'a>, T>(
+    src: &S,
+    at: Option<S::At>,
+    read: impl FnOnce(S::At) -> Option<T>,
+) -> Option<Obj<T>> {
+    Some(Obj(match src.object(at) {
+        Some(at) => Some(read(at)?),
+        None => None,
+    }))
+}
+
+/// `fields!(source, at, "type", "uuid", …)`: [`Source::fields_by`] of the keys named,
+/// numbered in the order given ([`crate::key_index!`]).
+#[macro_export]
+macro_rules! fields {
+    ($source:expr, $at:expr, $($key:literal),+ $(,)?) => {
+        {
+            // (Unused where the caller has the trait in scope already.)
+            #[allow(unused_imports)]
+            use $crate::source::Source as _;
+            $source.fields_by($at, $crate::key_index!($($key),+))
+        }
+    };
+}
+
+/// `key_index!("type", "uuid", …)`: the closure that numbers the keys named in the order given
+/// (`None` for any other key), for [`Source::fields_by`]. The keys are
+/// compared as literals, which the compiler turns into a length test and a word compare each
+/// (a lookup in a list of keys, with a `memcmp` call per candidate, was most of reading a
+/// record's fields off the tape).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! key_index {
+    ($($key:literal),+ $(,)?) => {
+        |k: &[u8]| {
+            let mut i = 0usize;
+            $(
+                if k == $key.as_bytes() {
+                    return Some(i);
+                }
+                i += 1;
+            )+
+            let _ = i;
+            None
+        }
+    };
+}
