@@ -207,7 +207,8 @@ impl Parser {
     ) -> Result<Parsed<'s, I>, ParseError> {
         let skim = self.skim;
         // Off the line's structural index only where tool inputs are skipped (the index builds
-        // none), and not for a parser that skims: its caller reads lines the skim shrinks.
+        // none), and not for a parser that skims: the values the skim drops read "x" off the
+        // tape (`Parser::set_skim`), and off the index they would read whole.
         let index = skim.is_none() && I::skipped().is_some();
         let (envelope, repaired) = self.read::<Envelope<'s, I>>(text, skim, index)?;
         Ok(Parsed { envelope, repaired })
@@ -217,8 +218,9 @@ impl Parser {
     /// the line's structural index where it vouches for the line ([`crate::lazy`]: no tape, no
     /// copy of the line), else off simd-json's tape of the line skimmed by `skim`, else as
     /// [`Parser::parse_into`] parses it (repaired, judged, and read by serde). `T::from_source`
-    /// must give what serde gives, or `None` where serde would refuse the line. The same
-    /// promises as [`Parser::parse_into`].
+    /// must give what serde gives, or `None` where serde would refuse the line, and must read
+    /// nothing of what `skim` drops (off the index nothing is dropped). The same promises as
+    /// [`Parser::parse_into`].
     pub fn parse_read<'s, T: Deserialize<'s> + FromSource<'s>>(
         &'s mut self,
         text: &'s [u8],

@@ -237,19 +237,19 @@ mod tests {
         scan
     }
 
-    /// The scan of `data` as the command reads it (off the skimmed tape) and parsing every
-    /// line whole, for the caller to compare; the scan off the index (where it vouches for a
-    /// line) is asserted equal to the whole one here.
+    /// The scan of `data` as the command reads it (off the index where it vouches for a line,
+    /// else the skimmed tape) and parsing every line whole, for the caller to compare; the scan
+    /// off the skimmed tape alone is asserted equal to the whole one here.
     fn both(data: &[u8]) -> (SessionScan, SessionScan) {
         let (read, whole) = (
             scanned(&mut UsageScanner::new(), data),
             scanned(&mut UsageScanner::whole(), data),
         );
-        let index = scanned(&mut UsageScanner::with_index(), data);
+        let tape = scanned(&mut UsageScanner::tape_only(), data);
         assert_eq!(
-            index,
+            tape,
             whole,
-            "off the index: {}",
+            "off the tape: {}",
             String::from_utf8_lossy(data)
         );
         (read, whole)
@@ -446,16 +446,16 @@ mod tests {
         assert!(indexed >= 15, "{indexed} of the lines read off the index");
     }
 
-    /// The corpus, file by file: the same scan off the tape, off the index and parsed whole.
+    /// The corpus, file by file: the same scan off the index, off the tape and parsed whole.
     #[test]
     #[allow(clippy::disallowed_methods, reason = "the test reads the corpus")]
     fn the_skim_changes_no_scan() {
         let Some((_, files)) = skein_testkit::corpus_files() else {
             return;
         };
-        let (mut fast, mut index, mut whole) = (
+        let (mut fast, mut tape, mut whole) = (
             UsageScanner::new(),
-            UsageScanner::with_index(),
+            UsageScanner::tape_only(),
             UsageScanner::whole(),
         );
         let mut copies = 0;
@@ -464,7 +464,7 @@ mod tests {
             let a = scanned(&mut fast, &data);
             let b = scanned(&mut whole, &data);
             assert_eq!(a, b, "{}", f.display());
-            assert_eq!(scanned(&mut index, &data), b, "{}", f.display());
+            assert_eq!(scanned(&mut tape, &data), b, "{}", f.display());
             copies += a.copies.len();
         }
         assert!(copies > 1000, "{copies} request copies in the corpus");

@@ -278,9 +278,8 @@ impl FileGroups<'_> {
 pub struct UsageScanner {
     finder: memmem::Finder<'static>,
     parser: Parser,
-    /// Usage lines read through [`skein_core::source`] ([`super::raw`]: off their skimmed tape,
-    /// or their index where the parser allows it); false: every one parsed whole by serde
-    /// ([`UsageScanner::whole`]).
+    /// Usage lines read through [`skein_core::source`] ([`super::raw`]: off their index, or
+    /// their skimmed tape); false: every one parsed whole by serde ([`UsageScanner::whole`]).
     read: bool,
     read_buf: Vec<u8>,
     /// A file's group keys and their copies ([`FileGroups`]), reused from file to file.
@@ -301,17 +300,12 @@ impl Default for UsageScanner {
 }
 
 impl UsageScanner {
-    /// A scanner with empty buffers. It reads usage lines off their skimmed tape, not off
-    /// their structural index (`Parser::set_index`): the index's walk over a usage line's
-    /// structurals (its content and tool inputs) cost more than the skim and simd-json's tape
-    /// (`usage --no-catalog -j 1` over the corpus: 151.6 M instructions against 144.9 M, and
-    /// the time within the noise; `docs/performance.md`, stop 37).
+    /// A scanner with empty buffers. It reads a usage line off its structural index where
+    /// the index vouches for it, else off its skimmed tape (`Parser::parse_read`).
     pub fn new() -> Self {
-        let mut parser = Parser::new();
-        parser.set_index(false);
         Self {
             finder: memmem::Finder::new(USAGE_MARK).into_owned(),
-            parser,
+            parser: Parser::new(),
             read: true,
             read_buf: Vec::new(),
             keys: Interner::new(),
@@ -319,8 +313,8 @@ impl UsageScanner {
         }
     }
 
-    /// A scanner that parses every usage line whole with serde: what the skimmed tape and the
-    /// index are tested and measured against.
+    /// A scanner that parses every usage line whole with serde: what the index and the
+    /// skimmed tape are tested and measured against.
     #[must_use]
     pub fn whole() -> Self {
         Self {
@@ -329,13 +323,13 @@ impl UsageScanner {
         }
     }
 
-    /// A scanner that reads usage lines off their structural index where it vouches for them
-    /// (else off the skimmed tape): the same scan, kept to be measured against
-    /// [`UsageScanner::new`]'s (`benches/benches/usage.rs`).
+    /// A scanner that reads usage lines off their skimmed tape only, never off their index
+    /// (`Parser::set_index`): the same scan, what the index is tested and measured against
+    /// (`benches/benches/usage.rs`).
     #[must_use]
-    pub fn with_index() -> Self {
+    pub fn tape_only() -> Self {
         let mut scanner = Self::new();
-        scanner.parser.set_index(true);
+        scanner.parser.set_index(false);
         scanner
     }
 
@@ -456,7 +450,7 @@ impl UsageScanner {
             }
             scan.usage_lines += 1;
             let (invalid, no_ts) = (scan.invalid_lines, scan.no_timestamp);
-            // The fields read off the line's skimmed tape (or its index); where simd-json refuses
+            // The fields read off the line's index, or its skimmed tape; where simd-json refuses
             // the line or serde would (a key read written twice), it is repaired and judged as
             // every line is (`Parser::parse_read`).
             let parsed = if *read {
