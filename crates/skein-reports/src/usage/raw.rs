@@ -288,9 +288,10 @@ mod tests {
     }
 
     /// Lines of every shape the lenient fields take, and the lines serde's reader refuses: the
-    /// same scan off the tape as parsed whole, line by line and all together.
+    /// same scan off the index (where it vouches for a line), off the tape and parsed whole,
+    /// line by line and all together.
     #[test]
-    fn the_tape_reads_what_serde_reads() {
+    fn the_index_and_the_tape_read_what_serde_reads() {
         let long = long();
         let base = r#"{"input_tokens":10,"output_tokens":2,"cache_creation_input_tokens":3,"cache_read_input_tokens":4}"#;
         let text = format!(r#","content":[{{"type":"text","text":"{long}"}}]"#);
@@ -590,9 +591,9 @@ mod tests {
 
         /// Generated records of every shape the fields take (counts of every type, objects
         /// where strings belong and back, keys repeated, nested progress records, long values
-        /// the skim drops): the same scan off the tape as parsed whole.
+        /// the skim drops): the same scan off the index, off the tape and parsed whole.
         #[test]
-        fn the_tape_reads_generated_records_as_serde_does(
+        fn the_index_and_the_tape_read_generated_records_as_serde_does(
             lines in proptest::collection::vec(
                 record(prop_oneof![
                     3 => object(vec![
