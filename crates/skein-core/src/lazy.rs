@@ -127,8 +127,9 @@ impl Lazy {
 const OBJECT: u32 = 1 << 31;
 
 /// Checks the grammar over the index and notes where every container closes. A key and its
-/// colon are taken in one step, and an empty container in one: most of a line's structurals
-/// are keys, colons and string values, and each step is a branch the CPU has to predict.
+/// colon are taken in one step, and an empty container in one: the walk took about 28 % fewer
+/// instructions over the corpus than with a state per structural (`docs/performance.md`,
+/// stop 37).
 fn walk(text: &[u8], idx: &[u32], close: &mut Vec<u32>, stack: &mut Vec<u32>) -> Option<()> {
     // (Never so many: the lines indexed are shorter than `parse::BIG_LINE`.)
     if idx.len() >= OBJECT as usize {
@@ -374,7 +375,7 @@ mod tests {
             br#"{"s":"a\"b\\c\/d\n","n":[12,-3,2.75,0,-0.5,"7"],"t":true,"z":null,"o":{},"e":""}"#;
         let mut lazy = Lazy::new();
         let doc = lazy.document(line).expect("a plain line");
-        let [s, n, t, z, o, e] = fields!(doc, Doc::ROOT, "s", "n", "t", "z", "o", "e").unwrap();
+        let [s, n, t, z, o, e] = fields!(&doc, Doc::ROOT, "s", "n", "t", "z", "o", "e").unwrap();
         assert_eq!(doc.str(s).as_deref(), Some("a\"b\\c/d\n"));
         assert_eq!(doc.str_len(s.unwrap()), "a\"b\\c/d\n".len());
         // Borrowed from the line where there is nothing to unescape.
@@ -394,9 +395,9 @@ mod tests {
         // A key written twice is refused where it is asked for, not otherwise.
         let twice = br#"{"a":1,"b":2,"a":3}"#;
         let doc = lazy.document(twice).unwrap();
-        let a: Option<[Option<At>; 1]> = fields!(doc, Doc::ROOT, "a");
+        let a: Option<[Option<At>; 1]> = fields!(&doc, Doc::ROOT, "a");
         assert!(a.is_none());
-        let b: Option<[Option<At>; 1]> = fields!(doc, Doc::ROOT, "b");
+        let b: Option<[Option<At>; 1]> = fields!(&doc, Doc::ROOT, "b");
         assert_eq!(b, Some([Some(7)]), "the index of `2`");
     }
 

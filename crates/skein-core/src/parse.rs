@@ -131,9 +131,9 @@ impl SimdScratch {
     }
 }
 
-/// A reader of one value off simd-json's tape ([`Parser::parse_with`]): `None` where serde
+/// A reader of one value off simd-json's tape (`Parser::parse_with`): `None` where serde
 /// would refuse the value.
-pub type TapeReader<'s, T> = fn(&[simd_json::Node<'s>]) -> Option<T>;
+type TapeReader<'s, T> = fn(&[simd_json::Node<'s>]) -> Option<T>;
 
 /// Reusable parse state (one per thread).
 #[derive(Default)]
@@ -282,11 +282,11 @@ impl Parser {
         self.parse_with(text, skim, None)
     }
 
-    /// [`Parser::parse_into`], the tape read by `from_tape` where given instead of by serde:
-    /// it must give what serde gives, or `None` where serde refuses the value (the line then
-    /// takes the path serde's refusal takes: repaired and parsed by serde_json, which keeps
-    /// the last of a repeated key).
-    pub fn parse_with<'s, T: Deserialize<'s>>(
+    /// [`Parser::parse_into`], the tape read by `from_tape` where given instead of by serde
+    /// (a [`FromSource`] reader, `Parser::read`): it must give what serde gives, or `None`
+    /// where serde refuses the value (the line then takes the path serde's refusal takes:
+    /// repaired and parsed by serde_json, which keeps the last of a repeated key).
+    fn parse_with<'s, T: Deserialize<'s>>(
         &'s mut self,
         text: &'s [u8],
         skim: Option<Skim>,

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use crate::envelope_tape::FromTape;
 use crate::lenient::{Obj, Str};
 
-/// A value's kind, by its first byte.
+/// What a value is (off the index: by its first byte; off the tape: by its node).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Object,
@@ -118,17 +118,12 @@ pub fn object_field<'a, S: Source<'a>, T>(
     }))
 }
 
-/// `fields!(source, at, "type", "uuid", …)`: [`Source::fields_by`] of the keys named,
+/// `fields!(&source, at, "type", "uuid", …)`: [`Source::fields_by`] of the keys named,
 /// numbered in the order given ([`crate::key_index!`]).
 #[macro_export]
 macro_rules! fields {
     ($source:expr, $at:expr, $($key:literal),+ $(,)?) => {
-        {
-            // (Unused where the caller has the trait in scope already.)
-            #[allow(unused_imports)]
-            use $crate::source::Source as _;
-            $source.fields_by($at, $crate::key_index!($($key),+))
-        }
+        $crate::source::Source::fields_by($source, $at, $crate::key_index!($($key),+))
     };
 }
 
