@@ -76,7 +76,12 @@ impl SessionScan {
     /// Adds the scan of the session's next file: a session's scan is its files' scans in
     /// order ([`ScanJob::of_session`]), each file's groups its own.
     pub fn append(&mut self, next: SessionScan) {
-        self.copies.extend(next.copies);
+        // Most sessions are one file: their copies are moved, not copied into a new vector.
+        if self.copies.is_empty() {
+            self.copies = next.copies;
+        } else {
+            self.copies.extend(next.copies);
+        }
         self.files += next.files;
         self.bytes += next.bytes;
         self.usage_lines += next.usage_lines;
@@ -566,6 +571,40 @@ mod tests {
             "the s0 record in s1's legacy agent"
         );
         assert!(s1.skipped.iter().all(|k| k.path.is_some()));
+    }
+
+    /// Appending a file's scan to an empty session scan takes its copies as they are (most
+    /// sessions are one file: no copy of the vector on the report's main thread), and a later
+    /// file's copies follow them.
+    #[test]
+    fn the_first_file_scan_appended_is_moved_and_the_next_follow() {
+        let mut scanner = UsageScanner::new();
+        let mut scan_of = |text: String| {
+            let mut scan = SessionScan::default();
+            scanner
+                .scan_lines(
+                    SliceLines::new(text.as_bytes()),
+                    "s",
+                    Source::Main,
+                    &mut scan,
+                )
+                .expect("scan");
+            scan
+        };
+        let first = scan_of(usage_line("s", 1) + &usage_line("s", 2));
+        let next = scan_of(usage_line("s", 3));
+        let (first_ptr, next_len) = (first.copies.as_ptr(), next.copies.len());
+        let mut session = SessionScan::default();
+        session.append(first);
+        assert_eq!(session.copies.as_ptr(), first_ptr, "moved, not copied");
+        session.append(next);
+        let ids: Vec<Option<&str>> = session
+            .copies
+            .iter()
+            .map(|c| c.request_id.as_deref())
+            .collect();
+        assert_eq!(ids, [Some("r1"), Some("r2"), Some("r3")]);
+        assert_eq!((session.usage_lines, next_len), (3, 1));
     }
 
     /// A file's lines of one request make one copy, found by its key even when copies without

@@ -4,7 +4,7 @@
 //! here with the vectors' slack (measured in docs/export.md), where a `RequestCopy` with its
 //! own index key cost about 800.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use skein_core::intern::Interner;
 
 use super::Tokens;
@@ -193,7 +193,10 @@ impl CopyStore {
     pub(super) fn apply_replay_rule(&mut self) -> u64 {
         // Chain the slots of each message id: `heads` holds the latest slot of each id and
         // `next` links each slot to the previous one with the same id.
-        let mut heads: FxHashMap<&str, u32> = FxHashMap::default();
+        // Sized for every slot up front: grown from empty, its rehashes were a fifth of the
+        // report's serial tail on the bench tree (docs/performance.md, stop 38).
+        let mut heads: FxHashMap<&str, u32> =
+            FxHashMap::with_capacity_and_hasher(self.slots.len(), FxBuildHasher);
         let mut next = vec![NONE; self.slots.len()];
         for (i, next) in next.iter_mut().enumerate() {
             if let Some(head) = heads.insert(self.key(i).0, i as u32) {

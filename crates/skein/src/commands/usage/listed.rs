@@ -76,6 +76,10 @@ pub(super) fn gather_listed(
         started.flush(&jobs);
         drop(jobs);
         let gathered = assemble(report, &sessions, &numbers, kind, &results)?;
+        // The jobs are done and the command ends soon after: freeing each job's path and ids
+        // one by one here would add to the report's serial tail (as `usage::run` leaks its
+        // result for the same reason).
+        std::mem::forget((started, numbers));
         Ok((sessions, found_ok, gathered))
     })
 }
