@@ -280,7 +280,9 @@ impl<'a> Source<'a> for Doc<'a, '_> {
         // Runs between escapes are copied whole (an escape is ASCII, so they are `str`s).
         let mut out = String::with_capacity(raw.len());
         let mut rest = raw;
-        while let Some(at) = rest.find('\\') {
+        // (`memchr`, not `str::find`: core's byte search is the word-at-a-time one, and it
+        // showed at ~1 % of `stats`' profile on the texts of prompts and blocks.)
+        while let Some(at) = memchr::memchr(b'\\', rest.as_bytes()) {
             out.push_str(&rest[..at]);
             let escaped = rest.as_bytes().get(at + 1).copied()?;
             out.push(match escaped {
