@@ -330,7 +330,7 @@ impl<'a> Source<'a> for Doc<'a, '_> {
         })
     }
 
-    /// The count at `at` as [`crate::lenient::Count`] reads it (as [`crate::tape::count_at`]).
+    /// The count at `at` as [`crate::lenient::Count`] reads it ([`Source::count`]).
     fn count(&self, at: Option<At>) -> u64 {
         let Some(at) = at.filter(|&at| self.kind(at) == Kind::Number) else {
             return 0;

@@ -69,7 +69,9 @@ pub trait Source<'a> {
         Some(found)
     }
 
-    /// The count at `at` as [`crate::lenient::Count`] reads it (see [`crate::tape::count_at`]).
+    /// The count at `at` as [`crate::lenient::Count`] reads it: integers as given, floats
+    /// truncated toward zero, negatives, non-finite numbers, non-numbers and a missing field
+    /// as 0.
     fn count(&self, at: Option<Self::At>) -> u64;
 
     /// The tool input at `at` (not `null`) read into `I`; `None` where this source cannot

@@ -94,16 +94,15 @@ impl<'a> Source<'a> for Tape<'_, 'a> {
 
 /// The text of the string node at `at` (what [`crate::lenient::Str`] reads: `None` for a
 /// missing field or any other value).
-pub fn str_at<'a>(nodes: &[Node<'a>], at: Option<usize>) -> Option<&'a str> {
+fn str_at<'a>(nodes: &[Node<'a>], at: Option<usize>) -> Option<&'a str> {
     match nodes.get(at?) {
         Some(Node::String(s)) => Some(s),
         _ => None,
     }
 }
 
-/// The count at `at` as [`crate::lenient::Count`] reads it: integers as given, floats
-/// truncated toward zero, negatives, non-finite numbers, non-numbers and a missing field as 0.
-pub fn count_at(nodes: &[Node<'_>], at: Option<usize>) -> u64 {
+/// The count at `at` as [`Source::count`] reads it.
+fn count_at(nodes: &[Node<'_>], at: Option<usize>) -> u64 {
     match at.and_then(|at| nodes.get(at)) {
         Some(Node::Static(StaticNode::U64(n))) => *n,
         Some(Node::Static(StaticNode::I64(n))) => u64::try_from(*n).unwrap_or(0),
