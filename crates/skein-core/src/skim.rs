@@ -4,9 +4,10 @@
 //! are about 60 % of the bytes, and finding them costs a fifth of what parsing them does.
 //!
 //! The skim finds strings the way simd-json's first stage does: 64-byte blocks, a bitmask of
-//! quotes and one of backslashes (SSE2 compares through `wide`, safe code), the odd runs of
-//! backslashes marking escaped characters, and the unescaped quotes opening and closing
-//! strings. Everything between the strings it drops is copied unchanged.
+//! quotes and one of backslashes (AVX2 compares in `crate::structural` where the CPU has them,
+//! else SSE2 through `wide`, safe code), the odd runs of backslashes marking escaped
+//! characters, and the unescaped quotes opening and closing strings. Everything between the
+//! strings it drops is copied unchanged.
 //!
 //! **What it keeps exact.** A dropped value is a whole string token that is valid JSON: the
 //! line has no raw control byte, and every escape in it is one JSON allows (otherwise nothing
@@ -24,7 +25,7 @@
 
 use wide::u8x16;
 
-use crate::structural::escaped_chars;
+use crate::structural::{escaped_chars, simd_available, skim_masks};
 
 /// What a dropped value reads as once parsed: a reader that must know whether a value is
 /// the record's own (`crate::project`, for an object it writes whole) looks for it.
@@ -72,7 +73,14 @@ pub const BULKY: &[&str] = &[
 /// Lines shorter than this are not worth skimming (their long values, if any, are short).
 pub const MIN_LINE: usize = 2048;
 
-/// Quote, backslash, `n` and control-byte (< 0x20) masks of one 64-byte block.
+/// Quote, backslash, `n` and control-byte (< 0x20) masks of one 64-byte block: AVX2's where
+/// the CPU has it (`simd`), else SSE2's.
+#[inline]
+fn block_masks(b: &[u8; 64], simd: bool) -> [u64; 4] {
+    skim_masks(b, simd).unwrap_or_else(|| masks(b))
+}
+
+/// [`block_masks`] with SSE2 (`wide`'s 16-byte vectors, safe code).
 #[inline]
 fn masks(b: &[u8; 64]) -> [u64; 4] {
     let quote = u8x16::splat(b'"');
@@ -156,6 +164,7 @@ impl Skim {
         if line.len() < MIN_LINE.max(self.min_len) {
             return false;
         }
+        let simd = simd_available();
         let mut carry = 0u64;
         // Content start of the open string, if one is open.
         let mut open: Option<usize> = None;
@@ -174,7 +183,7 @@ impl Skim {
                     tail[..n].copy_from_slice(&line[base..]);
                     (&tail, (1u64 << n) - 1)
                 };
-            let [q, bs, n, ctl] = masks(block);
+            let [q, bs, n, ctl] = block_masks(block, simd);
             if ctl & valid != 0 {
                 return false;
             }
@@ -422,7 +431,35 @@ mod tests {
         )
     }
 
+    /// The masks of a block byte by byte: what both [`block_masks`] paths must give.
+    fn masks_by_hand(b: &[u8; 64]) -> [u64; 4] {
+        let mut m = [0u64; 4];
+        for (i, &c) in b.iter().enumerate() {
+            for (mask, hit) in m
+                .iter_mut()
+                .zip([c == b'"', c == b'\\', c == b'n', c < 0x20])
+            {
+                *mask |= u64::from(hit) << i;
+            }
+        }
+        m
+    }
+
     proptest::proptest! {
+        /// SSE2's masks and AVX2's (where this CPU has it) are the bytes' masks.
+        #[test]
+        fn both_mask_paths_mark_the_bytes(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(&[b'"', b'\\', b'n', b'N', 0, 0x1f, 0x20, b'a', 0x7f, 0x80, 0xff][..]),
+                64,
+            )
+        ) {
+            let block: [u8; 64] = bytes.try_into().expect("64 bytes");
+            let expected = masks_by_hand(&block);
+            proptest::prop_assert_eq!(block_masks(&block, false), expected);
+            proptest::prop_assert_eq!(block_masks(&block, simd_available()), expected);
+        }
+
         /// With the skim or without, a line is a record or not alike (a line that is not fails
         /// with the same error), and a reader that looks at no bulky value sees the same record.
         #[test]
