@@ -8,7 +8,9 @@
 //! characters), odd runs of backslashes mark escaped characters, a prefix XOR of the unescaped
 //! quotes marks what is inside strings, and the bits left are flattened into byte offsets.
 //! The masks of one block come from AVX2 where the CPU has it and from a byte loop otherwise;
-//! both give the same masks (`structural::tests`).
+//! both give the same masks (`structural::tests`). A block that starts inside a string and
+//! does not close it (two thirds of a transcript's blocks: tool output, file contents) takes a
+//! short path: only its escapes and control characters can matter there.
 //!
 //! [`Structure::index`] answers `false` for what it does not vouch for: an unclosed string, a
 //! control character inside a string, an escape other than `\" \\ \/ \b \f \n \r \t` (a `\u`
@@ -96,6 +98,28 @@ fn masks_bytes(block: &[u8; 64]) -> Masks {
         }
     }
     m
+}
+
+/// Quote and backslash masks alone (the first look at a block that starts inside a string).
+fn quote_backslash_bytes(block: &[u8; 64]) -> [u64; 2] {
+    let m = masks_bytes(block);
+    [m.quote, m.backslash]
+}
+
+fn ctrl_bytes(block: &[u8; 64]) -> u64 {
+    masks_bytes(block).ctrl
+}
+
+fn escapable_bytes(block: &[u8; 64]) -> u64 {
+    masks_bytes(block).escapable
+}
+
+/// Whether a byte is an operator or whitespace (not the start or part of a scalar).
+fn op_or_ws(b: u8) -> bool {
+    matches!(
+        b,
+        b'{' | b'}' | b'[' | b']' | b':' | b',' | b' ' | b'\t' | b'\n' | b'\r'
+    )
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -195,14 +219,7 @@ mod avx2 {
     /// [`super::skim_masks`]).
     #[target_feature(enable = "avx2")]
     pub(super) fn skim_masks(block: &[u8; 64]) -> [u64; 4] {
-        // SAFETY: both loads read 32 bytes inside the 64-byte array (unaligned loads).
-        #[allow(clippy::cast_ptr_alignment, reason = "`loadu` loads unaligned")]
-        let (lo, hi) = unsafe {
-            (
-                _mm256_loadu_si256(block.as_ptr().cast::<__m256i>()),
-                _mm256_loadu_si256(block.as_ptr().add(32).cast::<__m256i>()),
-            )
-        };
+        let (lo, hi) = halves(block);
         [
             bits(eq(lo, b'"'), eq(hi, b'"')),
             bits(eq(lo, b'\\'), eq(hi, b'\\')),
@@ -211,18 +228,53 @@ mod avx2 {
         ]
     }
 
-    /// The masks of `block`, as [`super::masks_bytes`] gives them.
+    /// The two 32-byte halves of `block`.
     #[target_feature(enable = "avx2")]
     #[inline]
-    pub(super) fn masks(block: &[u8; 64]) -> Masks {
+    fn halves(block: &[u8; 64]) -> (__m256i, __m256i) {
         // SAFETY: both loads read 32 bytes inside the 64-byte array (unaligned loads).
         #[allow(clippy::cast_ptr_alignment, reason = "`loadu` loads unaligned")]
-        let (lo, hi) = unsafe {
+        unsafe {
             (
                 _mm256_loadu_si256(block.as_ptr().cast::<__m256i>()),
                 _mm256_loadu_si256(block.as_ptr().add(32).cast::<__m256i>()),
             )
-        };
+        }
+    }
+
+    /// [`super::quote_backslash_bytes`].
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn quote_backslash(block: &[u8; 64]) -> [u64; 2] {
+        let (lo, hi) = halves(block);
+        [
+            bits(eq(lo, b'"'), eq(hi, b'"')),
+            bits(eq(lo, b'\\'), eq(hi, b'\\')),
+        ]
+    }
+
+    /// [`super::ctrl_bytes`].
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn ctrl_only(block: &[u8; 64]) -> u64 {
+        let (lo, hi) = halves(block);
+        bits(ctrl(lo), ctrl(hi))
+    }
+
+    /// [`super::escapable_bytes`].
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn escapable_only(block: &[u8; 64]) -> u64 {
+        let (lo, hi) = halves(block);
+        let with = |v| _mm256_or_si256(escapable(v), _mm256_or_si256(eq(v, b'"'), eq(v, b'\\')));
+        bits(with(lo), with(hi))
+    }
+
+    /// The masks of `block`, as [`super::masks_bytes`] gives them.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn masks(block: &[u8; 64]) -> Masks {
+        let (lo, hi) = halves(block);
         let (quote_lo, quote_hi) = (eq(lo, b'"'), eq(hi, b'"'));
         let (backslash_lo, backslash_hi) = (eq(lo, b'\\'), eq(hi, b'\\'));
         Masks {
@@ -276,7 +328,15 @@ pub(crate) fn simd_available() -> bool {
 /// The loop of [`Structure::index`] over `text`'s blocks, with `$masks` giving a block's masks
 /// (a macro, so that the AVX2 copy is compiled for AVX2 whole).
 macro_rules! index_loop {
-    ($s:ident, $text:ident, $masks:path, $prefix_xor:path) => {{
+    (
+        $s:ident,
+        $text:ident,
+        $masks:path,
+        $prefix_xor:path,
+        $quote_backslash:path,
+        $ctrl:path,
+        $escapable:path
+    ) => {{
         let text: &[u8] = $text;
         $s.idx.clear();
         $s.escapes.clear();
@@ -297,6 +357,27 @@ macro_rules! index_loop {
             .filter_map(|c| <&[u8; 64]>::try_from(c).ok())
             .chain(last)
         {
+            // A block that starts inside a string and does not close it (tool output, a file's
+            // contents: most of a transcript's bytes) holds no structural: only its escapes and
+            // control characters count, and the operator, whitespace and prefix-XOR work of
+            // the full path below would find nothing. Taken when no quote in it is unescaped.
+            if in_string_carry != 0 {
+                let [quote, backslash] = std::hint::black_box($quote_backslash(block));
+                let mut odd = odd_carry;
+                let escaped = escaped_chars(backslash, &mut odd);
+                if quote & !escaped == 0 {
+                    odd_carry = odd;
+                    bad |= $ctrl(block);
+                    if escaped != 0 {
+                        bad |= escaped & !$escapable(block);
+                    }
+                    // What the full path leaves: whether the block ends on a scalar's byte.
+                    scalar_carry = u64::from(!op_or_ws(block[63]));
+                    $s.escapes.push((backslash, escaped));
+                    base = base.wrapping_add(64);
+                    continue;
+                }
+            }
             // Through memory on purpose: without `black_box`, LLVM carried the masks' bit
             // operations out as vectors of 64 one-bit lanes (`vpinsrb`/`vpextrb` by the
             // hundred) and the index ran at 1.0 GiB/s instead of 2.4 (`benches/benches/parse.rs`).
@@ -363,7 +444,15 @@ impl Structure {
     }
 
     fn index_bytes(&mut self, text: &[u8]) -> bool {
-        index_loop!(self, text, masks_bytes, prefix_xor)
+        index_loop!(
+            self,
+            text,
+            masks_bytes,
+            prefix_xor,
+            quote_backslash_bytes,
+            ctrl_bytes,
+            escapable_bytes
+        )
     }
 
     /// [`Structure::index_bytes`] with the masks of AVX2 and a carry-less multiply, all of it
@@ -376,7 +465,15 @@ impl Structure {
     // count was a multiply-and-shift sequence in the loop's profile.
     #[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
     unsafe fn index_avx2(&mut self, text: &[u8]) -> bool {
-        index_loop!(self, text, avx2::masks, avx2::prefix_xor)
+        index_loop!(
+            self,
+            text,
+            avx2::masks,
+            avx2::prefix_xor,
+            avx2::quote_backslash,
+            avx2::ctrl_only,
+            avx2::escapable_only
+        )
     }
 
     /// The backslash and escaped-character masks of the blocks `text[start..end]` spans, each
@@ -493,8 +590,33 @@ mod tests {
             );
             if ok {
                 assert_eq!(s.idx, expected.0, "{:?}", String::from_utf8_lossy(text));
+                assert_eq!(
+                    s.escapes,
+                    escapes_by_hand(text),
+                    "{:?}",
+                    String::from_utf8_lossy(text)
+                );
             }
         }
+    }
+
+    /// Per block, the backslashes and the bytes that follow an odd run of them.
+    fn escapes_by_hand(text: &[u8]) -> Vec<(u64, u64)> {
+        let mut out = vec![(0u64, 0u64); text.len().div_ceil(64)];
+        let mut run = 0usize;
+        for (i, &b) in text.iter().enumerate() {
+            let bit = 1u64 << (i % 64);
+            if b == b'\\' {
+                out[i / 64].0 |= bit;
+                run += 1;
+            } else {
+                if run % 2 == 1 {
+                    out[i / 64].1 |= bit;
+                }
+                run = 0;
+            }
+        }
+        out
     }
 
     #[test]
@@ -512,6 +634,16 @@ mod tests {
             "{}",
         ] {
             check(text.as_bytes());
+        }
+        // A control character, a bad escape and a `\u` escape in blocks that start inside a
+        // string and do not close it.
+        for bad in ["\u{1}", "\\x", "\\u0041", "\t"] {
+            let line = format!(
+                r#"{{"k":"{}{bad}{}","n":1}}"#,
+                "a".repeat(200),
+                "b".repeat(200)
+            );
+            check(line.as_bytes());
         }
         // Escapes and strings across block boundaries.
         for pad in 55..70 {
@@ -542,6 +674,43 @@ mod tests {
     }
 
     proptest! {
+        /// Strings over many blocks, which the blocks inside them take the short path through:
+        /// escapes (escaped quotes and backslash runs among them) across block boundaries,
+        /// and the control characters, bad escapes and unescaped quotes that the short path
+        /// must still see.
+        #[test]
+        fn long_strings_index_as_by_hand(
+            values in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::sample::select(&[
+                        "plain text of some length, no escapes in it at all ",
+                        "\\n", "\\\"", "\\\\", "\\\\\\", "\\t", "\\/", "\u{e9}", "x",
+                    ][..]),
+                    0..120,
+                ),
+                1..4,
+            ),
+            poison in proptest::option::of((0usize..10_000, proptest::sample::select(&[
+                "\u{1}", "\\x", "\\u0041", "\"", "\\",
+            ][..]))),
+        ) {
+            let members: Vec<String> = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("\"k{i}\":\"{}\",\"n{i}\":[1, {{}}]", v.concat()))
+                .collect();
+            let mut line = format!("{{{}}}", members.join(","));
+            if let Some((at, p)) = poison {
+                // (At a place in proportion to the line's length.)
+                let mut at = at * line.len() / 10_000;
+                while !line.is_char_boundary(at) {
+                    at -= 1;
+                }
+                line.insert_str(at, p);
+            }
+            check(line.as_bytes());
+        }
+
         #[test]
         fn generated_lines_index_as_by_hand(
             parts in proptest::collection::vec(
