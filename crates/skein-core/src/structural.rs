@@ -100,14 +100,19 @@ fn masks_bytes(block: &[u8; 64]) -> Masks {
     m
 }
 
-/// Quote and backslash masks alone (the first look at a block that starts inside a string).
-fn quote_backslash_bytes(block: &[u8; 64]) -> [u64; 2] {
-    let m = masks_bytes(block);
-    [m.quote, m.backslash]
-}
-
-fn ctrl_bytes(block: &[u8; 64]) -> u64 {
-    masks_bytes(block).ctrl
+/// Quote, backslash, `n` and below-0x20 masks alone: the first look at a block that starts
+/// inside a string, and the skim's masks ([`skim_masks`]).
+fn string_masks_bytes(block: &[u8; 64]) -> [u64; 4] {
+    let mut m = [0u64; 4];
+    for (i, &b) in block.iter().enumerate() {
+        for (mask, hit) in m
+            .iter_mut()
+            .zip([b == b'"', b == b'\\', b == b'n', b < 0x20])
+        {
+            *mask |= u64::from(hit) << i;
+        }
+    }
+    m
 }
 
 fn escapable_bytes(block: &[u8; 64]) -> u64 {
@@ -215,10 +220,10 @@ mod avx2 {
         )) as u64
     }
 
-    /// Quote, backslash, `n` and below-0x20 masks of `block` (the skim's,
-    /// [`super::skim_masks`]).
+    /// [`super::string_masks_bytes`].
     #[target_feature(enable = "avx2")]
-    pub(super) fn skim_masks(block: &[u8; 64]) -> [u64; 4] {
+    #[inline]
+    pub(super) fn string_masks(block: &[u8; 64]) -> [u64; 4] {
         let (lo, hi) = halves(block);
         [
             bits(eq(lo, b'"'), eq(hi, b'"')),
@@ -240,25 +245,6 @@ mod avx2 {
                 _mm256_loadu_si256(block.as_ptr().add(32).cast::<__m256i>()),
             )
         }
-    }
-
-    /// [`super::quote_backslash_bytes`].
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    pub(super) fn quote_backslash(block: &[u8; 64]) -> [u64; 2] {
-        let (lo, hi) = halves(block);
-        [
-            bits(eq(lo, b'"'), eq(hi, b'"')),
-            bits(eq(lo, b'\\'), eq(hi, b'\\')),
-        ]
-    }
-
-    /// [`super::ctrl_bytes`].
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    pub(super) fn ctrl_only(block: &[u8; 64]) -> u64 {
-        let (lo, hi) = halves(block);
-        bits(ctrl(lo), ctrl(hi))
     }
 
     /// [`super::escapable_bytes`].
@@ -311,7 +297,7 @@ pub(crate) fn skim_masks(block: &[u8; 64], simd: bool) -> Option<[u64; 4]> {
     #[cfg(target_arch = "x86_64")]
     if simd {
         // SAFETY: `simd` is only true when `avx2::available()` said so.
-        return Some(unsafe { avx2::skim_masks(block) });
+        return Some(unsafe { avx2::string_masks(block) });
     }
     let _ = (block, simd);
     None
@@ -333,8 +319,7 @@ macro_rules! index_loop {
         $text:ident,
         $masks:path,
         $prefix_xor:path,
-        $quote_backslash:path,
-        $ctrl:path,
+        $string_masks:path,
         $escapable:path
     ) => {{
         let text: &[u8] = $text;
@@ -362,14 +347,20 @@ macro_rules! index_loop {
             // control characters count, and the operator, whitespace and prefix-XOR work of
             // the full path below would find nothing. Taken when no quote in it is unescaped.
             if in_string_carry != 0 {
-                let [quote, backslash] = std::hint::black_box($quote_backslash(block));
+                let [quote, backslash, n, ctrl] = std::hint::black_box($string_masks(block));
                 let mut odd = odd_carry;
-                let escaped = escaped_chars(backslash, &mut odd);
+                let escaped = if backslash == 0 && odd == 0 {
+                    0
+                } else {
+                    escaped_chars(backslash, &mut odd)
+                };
                 if quote & !escaped == 0 {
                     odd_carry = odd;
-                    bad |= $ctrl(block);
-                    if escaped != 0 {
-                        bad |= escaped & !$escapable(block);
+                    bad |= ctrl;
+                    // `\"`, `\\` and `\n` are valid escapes; the others are checked.
+                    let other = escaped & !(quote | backslash | n);
+                    if other != 0 {
+                        bad |= other & !$escapable(block);
                     }
                     // What the full path leaves: whether the block ends on a scalar's byte.
                     scalar_carry = u64::from(!op_or_ws(block[63]));
@@ -449,8 +440,7 @@ impl Structure {
             text,
             masks_bytes,
             prefix_xor,
-            quote_backslash_bytes,
-            ctrl_bytes,
+            string_masks_bytes,
             escapable_bytes
         )
     }
@@ -470,8 +460,7 @@ impl Structure {
             text,
             avx2::masks,
             avx2::prefix_xor,
-            avx2::quote_backslash,
-            avx2::ctrl_only,
+            avx2::string_masks,
             avx2::escapable_only
         )
     }
