@@ -431,22 +431,9 @@ mod tests {
         )
     }
 
-    /// The masks of a block byte by byte: what both [`block_masks`] paths must give.
-    fn masks_by_hand(b: &[u8; 64]) -> [u64; 4] {
-        let mut m = [0u64; 4];
-        for (i, &c) in b.iter().enumerate() {
-            for (mask, hit) in m
-                .iter_mut()
-                .zip([c == b'"', c == b'\\', c == b'n', c < 0x20])
-            {
-                *mask |= u64::from(hit) << i;
-            }
-        }
-        m
-    }
-
     proptest::proptest! {
-        /// SSE2's masks and AVX2's (where this CPU has it) are the bytes' masks.
+        /// SSE2's masks and AVX2's (where this CPU has it) are the bytes' masks (the index's
+        /// byte loop, `structural::string_masks_bytes`).
         #[test]
         fn both_mask_paths_mark_the_bytes(
             bytes in proptest::collection::vec(
@@ -455,7 +442,7 @@ mod tests {
             )
         ) {
             let block: [u8; 64] = bytes.try_into().expect("64 bytes");
-            let expected = masks_by_hand(&block);
+            let expected = crate::structural::string_masks_bytes(&block);
             proptest::prop_assert_eq!(block_masks(&block, false), expected);
             proptest::prop_assert_eq!(block_masks(&block, simd_available()), expected);
         }

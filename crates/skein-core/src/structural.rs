@@ -102,7 +102,7 @@ fn masks_bytes(block: &[u8; 64]) -> Masks {
 
 /// Quote, backslash, `n` and below-0x20 masks alone: the first look at a block that starts
 /// inside a string, and the skim's masks ([`skim_masks`]).
-fn string_masks_bytes(block: &[u8; 64]) -> [u64; 4] {
+pub(crate) fn string_masks_bytes(block: &[u8; 64]) -> [u64; 4] {
     let mut m = [0u64; 4];
     for (i, &b) in block.iter().enumerate() {
         for (mask, hit) in m
