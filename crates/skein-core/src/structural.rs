@@ -115,6 +115,8 @@ pub(crate) fn string_masks_bytes(block: &[u8; 64]) -> [u64; 4] {
     m
 }
 
+/// The escapable characters alone (the short path's check of the escapes other than `\"`,
+/// `\\` and `\n`).
 fn escapable_bytes(block: &[u8; 64]) -> u64 {
     masks_bytes(block).escapable
 }
@@ -312,7 +314,8 @@ pub(crate) fn simd_available() -> bool {
 }
 
 /// The loop of [`Structure::index`] over `text`'s blocks, with `$masks` giving a block's masks
-/// (a macro, so that the AVX2 copy is compiled for AVX2 whole).
+/// and `$string_masks` and `$escapable` those the short path inside strings reads (a macro, so
+/// that the AVX2 copy is compiled for AVX2 whole).
 macro_rules! index_loop {
     (
         $s:ident,
