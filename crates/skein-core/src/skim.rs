@@ -187,12 +187,7 @@ impl Skim {
             if ctl & valid != 0 {
                 return false;
             }
-            // (Most blocks hold no backslash and follow none: nothing escaped, no carry.)
-            let esc = if bs == 0 && carry == 0 {
-                0
-            } else {
-                escaped_chars(bs, &mut carry) & valid
-            };
+            let esc = escaped_chars(bs, &mut carry) & valid;
             // `\n`, `\"` and `\\` are valid escapes; the rest is checked one by one.
             let mut odd = esc & !(n | q | bs);
             while odd != 0 {

@@ -9,8 +9,8 @@
 //! quotes marks what is inside strings, and the bits left are flattened into byte offsets.
 //! The masks of one block come from AVX2 where the CPU has it and from a byte loop otherwise;
 //! both give the same masks (`structural::tests`). A block that starts inside a string and
-//! does not close it (two thirds of a transcript's blocks: tool output, file contents) takes a
-//! short path: only its escapes and control characters can matter there.
+//! does not close it (two thirds of the bench tree's blocks: tool output, file contents) takes
+//! a short path: only its escapes and control characters can matter there.
 //!
 //! [`Structure::index`] answers `false` for what it does not vouch for: an unclosed string, a
 //! control character inside a string, an escape other than `\" \\ \/ \b \f \n \r \t` (a `\u`
@@ -66,6 +66,10 @@ fn prefix_xor(mut x: u64) -> u64 {
 /// itself). `odd_carry` says whether the previous block ended inside such a run. The skim finds
 /// escaped quotes with it too.
 pub(crate) fn escaped_chars(backslash: u64, odd_carry: &mut u64) -> u64 {
+    // (Most blocks hold no backslash and follow none: nothing escaped, no carry.)
+    if backslash == 0 && *odd_carry == 0 {
+        return 0;
+    }
     let starts = backslash & !(backslash << 1);
     let even_start_mask = EVEN_BITS ^ *odd_carry;
     let even_starts = starts & even_start_mask;
@@ -119,14 +123,6 @@ pub(crate) fn string_masks_bytes(block: &[u8; 64]) -> [u64; 4] {
 /// `\\` and `\n`).
 fn escapable_bytes(block: &[u8; 64]) -> u64 {
     masks_bytes(block).escapable
-}
-
-/// Whether a byte is an operator or whitespace (not the start or part of a scalar).
-fn op_or_ws(b: u8) -> bool {
-    matches!(
-        b,
-        b'{' | b'}' | b'[' | b']' | b':' | b',' | b' ' | b'\t' | b'\n' | b'\r'
-    )
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -196,6 +192,14 @@ mod avx2 {
         )
     }
 
+    /// Everything that may follow a backslash: [`escapable`] with the block's quotes and
+    /// backslashes (given, where the caller has them already).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn escapable_with(v: __m256i, quote: __m256i, backslash: __m256i) -> __m256i {
+        _mm256_or_si256(escapable(v), _mm256_or_si256(quote, backslash))
+    }
+
     /// Tab, line feed, carriage return.
     #[target_feature(enable = "avx2")]
     #[inline]
@@ -254,8 +258,8 @@ mod avx2 {
     #[inline]
     pub(super) fn escapable_only(block: &[u8; 64]) -> u64 {
         let (lo, hi) = halves(block);
-        let with = |v| _mm256_or_si256(escapable(v), _mm256_or_si256(eq(v, b'"'), eq(v, b'\\')));
-        bits(with(lo), with(hi))
+        let all = |v| escapable_with(v, eq(v, b'"'), eq(v, b'\\'));
+        bits(all(lo), all(hi))
     }
 
     /// The masks of `block`, as [`super::masks_bytes`] gives them.
@@ -269,8 +273,8 @@ mod avx2 {
             quote: bits(quote_lo, quote_hi),
             backslash: bits(backslash_lo, backslash_hi),
             escapable: bits(
-                _mm256_or_si256(escapable(lo), _mm256_or_si256(quote_lo, backslash_lo)),
-                _mm256_or_si256(escapable(hi), _mm256_or_si256(quote_hi, backslash_hi)),
+                escapable_with(lo, quote_lo, backslash_lo),
+                escapable_with(hi, quote_hi, backslash_hi),
             ),
             op: bits(op(lo), op(hi)),
             ws: bits(
@@ -293,8 +297,9 @@ fn span(from: usize, to: usize) -> u64 {
 
 /// The skim's masks of one block ([`crate::skim`]): quotes, backslashes, `n`s and bytes below
 /// 0x20, from AVX2 when `simd` ([`simd_available`]); `None` otherwise, and the skim computes
-/// them with SSE2. (The skim's own 16-byte compares were a sixth of the archive's metadata
-/// thread; this is one call per block, since the skim's loop is not compiled for AVX2.)
+/// them with SSE2. (`Skim::reduce` with its 16-byte compares inlined was a sixth of the
+/// archive's metadata thread's instructions; this is one call per block, since the skim's
+/// loop is not compiled for AVX2.)
 pub(crate) fn skim_masks(block: &[u8; 64], simd: bool) -> Option<[u64; 4]> {
     #[cfg(target_arch = "x86_64")]
     if simd {
@@ -352,11 +357,7 @@ macro_rules! index_loop {
             if in_string_carry != 0 {
                 let [quote, backslash, n, ctrl] = std::hint::black_box($string_masks(block));
                 let mut odd = odd_carry;
-                let escaped = if backslash == 0 && odd == 0 {
-                    0
-                } else {
-                    escaped_chars(backslash, &mut odd)
-                };
+                let escaped = escaped_chars(backslash, &mut odd);
                 if quote & !escaped == 0 {
                     odd_carry = odd;
                     bad |= ctrl;
@@ -365,8 +366,9 @@ macro_rules! index_loop {
                     if other != 0 {
                         bad |= other & !$escapable(block);
                     }
-                    // What the full path leaves: whether the block ends on a scalar's byte.
-                    scalar_carry = u64::from(!op_or_ws(block[63]));
+                    // (`scalar_carry` is left as it is: it only says whether the next block's
+                    // first byte starts a scalar, and that byte is inside this string or is
+                    // its closing quote, which the full path masks out either way.)
                     $s.escapes.push((backslash, escaped));
                     base = base.wrapping_add(64);
                     continue;
