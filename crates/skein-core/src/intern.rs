@@ -1,5 +1,5 @@
 //! Strings interned to dense numbers (`0, 1, 2, …` in order of first appearance), stored in one
-//! arena: about 12 bytes of overhead per string instead of the ~80 of a `HashMap<Box<str>, u32>`
+//! arena: 20 to 28 bytes of overhead per string instead of the ~80 of a `HashMap<Box<str>, u32>`
 //! plus a `Vec<Box<str>>`. Uuids, tool ids and message ids of a transcript go through it, so a
 //! pass over a file with hundreds of thousands of records keeps its graph in a few dozen bytes
 //! a record.
@@ -16,6 +16,10 @@ pub struct Interner {
     text: String,
     /// End of each string in `text` (its start is the previous end).
     ends: Vec<usize>,
+    /// Each string's hash (its low 32 bits), by number: a probe compares it before the string,
+    /// so that a slot taken by another string costs one read instead of two (its end and its
+    /// text, far apart in a large interner), and growing rehashes no string.
+    hashes: Vec<u32>,
     /// Open addressing (linear probing) over the numbers; a power of two long, at most half
     /// full.
     slots: Vec<u32>,
@@ -29,8 +33,9 @@ impl std::fmt::Debug for Interner {
     }
 }
 
-fn hash(s: &str) -> usize {
-    rustc_hash::FxBuildHasher.hash_one(s) as usize
+/// The hash a string is kept and placed by (a slot table is never longer than 2^32).
+fn hash(s: &str) -> u32 {
+    rustc_hash::FxBuildHasher.hash_one(s) as u32
 }
 
 impl Interner {
@@ -61,12 +66,13 @@ impl Interner {
         if self.slots.is_empty() {
             return None;
         }
+        let h = hash(s);
         let mask = self.slots.len() - 1;
-        let mut at = hash(s) & mask;
+        let mut at = h as usize & mask;
         loop {
             match self.slots[at] {
                 EMPTY => return None,
-                i if self.name(i) == s => return Some(i),
+                i if self.is(i, h, s) => return Some(i),
                 _ => at = (at + 1) & mask,
             }
         }
@@ -82,12 +88,13 @@ impl Interner {
         if (self.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
+        let h = hash(s);
         let mask = self.slots.len() - 1;
-        let mut at = hash(s) & mask;
+        let mut at = h as usize & mask;
         loop {
             match self.slots[at] {
                 EMPTY => break,
-                i if self.name(i) == s => return (i, false),
+                i if self.is(i, h, s) => return (i, false),
                 _ => at = (at + 1) & mask,
             }
         }
@@ -97,8 +104,14 @@ impl Interner {
             .expect("fewer than 2^32 - 1 interned strings");
         self.text.push_str(s);
         self.ends.push(self.text.len());
+        self.hashes.push(h);
         self.slots[at] = i;
         (i, true)
+    }
+
+    /// Whether string `i`, of hash `h`, is `s`.
+    fn is(&self, i: u32, h: u32, s: &str) -> bool {
+        self.hashes[i as usize] == h && self.name(i) == s
     }
 
     /// Forgets every string, keeping the memory for the next ones, except a large slot table:
@@ -107,6 +120,7 @@ impl Interner {
     pub fn clear(&mut self) {
         self.text.clear();
         self.ends.clear();
+        self.hashes.clear();
         if self.slots.len() > 1024 {
             self.slots = Vec::new();
         } else {
@@ -123,12 +137,13 @@ impl Interner {
         let size = (self.slots.len() * 2).max(16);
         self.slots = vec![EMPTY; size];
         let mask = size - 1;
-        for i in 0..self.len() as u32 {
-            let mut at = hash(self.name(i)) & mask;
+        for (i, &h) in self.hashes.iter().enumerate() {
+            let mut at = h as usize & mask;
             while self.slots[at] != EMPTY {
                 at = (at + 1) & mask;
             }
-            self.slots[at] = i;
+            // (`i` fits: `insert` numbers fewer than 2^32 - 1 strings.)
+            self.slots[at] = i as u32;
         }
     }
 }
