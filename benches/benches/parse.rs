@@ -2,9 +2,10 @@
 //! lines: simd-json's tape (`tape`, stage 1 and 2), the structural index alone
 //! (`structural_index`, [`skein_core::structural`]), the index checked by the walk
 //! (`lazy_document`), and the whole envelope parse (`envelope`, `Parser::parse`: off the index
-//! where it vouches for the line, else off the tape; `envelope_off_tape`: every line off the
-//! tape, as before stop 35). On a synthetic 64 MiB transcript and on the shared corpus when
-//! present.
+//! where it vouches for the line, else off the tape; `envelope_without_texts`: the same, the
+//! texts of prompts and blocks left out as `skein stats` leaves them, `Parser::set_texts`;
+//! `envelope_off_tape`: every line off the tape, as before stop 35). On a synthetic 64 MiB
+//! transcript and on the shared corpus when present.
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
@@ -63,8 +64,13 @@ fn group(c: &mut Criterion, name: &str, lines: &[Vec<u8>]) {
     each_line(&mut group, "lazy_document", lines, |l| {
         usize::from(lazy.document(l).is_some())
     });
-    for (name, index) in [("envelope", true), ("envelope_off_tape", false)] {
+    for (name, index, texts) in [
+        ("envelope", true, true),
+        ("envelope_without_texts", true, false),
+        ("envelope_off_tape", false, true),
+    ] {
         parser.set_index(index);
+        parser.set_texts(texts);
         each_line(&mut group, name, lines, |l| {
             parser
                 .parse(l)

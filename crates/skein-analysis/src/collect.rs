@@ -103,6 +103,12 @@ fn keep_max(slot: &mut Option<String>, v: &str) {
 
 /// Sees every record during an analysis pass, for reports that need more than the statistics.
 pub trait RecordVisitor<I> {
+    /// Whether `record` reads the texts of prompts and blocks (a string `message.content`, a
+    /// block's `text`). The analysis itself reads none: for a visitor that says so, the
+    /// envelopes it is shown may leave them out ([`Parser::set_texts`]), which spares
+    /// unescaping them.
+    const TEXTS: bool = true;
+
     /// Called for every valid record, after the graph saw it. `node` is the record's graph
     /// node and whether this record created it (`false` for a duplicate uuid).
     fn record(&mut self, line: &Line<'_>, envelope: &Envelope<'_, I>, node: Option<(NodeId, bool)>);
@@ -113,10 +119,14 @@ pub trait RecordVisitor<I> {
 pub struct NoVisitor;
 
 impl<I> RecordVisitor<I> for NoVisitor {
+    const TEXTS: bool = false;
+
     fn record(&mut self, _: &Line<'_>, _: &Envelope<'_, I>, _: Option<(NodeId, bool)>) {}
 }
 
 impl<I, A: RecordVisitor<I>, B: RecordVisitor<I>> RecordVisitor<I> for (A, B) {
+    const TEXTS: bool = A::TEXTS || B::TEXTS;
+
     fn record(
         &mut self,
         line: &Line<'_>,
@@ -160,10 +170,12 @@ pub fn analyze_visit<
     parser: &mut Parser,
     visitor: &mut V,
 ) -> io::Result<Analysis> {
+    let texts = parser.set_texts(V::TEXTS);
     let mut reader = Reader::with_parser(source, options.reader, std::mem::take(parser));
     let result = run::<S, I, V>(path, &mut reader, options, visitor);
     let (_, p) = reader.into_parts();
     *parser = p;
+    parser.set_texts(texts);
     result
 }
 

@@ -198,12 +198,17 @@ impl SpawnLinks {
 }
 
 impl RecordVisitor<IgnoredAny> for SpawnLinks {
+    // (The links in a result's text are read off the line itself, `visit`.)
+    const TEXTS: bool = false;
+
     fn record(&mut self, line: &Line<'_>, env: &Envelope<'_>, _: Option<(NodeId, bool)>) {
         self.visit(line, env, |_| None);
     }
 }
 
 impl RecordVisitor<serde_json::Value> for SpawnLinks {
+    const TEXTS: bool = false;
+
     fn record(
         &mut self,
         line: &Line<'_>,

@@ -29,19 +29,21 @@ mod tests {
         crate::envelope_tape::both_ways::<IgnoredAny>(&mut Parser::new(), line).1
     }
 
+    /// Lines with every kind of field the envelope reads, texts among them.
+    const LINES: [&str; 8] = [
+        r#"{"type":"assistant","uuid":"a1","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00Z","isSidechain":true,"isMeta":false,"isCompactSummary":1,"message":{"id":"m","role":"assistant","model":"claude-x","stop_reason":"end_turn","usage":{"input_tokens":1.9,"output_tokens":-2,"cache_creation_input_tokens":"3","cache_read_input_tokens":12},"content":[{"type":"text","text":"say \"hi\"\n"},{"type":"tool_use","id":"t1","name":"Task","input":{"o":{"k":"v","k":"w"}}},{"type":"tool_use","id":"t2","name":"Bash","input":null},7,"s",null,[1]]}}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":[{"type":"text","text":"a\tb\\c"},{"type":"image","source":{"type":"base64","data":"AA\/A","x":"yy"}},{"type":"document","source":"raw","text":"t"},"loose",["n",{"type":"q","k":"v\"v"}],5,null]}]},"toolUseResult":{"agentId":"a9","other":[1,2]}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"plain \"quoted\" text"}]}}"#,
+        r#"{"message":"just text","toolUseResult":[1]}"#,
+        r#"{"message":{"content":"a prompt with a \\ backslash"},"cwd":"C:\\work"}"#,
+        r#"{"type":"user","x":1,"x":2,"message":{"zz":1,"zz":2}}"#,
+        "{ \"type\" : \"user\" ,\t\"message\" : { \"content\" : [ ] } }",
+        "{}",
+    ];
+
     #[test]
     fn the_index_reads_what_serde_reads() {
-        let lines = [
-            r#"{"type":"assistant","uuid":"a1","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00Z","isSidechain":true,"isMeta":false,"isCompactSummary":1,"message":{"id":"m","role":"assistant","model":"claude-x","stop_reason":"end_turn","usage":{"input_tokens":1.9,"output_tokens":-2,"cache_creation_input_tokens":"3","cache_read_input_tokens":12},"content":[{"type":"text","text":"say \"hi\"\n"},{"type":"tool_use","id":"t1","name":"Task","input":{"o":{"k":"v","k":"w"}}},{"type":"tool_use","id":"t2","name":"Bash","input":null},7,"s",null,[1]]}}"#,
-            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":[{"type":"text","text":"a\tb\\c"},{"type":"image","source":{"type":"base64","data":"AA\/A","x":"yy"}},{"type":"document","source":"raw","text":"t"},"loose",["n",{"type":"q","k":"v\"v"}],5,null]}]},"toolUseResult":{"agentId":"a9","other":[1,2]}}"#,
-            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"plain \"quoted\" text"}]}}"#,
-            r#"{"message":"just text","toolUseResult":[1]}"#,
-            r#"{"message":{"content":"a prompt with a \\ backslash"},"cwd":"C:\\work"}"#,
-            r#"{"type":"user","x":1,"x":2,"message":{"zz":1,"zz":2}}"#,
-            "{ \"type\" : \"user\" ,\t\"message\" : { \"content\" : [ ] } }",
-            "{}",
-        ];
-        for line in lines {
+        for line in LINES {
             let lazy = off_index(line.as_bytes()).unwrap_or_else(|| panic!("not taken: {line}"));
             assert_eq!(lazy, by_serde(line.as_bytes()), "{line}");
         }
@@ -55,5 +57,45 @@ mod tests {
         ] {
             assert_eq!(off_index(line.as_bytes()), None, "{line}");
         }
+    }
+
+    /// With texts off, an envelope read off the index is the one read with them, less the
+    /// texts: a string `message.content` is still text, but empty, and blocks keep everything
+    /// but their `text`.
+    #[test]
+    fn texts_off_leaves_out_only_the_texts() {
+        use crate::envelope::Content;
+        use crate::lenient::Str;
+        let (mut with, mut without) = (Parser::new(), Parser::new());
+        assert!(without.set_texts(false), "on by default");
+        let mut dropped = 0;
+        for line in LINES {
+            let off = without.parse(line.as_bytes()).expect("a record").envelope;
+            let mut on = with.parse(line.as_bytes()).expect("a record").envelope;
+            if let Some(m) = on.message.0.as_mut() {
+                match &mut m.content {
+                    Content::Text(t) => dropped += usize::from(t.0.take().is_some()),
+                    Content::Blocks(blocks) => {
+                        for b in blocks {
+                            dropped += usize::from(b.text.0.take().is_some());
+                        }
+                    }
+                    Content::None => {}
+                }
+            }
+            assert_eq!(format!("{off:?}"), format!("{on:?}"), "{line}");
+        }
+        assert_eq!(dropped, 2, "texts in the lines");
+        // On again, the texts are read.
+        assert!(!without.set_texts(true));
+        let env = without
+            .parse(LINES[4].as_bytes())
+            .expect("a record")
+            .envelope;
+        let text = env.message.0.map(|m| m.content);
+        assert!(
+            matches!(&text, Some(Content::Text(Str(Some(t)))) if t == "a prompt with a \\ backslash"),
+            "{text:?}"
+        );
     }
 }

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use crate::envelope::{Block, Content, Envelope, Message, ToolUseResult, Usage};
 use crate::envelope_tape::FromTape;
 use crate::fields;
-use crate::lenient::{Count, Flag, ResultSize};
+use crate::lenient::{Count, Flag, ResultSize, Str};
 use crate::source::{FromSource, Kind, Source, object_field, str_field};
 
 /// The envelope of the line a source holds; `None` where serde's readers would refuse it, or
@@ -110,7 +110,7 @@ fn message<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Mes
         role: str_field(src, role),
         model: str_field(src, model),
         content: match content.map(|at| (at, src.kind(at))) {
-            Some((at, Kind::String)) => Content::Text(str_field(src, Some(at))),
+            Some((at, Kind::String)) => Content::Text(text_field(src, Some(at))),
             Some((at, Kind::Array)) => {
                 let mut blocks = Vec::new();
                 for (_, b) in src.entries(at) {
@@ -168,8 +168,17 @@ fn block<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Block
         tool_use_id: str_field(src, tool_use_id),
         is_error: Flag(src.flag(is_error)),
         content: content.map_or_else(ResultSize::default, |at| result_size(src, at)),
-        text: str_field(src, body),
+        text: text_field(src, body),
     })
+}
+
+/// A prompt's or a block's text, read where the source reads texts ([`Source::texts`]).
+fn text_field<'a, S: Source<'a>>(src: &S, at: Option<S::At>) -> Str<'a> {
+    if src.texts() {
+        str_field(src, at)
+    } else {
+        Str::default()
+    }
 }
 
 /// A string's bytes as [`crate::lenient::TextSize`] counts them: every string inside, object

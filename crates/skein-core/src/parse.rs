@@ -145,6 +145,8 @@ pub struct Parser {
     skim: Option<Skim>,
     /// Envelopes are not read off the structural index ([`Parser::set_index`]).
     tape_only: bool,
+    /// Envelopes read off the index leave the texts out ([`Parser::set_texts`]).
+    no_texts: bool,
 }
 
 impl std::fmt::Debug for Parser {
@@ -194,6 +196,15 @@ impl Parser {
         self.tape_only = !on;
     }
 
+    /// Whether envelopes read the texts of prompts and blocks (a string `message.content`, a
+    /// block's `text`; on by default). A reader that looks at none of them turns them off: an
+    /// envelope read off the line's structural index then holds `Str(None)` in their place and
+    /// skips their unescaping (`docs/performance.md`, stop 40). Off means "may leave out": a
+    /// line read off simd-json's tape or by serde still has them. Returns the previous setting.
+    pub fn set_texts(&mut self, on: bool) -> bool {
+        !std::mem::replace(&mut self.no_texts, !on)
+    }
+
     /// Parses one line (without its terminator), skipping tool inputs.
     pub fn parse<'s>(&'s mut self, text: &'s [u8]) -> Result<Parsed<'s>, ParseError> {
         self.parse_as::<IgnoredAny>(text)
@@ -239,9 +250,14 @@ impl Parser {
     ) -> Result<(T, bool), ParseError> {
         if index && !self.tape_only {
             let line = trim(text);
+            let texts = !self.no_texts;
             if line.len() < BIG_LINE
                 && let Some(doc) = self.lazy.document(line)
-                && let Some(value) = T::from_source(&doc)
+                && let Some(value) = if texts {
+                    T::from_source(&doc)
+                } else {
+                    T::from_source(&crate::source::WithoutTexts(&doc))
+                }
             {
                 return Ok((value, false));
             }

@@ -93,6 +93,70 @@ pub trait Source<'a> {
     fn object(&self, at: Option<Self::At>) -> Option<Self::At> {
         at.filter(|&at| self.kind(at) == Kind::Object)
     }
+
+    /// Whether the texts of prompts and blocks are read ([`crate::Parser::set_texts`]): a
+    /// string `message.content` and a block's `text`, left empty when not.
+    fn texts(&self) -> bool {
+        true
+    }
+}
+
+/// A source read without the texts of prompts and blocks ([`Source::texts`]): every value
+/// else as `S` reads it. (A wrapper, not a flag in the index's `Doc`: a field more in `Doc`
+/// changed the code of the grammar walk that returns it, +1 % of its instructions.)
+pub(crate) struct WithoutTexts<'d, S>(pub &'d S);
+
+impl<'a, S: Source<'a>> Source<'a> for WithoutTexts<'_, S> {
+    type At = S::At;
+    const ROOT: S::At = S::ROOT;
+
+    fn kind(&self, at: S::At) -> Kind {
+        self.0.kind(at)
+    }
+
+    fn str(&self, at: Option<S::At>) -> Option<Cow<'a, str>> {
+        self.0.str(at)
+    }
+
+    fn str_len(&self, at: S::At) -> usize {
+        self.0.str_len(at)
+    }
+
+    fn entries(&self, at: S::At) -> impl Iterator<Item = (Option<&'a [u8]>, S::At)> + '_ {
+        self.0.entries(at)
+    }
+
+    fn fields_by<const N: usize>(
+        &self,
+        at: S::At,
+        index: impl Fn(&[u8]) -> Option<usize>,
+    ) -> Option<[Option<S::At>; N]> {
+        self.0.fields_by(at, index)
+    }
+
+    fn count(&self, at: Option<S::At>) -> u64 {
+        self.0.count(at)
+    }
+
+    fn input<I: FromTape<'a>>(&self, at: S::At) -> Option<I> {
+        self.0.input(at)
+    }
+
+    fn flag(&self, at: Option<S::At>) -> bool {
+        self.0.flag(at)
+    }
+
+    fn present(&self, at: Option<S::At>) -> Option<S::At> {
+        self.0.present(at)
+    }
+
+    fn object(&self, at: Option<S::At>) -> Option<S::At> {
+        self.0.object(at)
+    }
+
+    fn texts(&self) -> bool {
+        false
+    }
 }
 
 /// A value read off a [`Source`]: `None` where serde's derived reader of the type would refuse

@@ -170,3 +170,66 @@ fn every_envelope_reads_the_same_off_the_tape() {
         "{off_index} of {lines} lines read off the index"
     );
 }
+
+/// A visitor that reads texts and counts those it is shown.
+#[derive(Default)]
+struct TextCounter(u64);
+
+impl skein_analysis::RecordVisitor<serde::de::IgnoredAny> for TextCounter {
+    fn record(
+        &mut self,
+        _: &skein_core::Line<'_>,
+        env: &skein_core::Envelope<'_>,
+        _: Option<(skein_graph::NodeId, bool)>,
+    ) {
+        use skein_core::Content;
+        if let Some(m) = env.message.0.as_ref() {
+            self.0 += match &m.content {
+                Content::Text(t) => u64::from(t.get().is_some()),
+                Content::Blocks(b) => b.iter().filter(|b| b.text.get().is_some()).count() as u64,
+                Content::None => 0,
+            };
+        }
+    }
+}
+
+/// The analysis reads no text (`RecordVisitor::TEXTS`): without a visitor, whose envelopes
+/// leave the texts out, it is the analysis with a visitor that reads them, on every file of
+/// the corpus. And a visitor that reads texts is shown them, beside one that does not.
+#[test]
+fn the_analysis_is_the_same_without_the_texts() {
+    use serde::de::IgnoredAny;
+    use skein_analysis::{NoVisitor, analyze_visit};
+    use skein_core::{Parser, SliceLines};
+
+    let Some((_, files)) = skein_testkit::corpus_files() else {
+        return;
+    };
+    let options = AnalysisOptions::default();
+    let mut parser = Parser::new();
+    let mut shown = 0;
+    for f in &files {
+        let data = std::fs::read(f).expect("read a corpus file");
+        let name = f.display().to_string();
+        let without = analyze_visit::<_, IgnoredAny, _>(
+            &name,
+            SliceLines::new(&data),
+            &options,
+            &mut parser,
+            &mut NoVisitor,
+        )
+        .expect("in memory");
+        let mut both = (NoVisitor, TextCounter::default());
+        let with = analyze_visit::<_, IgnoredAny, _>(
+            &name,
+            SliceLines::new(&data),
+            &options,
+            &mut parser,
+            &mut both,
+        )
+        .expect("in memory");
+        assert_eq!(without.stats, with.stats, "{name}");
+        shown += both.1.0;
+    }
+    assert!(shown > 1000, "{shown} texts shown");
+}
