@@ -198,36 +198,31 @@ impl skein_analysis::RecordVisitor<serde::de::IgnoredAny> for TextCounter {
 /// the corpus. And a visitor that reads texts is shown them, beside one that does not.
 #[test]
 fn the_analysis_is_the_same_without_the_texts() {
-    use serde::de::IgnoredAny;
-    use skein_analysis::{NoVisitor, analyze_visit};
+    use skein_analysis::{Analysis, NoVisitor, RecordVisitor, analyze_visit};
     use skein_core::{Parser, SliceLines};
+
+    /// `data`'s analysis with `visitor`, which decides whether texts are read.
+    fn analysis<V: RecordVisitor<serde::de::IgnoredAny>>(
+        name: &str,
+        data: &[u8],
+        parser: &mut Parser,
+        visitor: &mut V,
+    ) -> Analysis {
+        let options = AnalysisOptions::default();
+        analyze_visit(name, SliceLines::new(data), &options, parser, visitor).expect("in memory")
+    }
 
     let Some((_, files)) = skein_testkit::corpus_files() else {
         return;
     };
-    let options = AnalysisOptions::default();
     let mut parser = Parser::new();
     let mut shown = 0;
     for f in &files {
         let data = std::fs::read(f).expect("read a corpus file");
         let name = f.display().to_string();
-        let without = analyze_visit::<_, IgnoredAny, _>(
-            &name,
-            SliceLines::new(&data),
-            &options,
-            &mut parser,
-            &mut NoVisitor,
-        )
-        .expect("in memory");
+        let without = analysis(&name, &data, &mut parser, &mut NoVisitor);
         let mut both = (NoVisitor, TextCounter::default());
-        let with = analyze_visit::<_, IgnoredAny, _>(
-            &name,
-            SliceLines::new(&data),
-            &options,
-            &mut parser,
-            &mut both,
-        )
-        .expect("in memory");
+        let with = analysis(&name, &data, &mut parser, &mut both);
         assert_eq!(without.stats, with.stats, "{name}");
         shown += both.1.0;
     }
