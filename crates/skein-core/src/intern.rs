@@ -33,7 +33,8 @@ impl std::fmt::Debug for Interner {
     }
 }
 
-/// The hash a string is kept and placed by (a slot table is never longer than 2^32).
+/// The hash a string is kept and placed by: its low 32 bits (a table of more than 2^32 slots
+/// would only place its strings less evenly).
 fn hash(s: &str) -> u32 {
     rustc_hash::FxBuildHasher.hash_one(s) as u32
 }
