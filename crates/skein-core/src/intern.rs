@@ -67,16 +67,7 @@ impl Interner {
         if self.slots.is_empty() {
             return None;
         }
-        let h = hash(s);
-        let mask = self.slots.len() - 1;
-        let mut at = h as usize & mask;
-        loop {
-            match self.slots[at] {
-                EMPTY => return None,
-                i if self.is(i, h, s) => return Some(i),
-                _ => at = (at + 1) & mask,
-            }
-        }
+        self.probe(hash(s), s).ok()
     }
 
     /// The number of `s`, interning it if new.
@@ -90,15 +81,10 @@ impl Interner {
             self.grow();
         }
         let h = hash(s);
-        let mask = self.slots.len() - 1;
-        let mut at = h as usize & mask;
-        loop {
-            match self.slots[at] {
-                EMPTY => break,
-                i if self.is(i, h, s) => return (i, false),
-                _ => at = (at + 1) & mask,
-            }
-        }
+        let at = match self.probe(h, s) {
+            Ok(i) => return (i, false),
+            Err(at) => at,
+        };
         let i = u32::try_from(self.len())
             .ok()
             .filter(|&i| i != EMPTY)
@@ -110,9 +96,19 @@ impl Interner {
         (i, true)
     }
 
-    /// Whether string `i`, of hash `h`, is `s`.
-    fn is(&self, i: u32, h: u32, s: &str) -> bool {
-        self.hashes[i as usize] == h && self.name(i) == s
+    /// Where `s`, of hash `h`, is: its number, or the empty slot it would take. The table must
+    /// have slots, one of them empty (it is at most half full). A slot taken by another string
+    /// is told apart by the hash first, and only on equal hashes by the string.
+    fn probe(&self, h: u32, s: &str) -> Result<u32, usize> {
+        let mask = self.slots.len() - 1;
+        let mut at = h as usize & mask;
+        loop {
+            match self.slots[at] {
+                EMPTY => return Err(at),
+                i if self.hashes[i as usize] == h && self.name(i) == s => return Ok(i),
+                _ => at = (at + 1) & mask,
+            }
+        }
     }
 
     /// Forgets every string, keeping the memory for the next ones, except a large slot table:
