@@ -9,9 +9,9 @@
 # /work/bench/tree20). It is only read; archives, the 462 MB single file and ccusage's config
 # directory go to a scratch directory ($TMPDIR) that is removed at the end. SKEIN=path uses that
 # binary instead of building target/release/skein. Each figure is the median wall time of RUNS
-# (default 3), page cache warm. A row's commands take turns (yardstick, skein, floor, then again),
-# so that the machine's speed, which drifts by 5-10 % within minutes here, weighs on both sides
-# of a ratio alike. Yardsticks that are not installed are skipped. Check that $TMPDIR creates
+# (default 5; with 3, one slow run in two decided a row), page cache warm. A row's commands take
+# turns (yardstick, skein, floor, then again), so that the machine's speed, which drifts by
+# 5-10 % within minutes here and by 10-30 % between runs, weighs on both sides of a ratio alike. Yardsticks that are not installed are skipped. Check that $TMPDIR creates
 # files at normal speed: where tens of gigabytes were just deleted, ext4 took 33x longer to create
 # a file than elsewhere on the same file system (measured), and the bulk archive rows measure that.
 #
@@ -42,7 +42,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tree=${1:-${SKEIN_BENCH_TREE:-/work/bench/tree20}}
-runs=${2:-3}
+runs=${2:-5}
 [[ -d $tree ]] || { echo "no tree at $tree (build it with make_bench_tree.py)" >&2; exit 64; }
 tree=$(cd "$tree" && pwd)
 ccusage=${CCUSAGE:-/work/bench/ccusage/node_modules/.bin/ccusage}
