@@ -9,9 +9,10 @@
 # /work/bench/tree20). It is only read; archives, the 462 MB single file and ccusage's config
 # directory go to a scratch directory ($TMPDIR) that is removed at the end. SKEIN=path uses that
 # binary instead of building target/release/skein. Each figure is the median wall time of RUNS
-# (default 5; with 3, one slow run in two decided a row), page cache warm. A row's commands take
-# turns (yardstick, skein, floor, then again), so that the machine's speed, which drifts by
-# 5-10 % within minutes here and by 10-30 % between runs, weighs on both sides of a ratio alike.
+# (default 5: a median of five holds steadier than one of three), page cache warm. A row's
+# commands take turns (yardstick, skein, floor, then again), so that the machine's speed, which
+# drifts by 5-10 % within minutes here and by 10-30 % between runs, weighs on both sides of a
+# ratio alike.
 # Yardsticks that are not installed are skipped. Check that $TMPDIR creates files at normal
 # speed: where tens of gigabytes were just deleted, ext4 took 33x longer to create a file than
 # elsewhere on the same file system (measured), and the bulk archive rows measure that. A run

@@ -14,7 +14,7 @@ use zstd::zstd_safe::{DCtx, DParameter, InBuffer, OutBuffer};
 use crate::codec::MAX_WINDOW_LOG;
 
 /// zstd's frame magic number, little-endian on disk.
-const MAGIC: u32 = 0xFD2F_B528;
+pub(crate) const MAGIC: u32 = 0xFD2F_B528;
 
 /// One complete frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

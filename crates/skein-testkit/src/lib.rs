@@ -1,5 +1,6 @@
 //! Dev-only helpers shared by the tests and benches (a dev-dependency, never a dependency):
-//! where the shared corpus of real transcripts is, and its `*.jsonl` files in a fixed order.
+//! where the shared corpus of real transcripts is, and its `*.jsonl` files in a fixed order;
+//! a small deterministic generator for test data ([`Xorshift`]).
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
@@ -98,5 +99,30 @@ pub fn copy_dir(from: &Path, to: &Path) {
         } else {
             std::fs::copy(e.path(), &dst).expect("copy a fixture file");
         }
+    }
+}
+
+/// Marsaglia's xorshift64 (shifts 13, 7, 17): deterministic pseudo-random test data, the same
+/// sequence on every machine. Not for anything that needs good randomness.
+#[derive(Debug, Clone)]
+pub struct Xorshift(u64);
+
+impl Xorshift {
+    /// A generator starting from `seed` (which must not be zero: zero stays zero).
+    pub fn new(seed: u64) -> Self {
+        assert_ne!(seed, 0, "xorshift from zero yields only zeros");
+        Self(seed)
+    }
+
+    /// The next number.
+    #[allow(
+        clippy::should_implement_trait,
+        reason = "an endless generator, not an iterator"
+    )]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
     }
 }

@@ -316,16 +316,11 @@ fn a_frame_of_several_writeback_steps_reads_back_whole() {
     let kind = main_kind("s1");
     // 16 MB of lines carrying pseudo-random base64 text (6 bits a byte: little to compress).
     let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rng = skein_testkit::Xorshift::new(0x9e37_79b9_7f4a_7c15);
     let mut text = String::new();
     for i in 0..4000 {
         let payload: String = (0..4096)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                char::from(alphabet[(x & 63) as usize])
-            })
+            .map(|_| char::from(alphabet[(rng.next() & 63) as usize]))
             .collect();
         writeln!(
             text,
