@@ -3,7 +3,9 @@
 //! every streaming pass does), and read raw in 128 KiB blocks into a buffer placed at the start
 //! of a page, then 16 bytes past it (where a heap buffer of that size starts). The two raw rows
 //! are the kernel's copy with and without its page alignment (docs/performance.md, "Reads that
-//! land in their page"): three times apart on the AMD EPYC machines of stop 34.
+//! land in their page"): three times apart on the AMD EPYC machines of stop 34. The two
+//! `usage_lines` rows find the lines that mention `"usage"` as `skein usage` reads a file: each
+//! line split and searched, then one search over the bytes (`ReadLines::advance_to`).
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
@@ -57,6 +59,41 @@ fn read(c: &mut Criterion) {
             }
             kept = r.into_buffer();
             assert_eq!(n, expected);
+            black_box(n)
+        });
+    });
+    let finder = memchr::memmem::Finder::new(skein_reports::usage::USAGE_MARK);
+    let usage_lines = data
+        .split(|&b| b == b'\n')
+        .filter(|l| finder.find(l).is_some())
+        .count();
+    assert!(
+        usage_lines > 0 && usage_lines < expected,
+        "some lines, not all"
+    );
+    group.bench_function("file_64MiB_usage_lines_each", |b| {
+        b.iter(|| {
+            let file = File::open(&path).expect("open");
+            let mut r = ReadLines::with_buffer(file, BLOCK, std::mem::take(&mut kept));
+            let mut n = 0;
+            while r.advance().expect("read") {
+                n += usize::from(finder.find(r.line().text).is_some());
+            }
+            kept = r.into_buffer();
+            assert_eq!(n, usage_lines);
+            black_box(n)
+        });
+    });
+    group.bench_function("file_64MiB_usage_lines_advance_to", |b| {
+        b.iter(|| {
+            let file = File::open(&path).expect("open");
+            let mut r = ReadLines::with_buffer(file, BLOCK, std::mem::take(&mut kept));
+            let mut n = 0;
+            while r.advance_to(&finder).expect("read") {
+                n += 1;
+            }
+            kept = r.into_buffer();
+            assert_eq!(n, usage_lines);
             black_box(n)
         });
     });

@@ -16,6 +16,7 @@
 //! * [`record`]: the record vocabulary: record types, what a human prompt is, the tools
 //!   that spawn subagents.
 //! * [`intern`]: strings interned to dense numbers in one arena (uuids, tool ids).
+//! * [`short_str`]: an owned string kept inline when short (ids and model names).
 //! * [`time`]: timestamps, the calendar, day / week / month keys, time zones as values.
 
 pub mod envelope;
@@ -34,6 +35,7 @@ pub mod project;
 pub mod reader;
 pub mod record;
 pub mod repair;
+pub mod short_str;
 pub mod skim;
 pub mod source;
 pub mod structural;
@@ -48,4 +50,5 @@ pub use page::PageReader;
 pub use parse::{ParseError, Parsed, Parser, SimdScratch};
 pub use project::Projection;
 pub use reader::{Event, InvalidLine, LineEvent, Reader, ReaderOptions, TornTail};
+pub use short_str::ShortStr;
 pub use skim::Skim;

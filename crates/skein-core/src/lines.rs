@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::page::{PAGE, in_page_start, settle_in_page};
 
+mod matching;
+
 /// The default maximum line length: 256 MiB. Claude Code's longest lines (a large file read,
 /// an image) are a few MiB; a line of hundreds of MiB is damage or not a transcript.
 pub const DEFAULT_MAX_LINE: usize = 256 << 20;
@@ -204,6 +206,8 @@ pub struct ReadLines<R> {
     max_line: usize,
     /// The current line was skipped for its length: (length, terminated).
     skipped: Option<(u64, bool)>,
+    /// Lines are counted: false once [`ReadLines::advance_to`] passed over some uncounted.
+    numbered: bool,
 }
 
 impl<R> std::fmt::Debug for ReadLines<R> {
@@ -251,6 +255,7 @@ impl<R: Read> ReadLines<R> {
             current: (0, 0, 0),
             max_line: default_max_line(),
             skipped: None,
+            numbered: true,
         }
     }
 
@@ -384,7 +389,8 @@ impl<R: Read> LineSource for ReadLines<R> {
 
     fn line(&self) -> Line<'_> {
         let (at, len, offset) = self.current;
-        let mut line = make_line(self.number, offset, &self.buf[at..at + len]);
+        let number = if self.numbered { self.number } else { 0 };
+        let mut line = make_line(number, offset, &self.buf[at..at + len]);
         if let Some((long, terminated)) = self.skipped {
             line.too_long = Some(long);
             line.terminated = terminated;

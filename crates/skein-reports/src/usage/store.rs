@@ -1,10 +1,14 @@
 //! The copies the deduplication keeps, stored compactly: one fixed-size slot per request,
-//! its key (`message.id` and `requestId`) interned in one arena ([`Interner`], whose numbers
-//! are the slot numbers), its model and agent interned too. A request costs about 175 bytes
-//! here with the vectors' slack (measured in docs/export.md), where a `RequestCopy` with its
-//! own index key cost about 800.
+//! its `message.id` interned in one arena ([`Interner`]) and its `requestId` in another, its
+//! model and agent interned too. A request costs about 175 bytes here with the vectors' slack
+//! (measured in docs/export.md), where a `RequestCopy` with its own index key cost about 800.
+//!
+//! The requests of one message id are chained in order of first copy as they are added: a
+//! copy is found by its message id and then its `requestId` along that chain (almost always
+//! one long), and the sidechain-replay rule reads the chains of the ids that have more than
+//! one request, instead of hashing every slot again after the scan (that map took 9 ms of the
+//! report's serial tail on the bench tree; docs/performance.md, stop 42).
 
-use rustc_hash::{FxBuildHasher, FxHashMap};
 use skein_core::intern::Interner;
 
 use super::Tokens;
@@ -13,8 +17,8 @@ use super::scan::{RequestCopy, Source};
 /// A kept request as the builder stores it (see [`RequestRef`] for its fields).
 struct Slot {
     session: u32,
-    /// Bytes of `message.id` in the slot's key (`message.id`, NUL, `requestId`).
-    mid_len: usize,
+    /// The number of its `message.id` in [`CopyStore::mids`].
+    mid: u32,
     /// `requestId` was present (an absent one and an empty one are the same key).
     has_rid: bool,
     model: u32,
@@ -105,12 +109,21 @@ pub(super) enum Added {
 #[derive(Default)]
 pub(super) struct CopyStore {
     slots: Vec<Slot>,
-    /// Each slot's key, numbered as the slots are.
-    keys: Interner,
+    /// Each distinct `message.id`.
+    mids: Interner,
+    /// Each slot's `requestId` ("" when absent), one after the other: slot `i`'s ends at
+    /// `rid_ends[i]` and starts where slot `i - 1`'s ends.
+    rids: String,
+    rid_ends: Vec<usize>,
+    /// By message id number: its first and its latest slot.
+    first: Vec<u32>,
+    last: Vec<u32>,
+    /// By slot: the next slot of the same message id ([`NONE`]: none).
+    next: Vec<u32>,
+    /// The message ids with more than one slot, each once.
+    shared: Vec<u32>,
     models: Interner,
     agents: Interner,
-    /// The key being looked up (reused).
-    key: String,
     /// Copies without `message.id`: each its own request.
     loose: Vec<(u32, RequestCopy)>,
     /// After [`CopyStore::apply_replay_rule`]: the slots dropped, and how many.
@@ -129,10 +142,22 @@ fn named(names: &Interner, i: u32) -> Option<&str> {
 }
 
 impl CopyStore {
-    fn key(&self, i: usize) -> (&str, &str) {
-        let key = self.keys.name(i as u32);
-        let mid = self.slots[i].mid_len;
-        (&key[..mid], &key[mid + 1..])
+    /// Slot `i`'s `requestId` ("" when absent).
+    fn rid(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.rid_ends[i - 1] };
+        &self.rids[start..self.rid_ends[i]]
+    }
+
+    /// The slot of (`mid` number `m`, `rid`), if stored.
+    fn find(&self, m: u32, rid: &str) -> Option<usize> {
+        let mut at = self.first[m as usize];
+        while at != NONE {
+            if self.rid(at as usize) == rid {
+                return Some(at as usize);
+            }
+            at = self.next[at as usize];
+        }
+        None
     }
 
     /// Adds `copy`, read in session `session` (sessions in a fixed order).
@@ -141,14 +166,12 @@ impl CopyStore {
             self.loose.push((session, copy));
             return Added::New;
         };
-        self.key.clear();
-        self.key.push_str(mid);
-        self.key.push('\0');
-        self.key.push_str(copy.request_id.as_deref().unwrap_or(""));
-        let (i, new) = self.keys.insert(&self.key);
+        let rid = copy.request_id.as_deref().unwrap_or("");
+        let (m, new_mid) = self.mids.insert(mid);
+        let held = if new_mid { None } else { self.find(m, rid) };
         let slot = Slot {
             session,
-            mid_len: mid.len(),
+            mid: m,
             has_rid: copy.request_id.is_some(),
             model: intern(&mut self.models, copy.model.as_deref()),
             agent: intern(&mut self.agents, copy.agent_id.as_deref()),
@@ -158,11 +181,25 @@ impl CopyStore {
             foreign_session: copy.foreign_session,
             source: copy.source,
         };
-        if new {
+        let Some(i) = held else {
+            let i = self.slots.len() as u32;
             self.slots.push(slot);
+            self.rids.push_str(rid);
+            self.rid_ends.push(self.rids.len());
+            self.next.push(NONE);
+            if new_mid {
+                self.first.push(i);
+                self.last.push(i);
+            } else {
+                let last = std::mem::replace(&mut self.last[m as usize], i);
+                self.next[last as usize] = i;
+                if last == self.first[m as usize] {
+                    self.shared.push(m);
+                }
+            }
             return Added::New;
-        }
-        let held = &mut self.slots[i as usize];
+        };
+        let held = &mut self.slots[i];
         if better(
             rank_of(&copy),
             (held.sidechain, held.tokens.total(), held.foreign_session),
@@ -174,10 +211,9 @@ impl CopyStore {
 
     fn view(&self, i: usize) -> RequestRef<'_> {
         let s = &self.slots[i];
-        let (mid, rid) = self.key(i);
         RequestRef {
-            message_id: Some(mid),
-            request_id: s.has_rid.then_some(rid),
+            message_id: Some(self.mids.name(s.mid)),
+            request_id: s.has_rid.then(|| self.rid(i)),
             model: named(&self.models, s.model),
             tokens: s.tokens,
             timestamp_ms: s.timestamp_ms,
@@ -191,31 +227,15 @@ impl CopyStore {
     /// Applies the sidechain-replay rule (module documentation of `usage`, rule 3) and
     /// returns how many requests it dropped.
     pub(super) fn apply_replay_rule(&mut self) -> u64 {
-        // Chain the slots of each message id: `heads` holds the latest slot of each id and
-        // `next` links each slot to the previous one with the same id.
-        // Sized for every slot up front: grown from empty, its rehashes were a fifth of the
-        // report's serial tail on the bench tree (docs/performance.md, stop 38).
-        let mut heads: FxHashMap<&str, u32> =
-            FxHashMap::with_capacity_and_hasher(self.slots.len(), FxBuildHasher);
-        let mut next = vec![NONE; self.slots.len()];
-        for (i, next) in next.iter_mut().enumerate() {
-            if let Some(head) = heads.insert(self.key(i).0, i as u32) {
-                *next = head;
-            }
-        }
         let mut dropped = vec![false; self.slots.len()];
         let mut members = Vec::new();
-        for i in 0..self.slots.len() {
-            if next[i] == NONE || heads.get(self.key(i).0) != Some(&(i as u32)) {
-                continue;
-            }
+        for &m in &self.shared {
             members.clear();
-            let mut cur = i as u32;
+            let mut cur = self.first[m as usize];
             while cur != NONE {
                 members.push(cur as usize);
-                cur = next[cur as usize];
+                cur = self.next[cur as usize];
             }
-            members.reverse();
             let s = |m: usize| &self.slots[m];
             if members.iter().any(|&m| !s(m).sidechain) {
                 for &m in &members {
@@ -234,7 +254,6 @@ impl CopyStore {
                 }
             }
         }
-        drop(heads);
         let n = dropped.iter().filter(|&&d| d).count() as u64;
         self.dropped = dropped;
         self.dropped_count = n;
@@ -332,5 +351,101 @@ mod tests {
         assert_eq!(kept[0].0, 1);
         assert_eq!(kept[0].1.request_id, Some(""));
         assert_eq!(kept[0].1.to_owned_copy(), copy("a", Some(""), 2));
+    }
+
+    /// The deduplication and the replay rule as the module documentation states them, over
+    /// plain vectors: what the store's chains must give, copy for copy and in order.
+    fn by_the_rules(copies: &[(u32, RequestCopy)]) -> Vec<(u32, RequestCopy)> {
+        let mut kept: Vec<(u32, RequestCopy)> = Vec::new();
+        let mut loose = Vec::new();
+        for (session, c) in copies {
+            let Some(mid) = c.message_id.as_deref() else {
+                loose.push((*session, c.clone()));
+                continue;
+            };
+            let rid = c.request_id.as_deref().unwrap_or("");
+            let same = |k: &RequestCopy| {
+                k.message_id.as_deref() == Some(mid) && k.request_id.as_deref().unwrap_or("") == rid
+            };
+            match kept.iter_mut().find(|(_, k)| same(k)) {
+                Some(held) if better(rank_of(c), rank_of(&held.1)) => *held = (*session, c.clone()),
+                Some(_) => {}
+                None => kept.push((*session, c.clone())),
+            }
+        }
+        let mut dropped = vec![false; kept.len()];
+        for (i, (_, c)) in kept.iter().enumerate() {
+            let members: Vec<usize> = (0..kept.len())
+                .filter(|&j| kept[j].1.message_id == c.message_id)
+                .collect();
+            if members.len() < 2 || members[0] != i {
+                continue;
+            }
+            if members.iter().any(|&m| !kept[m].1.sidechain) {
+                for &m in &members {
+                    dropped[m] = kept[m].1.sidechain;
+                }
+            } else {
+                let mut best = members[0];
+                for &m in &members[1..] {
+                    if better(rank_of(&kept[m].1), rank_of(&kept[best].1)) {
+                        best = m;
+                    }
+                }
+                for &m in &members {
+                    dropped[m] = m != best;
+                }
+            }
+        }
+        let mut out: Vec<(u32, RequestCopy)> = kept
+            .into_iter()
+            .zip(dropped)
+            .filter_map(|(k, d)| (!d).then_some(k))
+            .collect();
+        out.extend(loose);
+        out
+    }
+
+    proptest::proptest! {
+        /// Few ids, so that keys repeat, message ids carry several request ids (present,
+        /// empty and absent) and sidechain copies replay main ones.
+        #[test]
+        fn the_store_keeps_what_the_rules_keep(
+            raw in proptest::collection::vec(
+                (0u32..4, proptest::option::of(0u8..5), 0u8..4, proptest::bool::ANY,
+                 0u64..4, proptest::bool::ANY),
+                0..40,
+            )
+        ) {
+            let copies: Vec<(u32, RequestCopy)> = raw
+                .iter()
+                .map(|&(session, mid, rid, sidechain, output, foreign)| {
+                    let rid = match rid {
+                        0 => None,
+                        1 => Some(String::new()),
+                        r => Some(format!("req_{r}")),
+                    };
+                    let mut c = copy(&format!("msg_{}", mid.unwrap_or(0)), rid.as_deref(), output);
+                    if mid.is_none() {
+                        c.message_id = None;
+                    }
+                    c.sidechain = sidechain;
+                    c.foreign_session = foreign;
+                    (session, c)
+                })
+                .collect();
+            let mut store = CopyStore::default();
+            for (session, c) in &copies {
+                store.add(*session, c.clone());
+            }
+            let dropped = store.apply_replay_rule();
+            let got: Vec<(u32, RequestCopy)> =
+                store.kept().map(|(s, c)| (s, c.to_owned_copy())).collect();
+            let want = by_the_rules(&copies);
+            proptest::prop_assert_eq!(&got, &want);
+            proptest::prop_assert_eq!(store.kept_count(), want.len() as u64);
+            let stored = copies.iter().filter(|(_, c)| c.message_id.is_some()).count();
+            proptest::prop_assert!(dropped as usize <= stored);
+        }
     }
 }
