@@ -125,6 +125,13 @@ impl Interner {
         }
     }
 
+    /// The bytes it holds on the heap, slack included (what a memory budget counts).
+    pub fn heap_bytes(&self) -> usize {
+        self.text.capacity()
+            + self.ends.capacity() * std::mem::size_of::<usize>()
+            + (self.hashes.capacity() + self.slots.capacity()) * std::mem::size_of::<u32>()
+    }
+
     /// Every string, by number.
     pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
         (0..self.len() as u32).map(|i| self.name(i))

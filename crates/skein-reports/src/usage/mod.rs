@@ -32,7 +32,8 @@
 //! Each request kept is attributed to the session, day and model of its kept copy; its cost
 //!
 //! Files: `scan` (one session's files → per-file
-//! copies), `store` (the kept copies, compactly: ~150 bytes a request),
+//! copies), `lines` (the lines that mention `"usage"`, found line by line or by one search
+//! over a stream), `store` (the kept copies, compactly: ~200 bytes a request),
 //! `groups` (pricing, and requests the catalog pre-summed), `build` (copies of all sessions →
 //! deduplicated requests → rows), `rows` (the
 //! serialized rows and their accumulator), `blocks` (billing blocks of priced requests) and
@@ -42,6 +43,7 @@ pub mod blocks;
 mod blocks_report;
 mod build;
 mod groups;
+mod lines;
 mod raw;
 mod rows;
 mod scan;

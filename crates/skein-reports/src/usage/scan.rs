@@ -6,11 +6,12 @@ use std::io;
 use memchr::memmem;
 use skein_core::ShortStr;
 use skein_core::intern::Interner;
-use skein_core::{Line, LineSource, Parser, ReadLines, SliceLines};
+use skein_core::{LineSource, Parser, ReadLines, SliceLines};
 use skein_layout::SessionFiles;
 use skein_store::{Input, InputMode};
 
 use super::Tokens;
+use super::lines::{EveryLine, UsageLines, number_skipped};
 use super::raw::{RawLine, SKIM};
 use crate::session::LoadError;
 use skein_core::time::parse_ms;
@@ -175,53 +176,13 @@ fn agent_source(internal: bool) -> Source {
 pub struct SkippedLine {
     /// The file (`None` when the lines were not read from a named file).
     pub path: Option<std::path::PathBuf>,
-    /// 1-based line number.
+    /// 1-based line number (0 when the line was no longer at its offset when a file read in
+    /// one search was read again to number its skipped lines: the file changed meanwhile).
     pub line: u64,
     /// Byte offset of the line's first byte.
     pub offset: u64,
     /// `true`: not a JSON object; `false`: no parseable timestamp.
     pub invalid: bool,
-}
-
-/// The lines of a file that mention [`USAGE_MARK`], one after the other.
-trait UsageLines {
-    fn next_usage(&mut self, finder: &memmem::Finder<'_>) -> io::Result<bool>;
-    fn line(&self) -> Line<'_>;
-    fn consumed(&self) -> u64;
-}
-
-/// Any line source, each of its lines searched for the mark (the lines keep their numbers).
-struct EveryLine<S>(S);
-
-impl<S: LineSource> UsageLines for EveryLine<S> {
-    fn next_usage(&mut self, finder: &memmem::Finder<'_>) -> io::Result<bool> {
-        while self.0.advance()? {
-            if finder.find(self.0.line().text).is_some() {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-    fn line(&self) -> Line<'_> {
-        self.0.line()
-    }
-    fn consumed(&self) -> u64 {
-        self.0.consumed()
-    }
-}
-
-/// A stream: one search for the mark over its bytes ([`ReadLines::advance_to`]); the lines
-/// are not numbered ([`UsageScanner::number_skipped`] numbers the few a warning names).
-impl<R: std::io::Read> UsageLines for &mut ReadLines<R> {
-    fn next_usage(&mut self, finder: &memmem::Finder<'_>) -> io::Result<bool> {
-        self.advance_to(finder)
-    }
-    fn line(&self) -> Line<'_> {
-        LineSource::line(*self)
-    }
-    fn consumed(&self) -> u64 {
-        LineSource::consumed(*self)
-    }
 }
 
 /// Per-file grouping.
@@ -448,53 +409,16 @@ impl UsageScanner {
                 let result = self.scan_usage_lines(&mut lines, session_id, source, agent_id, scan);
                 self.read_buf = lines.into_buffer();
                 result
-                    .and_then(|()| self.number_skipped(path, &mut scan.skipped[first_skipped..]))
+                    .and_then(|()| {
+                        let skipped = &mut scan.skipped[first_skipped..];
+                        number_skipped(path, skipped, &mut self.read_buf)
+                    })
                     .map_err(err)
             }
         };
         for s in &mut scan.skipped[first_skipped..] {
             s.path = Some(path.to_path_buf());
         }
-        result
-    }
-
-    /// Gives the skipped lines of a file read with [`ReadLines::advance_to`] (which counts no
-    /// lines) their numbers, from their offsets: the file is read again, up to the last of
-    /// them. Skipped lines are rare (20 in the bench tree's 4,300 files), so this costs
-    /// nothing in the common case. A line no longer at its offset (the file was rewritten
-    /// since) keeps the number 0.
-    fn number_skipped(
-        &mut self,
-        path: &std::path::Path,
-        skipped: &mut [SkippedLine],
-    ) -> io::Result<()> {
-        let Some(last) = skipped.last().map(|s| s.offset) else {
-            return Ok(());
-        };
-        let Input::Stream(r) = skein_layout::open(path, InputMode::Read).map_err(|e| e.source)?
-        else {
-            return Ok(());
-        };
-        let buf = std::mem::take(&mut self.read_buf);
-        let mut lines = ReadLines::with_buffer(r, skein_core::lines::DEFAULT_BLOCK, buf);
-        let mut next = skipped.iter_mut().peekable();
-        let result = loop {
-            match lines.advance() {
-                Ok(true) => {}
-                Ok(false) => break Ok(()),
-                Err(e) => break Err(e),
-            }
-            let l = lines.line();
-            while let Some(s) = next.next_if(|s| s.offset <= l.offset) {
-                if s.offset == l.offset {
-                    s.line = l.number;
-                }
-            }
-            if l.offset >= last {
-                break Ok(());
-            }
-        };
-        self.read_buf = lines.into_buffer();
         result
     }
 

@@ -1,14 +1,16 @@
 //! The copies the deduplication keeps, stored compactly: one fixed-size slot per request,
 //! its `message.id` interned in one arena ([`Interner`]) and its `requestId` in another, its
-//! model and agent interned too. A request costs about 175 bytes here with the vectors' slack
+//! model and agent interned too. A request costs about 200 bytes here with the vectors' slack
 //! (measured in docs/export.md), where a `RequestCopy` with its own index key cost about 800.
 //!
 //! The requests of one message id are chained in order of first copy as they are added: a
 //! copy is found by its message id and then its `requestId` along that chain (almost always
-//! one long), and the sidechain-replay rule reads the chains of the ids that have more than
+//! one long; past [`WALKED`] requests, a message replayed in many sidechains, in a map by
+//! request id), and the sidechain-replay rule reads the chains of the ids that have more than
 //! one request, instead of hashing every slot again after the scan (that map took 9 ms of the
 //! report's serial tail on the bench tree; docs/performance.md, stop 42).
 
+use rustc_hash::FxHashMap;
 use skein_core::intern::Interner;
 
 use super::Tokens;
@@ -32,6 +34,11 @@ struct Slot {
 
 /// "None" for an interned index and the end of a chain.
 const NONE: u32 = u32::MAX;
+
+/// The longest chain of one message id's requests that is walked to find a request id; a
+/// longer one (a message replayed in many sidechains) is looked up in a map, so that adding
+/// its copies stays linear.
+const WALKED: usize = 8;
 
 /// A kept request, borrowed from the store: the fields of [`RequestCopy`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +129,9 @@ pub(super) struct CopyStore {
     next: Vec<u32>,
     /// The message ids with more than one slot, each once.
     shared: Vec<u32>,
+    /// The slots of the message ids with more than [`WALKED`] of them, by request id: such a
+    /// chain is looked up here, not walked.
+    long: FxHashMap<u32, FxHashMap<Box<str>, u32>>,
     models: Interner,
     agents: Interner,
     /// Copies without `message.id`: each its own request.
@@ -148,16 +158,51 @@ impl CopyStore {
         &self.rids[start..self.rid_ends[i]]
     }
 
-    /// The slot of (`mid` number `m`, `rid`), if stored.
-    fn find(&self, m: u32, rid: &str) -> Option<usize> {
+    /// The slot of (`mid` number `m`, `rid`), or the length of `m`'s chain when it is not
+    /// stored (at most [`WALKED`] + 1: a longer chain is looked up in `long`).
+    fn find(&self, m: u32, rid: &str) -> Result<usize, usize> {
         let mut at = self.first[m as usize];
+        let mut walked = 0;
         while at != NONE {
+            if walked == WALKED {
+                return match self.long.get(&m).and_then(|by_rid| by_rid.get(rid)) {
+                    Some(&i) => Ok(i as usize),
+                    None => Err(WALKED + 1),
+                };
+            }
             if self.rid(at as usize) == rid {
-                return Some(at as usize);
+                return Ok(at as usize);
             }
             at = self.next[at as usize];
+            walked += 1;
         }
-        None
+        Err(walked)
+    }
+
+    /// Puts slot `i`, the newest of message id `m`'s chain of `len` slots, in `long` once
+    /// the chain is longer than [`WALKED`] (the first time, with the slots before it).
+    fn index_long(&mut self, m: u32, i: u32, len: usize) {
+        if len <= WALKED {
+            return;
+        }
+        let mut members = Vec::new();
+        if len == WALKED + 1 && !self.long.contains_key(&m) {
+            let mut at = self.first[m as usize];
+            while at != NONE {
+                members.push(at);
+                at = self.next[at as usize];
+            }
+        } else {
+            members.push(i);
+        }
+        let keyed: Vec<(Box<str>, u32)> = members
+            .into_iter()
+            .map(|at| (self.rid(at as usize).into(), at))
+            .collect();
+        let by_rid = self.long.entry(m).or_default();
+        for (rid, at) in keyed {
+            by_rid.entry(rid).or_insert(at);
+        }
     }
 
     /// Adds `copy`, read in session `session` (sessions in a fixed order).
@@ -168,7 +213,7 @@ impl CopyStore {
         };
         let rid = copy.request_id.as_deref().unwrap_or("");
         let (m, new_mid) = self.mids.insert(mid);
-        let held = if new_mid { None } else { self.find(m, rid) };
+        let held = if new_mid { Err(0) } else { self.find(m, rid) };
         let slot = Slot {
             session,
             mid: m,
@@ -181,23 +226,12 @@ impl CopyStore {
             foreign_session: copy.foreign_session,
             source: copy.source,
         };
-        let Some(i) = held else {
-            let i = self.slots.len() as u32;
-            self.slots.push(slot);
-            self.rids.push_str(rid);
-            self.rid_ends.push(self.rids.len());
-            self.next.push(NONE);
-            if new_mid {
-                self.first.push(i);
-                self.last.push(i);
-            } else {
-                let last = std::mem::replace(&mut self.last[m as usize], i);
-                self.next[last as usize] = i;
-                if last == self.first[m as usize] {
-                    self.shared.push(m);
-                }
+        let i = match held {
+            Ok(i) => i,
+            Err(len) => {
+                self.push(m, slot, rid, len);
+                return Added::New;
             }
-            return Added::New;
         };
         let held = &mut self.slots[i];
         if better(
@@ -207,6 +241,26 @@ impl CopyStore {
             *held = slot;
         }
         Added::Duplicate
+    }
+
+    /// Adds the first slot of (`m`, `rid`), whose message id had `len` slots.
+    fn push(&mut self, m: u32, slot: Slot, rid: &str, len: usize) {
+        let i = self.slots.len() as u32;
+        self.slots.push(slot);
+        self.rids.push_str(rid);
+        self.rid_ends.push(self.rids.len());
+        self.next.push(NONE);
+        if len == 0 {
+            self.first.push(i);
+            self.last.push(i);
+            return;
+        }
+        let last = std::mem::replace(&mut self.last[m as usize], i);
+        self.next[last as usize] = i;
+        if len == 1 {
+            self.shared.push(m);
+        }
+        self.index_long(m, i, len + 1);
     }
 
     fn view(&self, i: usize) -> RequestRef<'_> {
@@ -291,6 +345,24 @@ impl CopyStore {
             let (s, c) = &self.loose[p - self.slots.len()];
             (*s, RequestRef::from(c))
         }
+    }
+
+    /// The bytes it holds on the heap, slack included (copies without `message.id` counted
+    /// at their size, not their strings', which are inline up to 30 bytes).
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.slots.capacity() * size_of::<Slot>()
+            + self.mids.heap_bytes()
+            + self.rids.capacity()
+            + self.rid_ends.capacity() * size_of::<usize>()
+            + (self.first.capacity() + self.last.capacity() + self.next.capacity())
+                * size_of::<u32>()
+            + self.shared.capacity() * size_of::<u32>()
+            + self.models.heap_bytes()
+            + self.agents.heap_bytes()
+            + self.loose.capacity() * size_of::<(u32, RequestCopy)>()
+            + self.dropped.capacity()
     }
 
     /// Requests kept (after the replay rule).
@@ -406,15 +478,68 @@ mod tests {
         out
     }
 
+    /// A message id replayed under thousands of request ids (a main copy among sidechain
+    /// ones), each seen twice: its chain is looked up, not walked, and keeps what the rules
+    /// keep.
+    #[test]
+    fn a_long_chain_keeps_what_the_rules_keep() {
+        let copies: Vec<(u32, RequestCopy)> = (0..2)
+            .flat_map(|seen| {
+                (0..2000u64).map(move |r| {
+                    let mut c = copy("msg_replayed", Some(&format!("req_{r}")), r % 7 + seen);
+                    c.sidechain = r != 1234;
+                    (u32::try_from(r % 5).unwrap_or(0), c)
+                })
+            })
+            .collect();
+        let mut s = CopyStore::default();
+        for (session, c) in &copies {
+            s.add(*session, c.clone());
+        }
+        assert_eq!(s.long.get(&0).map(FxHashMap::len), Some(2000));
+        assert_eq!(s.apply_replay_rule(), 1999);
+        let got: Vec<(u32, RequestCopy)> = s.kept().map(|(i, c)| (i, c.to_owned_copy())).collect();
+        assert_eq!(got, by_the_rules(&copies));
+        assert_eq!(got[0].1.request_id.as_deref(), Some("req_1234"));
+    }
+
+    /// What a request costs the store, with ids as long as Claude Code's (28 bytes each),
+    /// a few models and every copy of a request seen twice: the figure docs/export.md gives
+    /// (201 bytes; 179 before the message ids were chained apart from the request ids).
+    #[test]
+    fn a_request_costs_the_store_about_200_bytes() {
+        let mut s = CopyStore::default();
+        let n = 115_000;
+        for copy_of in 0..2 {
+            for i in 0..n {
+                let mut c = copy(
+                    &format!("msg_01{i:022}"),
+                    Some(&format!("req_011C{i:020}")),
+                    copy_of,
+                );
+                c.model = Some(["claude-opus-4-7", "claude-sonnet-4-6"][i % 2].into());
+                s.add(u32::try_from(i / 40).unwrap_or(u32::MAX), c);
+            }
+        }
+        s.apply_replay_rule();
+        assert_eq!(s.kept_count(), n as u64);
+        let per_request = s.heap_bytes() / n;
+        assert!(
+            (180..210).contains(&per_request),
+            "{per_request} bytes a request"
+        );
+    }
+
     proptest::proptest! {
         /// Few ids, so that keys repeat, message ids carry several request ids (present,
-        /// empty and absent) and sidechain copies replay main ones.
+        /// empty and absent; more than `WALKED` of them, so that chains are looked up in
+        /// `long` too) and sidechain copies replay main ones.
         #[test]
         fn the_store_keeps_what_the_rules_keep(
             raw in proptest::collection::vec(
-                (0u32..4, proptest::option::of(0u8..5), 0u8..4, proptest::bool::ANY,
+                (0u32..4, proptest::option::of(0u8..4), 0u8..24, proptest::bool::ANY,
                  0u64..4, proptest::bool::ANY),
-                0..40,
+                0..120,
             )
         ) {
             let copies: Vec<(u32, RequestCopy)> = raw
