@@ -39,6 +39,26 @@ fn raw(file: &mut File, buf: &mut [u8], off: usize) -> usize {
     }
 }
 
+/// The lines of `r` that mention `"usage"`: each line split and searched, or found by one
+/// search over the bytes (`ReadLines::advance_to`); and the buffer, for the next reader.
+fn usage_lines<R: Read>(
+    mut r: ReadLines<R>,
+    finder: &memchr::memmem::Finder<'_>,
+    one_search: bool,
+) -> (usize, Vec<u8>) {
+    let mut n = 0;
+    if one_search {
+        while r.advance_to(finder).expect("read") {
+            n += 1;
+        }
+    } else {
+        while r.advance().expect("read") {
+            n += usize::from(finder.find(r.line().text).is_some());
+        }
+    }
+    (n, r.into_buffer())
+}
+
 fn read(c: &mut Criterion) {
     let data = synthetic_transcript(64 << 20, 42);
     let dir = tempfile::tempdir().expect("tempdir");
@@ -65,74 +85,37 @@ fn read(c: &mut Criterion) {
         });
     });
     let finder = memchr::memmem::Finder::new(skein_reports::usage::USAGE_MARK);
-    let usage_lines = data
-        .split(|&b| b == b'\n')
-        .filter(|l| finder.find(l).is_some())
-        .count();
-    assert!(
-        usage_lines > 0 && usage_lines < expected,
-        "some lines, not all"
-    );
-    group.bench_function("file_64MiB_usage_lines_each", |b| {
-        b.iter(|| {
-            let file = File::open(&path).expect("open");
-            let mut r = ReadLines::with_buffer(file, BLOCK, std::mem::take(&mut kept));
-            let mut n = 0;
-            while r.advance().expect("read") {
-                n += usize::from(finder.find(r.line().text).is_some());
-            }
-            kept = r.into_buffer();
-            assert_eq!(n, usage_lines);
-            black_box(n)
-        });
-    });
-    group.bench_function("file_64MiB_usage_lines_advance_to", |b| {
-        b.iter(|| {
-            let file = File::open(&path).expect("open");
-            let mut r = ReadLines::with_buffer(file, BLOCK, std::mem::take(&mut kept));
-            let mut n = 0;
-            while r.advance_to(&finder).expect("read") {
-                n += 1;
-            }
-            kept = r.into_buffer();
-            assert_eq!(n, usage_lines);
-            black_box(n)
-        });
-    });
-    let mut inputs = vec![("synthetic_64MiB", data.clone())];
+    // The file, then in memory the synthetic transcript and the corpus (`None`: the file).
+    let mut inputs: Vec<(&str, Option<Vec<u8>>)> = vec![
+        ("file_64MiB", None),
+        ("memory_synthetic_64MiB", Some(data.clone())),
+    ];
     if let Some(files) = skein_bench::corpus_contents() {
-        inputs.push(("corpus", files.concat()));
+        inputs.push(("memory_corpus", Some(files.concat())));
     }
     for (input, bytes) in &inputs {
-        let want = bytes
+        let text = bytes.as_deref().unwrap_or(&data);
+        let want = text
             .split(|&b| b == b'\n')
             .filter(|l| finder.find(l).is_some())
             .count();
-        group.throughput(Throughput::Bytes(bytes.len() as u64));
-        group.bench_function(format!("memory_{input}_usage_lines_each"), |b| {
-            b.iter(|| {
-                let mut r = ReadLines::with_buffer(&bytes[..], BLOCK, std::mem::take(&mut kept));
-                let mut n = 0;
-                while r.advance().expect("in memory") {
-                    n += usize::from(finder.find(r.line().text).is_some());
-                }
-                kept = r.into_buffer();
-                assert_eq!(n, want);
-                black_box(n)
+        assert!(want > 0 && want < memchr::memchr_iter(b'\n', text).count());
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        for (way, one_search) in [("each", false), ("advance_to", true)] {
+            group.bench_function(format!("{input}_usage_lines_{way}"), |b| {
+                b.iter(|| {
+                    let src: Box<dyn Read + '_> = match bytes {
+                        Some(bytes) => Box::new(&bytes[..]),
+                        None => Box::new(File::open(&path).expect("open")),
+                    };
+                    let r = ReadLines::with_buffer(src, BLOCK, std::mem::take(&mut kept));
+                    let (n, back) = usage_lines(r, &finder, one_search);
+                    kept = back;
+                    assert_eq!(n, want);
+                    black_box(n)
+                });
             });
-        });
-        group.bench_function(format!("memory_{input}_usage_lines_advance_to"), |b| {
-            b.iter(|| {
-                let mut r = ReadLines::with_buffer(&bytes[..], BLOCK, std::mem::take(&mut kept));
-                let mut n = 0;
-                while r.advance_to(&finder).expect("in memory") {
-                    n += 1;
-                }
-                kept = r.into_buffer();
-                assert_eq!(n, want);
-                black_box(n)
-            });
-        });
+        }
     }
     group.throughput(Throughput::Bytes(data.len() as u64));
     let mut buf = vec![0u8; BLOCK + 2 * 4096];

@@ -513,6 +513,20 @@ impl UsageScanner {
 mod tests {
     use super::*;
 
+    /// `text` scanned line by line as session `s`'s main transcript.
+    fn scanned(scanner: &mut UsageScanner, text: &str) -> SessionScan {
+        let mut scan = SessionScan::default();
+        scanner
+            .scan_lines(
+                SliceLines::new(text.as_bytes()),
+                "s",
+                Source::Main,
+                &mut scan,
+            )
+            .expect("in memory");
+        scan
+    }
+
     /// A usage line of request `n` at minute `n`, in session `session`.
     fn usage_line(session: &str, n: u32) -> String {
         format!(
@@ -634,15 +648,7 @@ mod tests {
             agent_id: None,
         };
         let from_disk = scanner.scan_file(&job, false).expect("scan");
-        let mut by_line = SessionScan::default();
-        scanner
-            .scan_lines(
-                SliceLines::new(text.as_bytes()),
-                "s",
-                Source::Main,
-                &mut by_line,
-            )
-            .expect("in memory");
+        let by_line = scanned(&mut scanner, &text);
         let located = |scan: &SessionScan| -> Vec<(u64, u64, bool)> {
             scan.skipped
                 .iter()
@@ -678,18 +684,7 @@ mod tests {
     #[test]
     fn the_first_file_scan_appended_is_moved_and_the_next_follow() {
         let mut scanner = UsageScanner::new();
-        let mut scan_of = |text: String| {
-            let mut scan = SessionScan::default();
-            scanner
-                .scan_lines(
-                    SliceLines::new(text.as_bytes()),
-                    "s",
-                    Source::Main,
-                    &mut scan,
-                )
-                .expect("scan");
-            scan
-        };
+        let mut scan_of = |text: String| scanned(&mut scanner, &text);
         let first = scan_of(usage_line("s", 1) + &usage_line("s", 2));
         let next = scan_of(usage_line("s", 3));
         let (first_ptr, next_len) = (first.copies.as_ptr(), next.copies.len());
@@ -779,15 +774,7 @@ mod tests {
             "\n",
             r#"{"type":"system","timestamp":"2026-01-01T00:00:03Z","message":{"id":"m4","usage":{"input_tokens":100}}}"#,
         );
-        let mut scan = SessionScan::default();
-        UsageScanner::new()
-            .scan_lines(
-                SliceLines::new(text.as_bytes()),
-                "s",
-                Source::Main,
-                &mut scan,
-            )
-            .expect("in memory");
+        let scan = scanned(&mut UsageScanner::new(), text);
         assert_eq!(scan.usage_lines, 6);
         assert_eq!(scan.invalid_lines, 1);
         assert_eq!(scan.copies.len(), 2);
