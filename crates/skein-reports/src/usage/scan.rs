@@ -408,12 +408,11 @@ impl UsageScanner {
                 let mut lines = ReadLines::with_buffer(r, skein_core::lines::DEFAULT_BLOCK, buf);
                 let result = self.scan_usage_lines(&mut lines, session_id, source, agent_id, scan);
                 self.read_buf = lines.into_buffer();
-                result
-                    .and_then(|()| {
-                        let skipped = &mut scan.skipped[first_skipped..];
-                        number_skipped(path, skipped, &mut self.read_buf)
-                    })
-                    .map_err(err)
+                if result.is_ok() {
+                    let skipped = &mut scan.skipped[first_skipped..];
+                    number_skipped(path, skipped, &mut self.read_buf);
+                }
+                result.map_err(err)
             }
         };
         for s in &mut scan.skipped[first_skipped..] {
