@@ -176,8 +176,9 @@ fn agent_source(internal: bool) -> Source {
 pub struct SkippedLine {
     /// The file (`None` when the lines were not read from a named file).
     pub path: Option<std::path::PathBuf>,
-    /// 1-based line number (0 when the line was no longer at its offset when a file read in
-    /// one search was read again to number its skipped lines: the file changed meanwhile).
+    /// 1-based line number (0 when a file read in one search, read again to number its
+    /// skipped lines, no longer had the line at its offset or could not be read: it changed
+    /// or went away meanwhile).
     pub line: u64,
     /// Byte offset of the line's first byte.
     pub offset: u64,
