@@ -175,7 +175,8 @@ mod tests {
             }
         }
         let (a, b) = (ShortStr::from("abc"), ShortStr::from("x".repeat(40)));
-        assert!(a < b && "abc" < "xxx");
+        assert_eq!(a.cmp(&b), "abc".cmp(b.as_str()), "ordered as their strings");
+        assert!(a < b);
         assert_eq!(std::mem::size_of::<Option<ShortStr>>(), 32);
     }
 }

@@ -9,7 +9,7 @@ use std::io::{self, Read};
 
 use memchr::memmem::Finder;
 
-use super::ReadLines;
+use super::{LineSource, ReadLines};
 
 impl<R: Read> ReadLines<R> {
     /// Moves to the next line that contains `finder`'s needle; `false` at the end of input.
@@ -51,33 +51,20 @@ impl<R: Read> ReadLines<R> {
                 self.fill()?;
                 continue;
             };
-            // The lines before the match's are passed over; its own ends at the next newline.
+            // The lines before the match's are passed over; its own is read as `advance` reads
+            // a line, its end searched for from the match on (one newline search for both).
             let line_start = memchr::memrchr(b'\n', &window[..hit]).map_or(0, |n| n + 1);
             self.pass(line_start);
-            let mut scanned = hit - line_start;
-            loop {
-                let window = &self.buf[self.start..self.end];
-                if let Some(i) = memchr::memchr(b'\n', &window[scanned..]) {
-                    let len = scanned + i + 1;
-                    if len > self.max_line.saturating_add(1) {
-                        self.pass(len);
-                        break;
-                    }
-                    self.take(len);
-                    return Ok(true);
-                }
-                scanned = window.len();
-                if scanned > self.max_line {
-                    self.skip_long_line()?;
-                    self.skipped = None;
-                    break;
-                }
-                if self.eof {
-                    self.take(scanned);
-                    return Ok(true);
-                }
-                self.fill()?;
+            self.scanned = hit - line_start;
+            if !LineSource::advance(self)? {
+                // (Not reached: the match is in the buffer, so a line is there.)
+                return Ok(false);
             }
+            if self.skipped.is_none() {
+                return Ok(true);
+            }
+            // Too long: passed over like the lines without the needle.
+            self.skipped = None;
             searched = 0;
         }
     }
