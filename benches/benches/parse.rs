@@ -18,7 +18,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use skein_bench::{corpus_contents, synthetic_transcript};
 use skein_core::lazy::Lazy;
-use skein_core::structural::Structure;
+use skein_core::structural::{Simd, Structure};
 use skein_core::{LineSource, Parser, SliceLines};
 
 fn lines_of(data: &[u8]) -> Vec<Vec<u8>> {
@@ -60,6 +60,17 @@ fn group(c: &mut Criterion, name: &str, lines: &[Vec<u8>]) {
             0
         }
     });
+    // Each level of vector instructions this CPU runs (the line above takes the widest).
+    for simd in Simd::all() {
+        let name = format!("structural_index_{simd:?}").to_lowercase();
+        each_line(&mut group, &name, lines, |l| {
+            if structure.index_with(l, simd) {
+                structure.idx.len()
+            } else {
+                0
+            }
+        });
+    }
     let mut lazy = Lazy::new();
     each_line(&mut group, "lazy_document", lines, |l| {
         usize::from(lazy.document(l).is_some())

@@ -25,7 +25,7 @@
 
 use wide::u8x16;
 
-use crate::structural::{escaped_chars, simd_available, skim_masks};
+use crate::structural::{Simd, escaped_chars, skim_masks};
 
 /// What a dropped value reads as once parsed: a reader that must know whether a value is
 /// the record's own (`crate::project`, for an object it writes whole) looks for it.
@@ -73,10 +73,10 @@ pub const BULKY: &[&str] = &[
 /// Lines shorter than this are not worth skimming (their long values, if any, are short).
 pub const MIN_LINE: usize = 2048;
 
-/// Quote, backslash, `n` and control-byte (< 0x20) masks of one 64-byte block: AVX2's where
-/// the CPU has it (`simd`), else SSE2's.
+/// Quote, backslash, `n` and control-byte (< 0x20) masks of one 64-byte block: AVX-512's or
+/// AVX2's where the CPU has them (`simd`), else SSE2's.
 #[inline]
-fn block_masks(b: &[u8; 64], simd: bool) -> [u64; 4] {
+fn block_masks(b: &[u8; 64], simd: Simd) -> [u64; 4] {
     skim_masks(b, simd).unwrap_or_else(|| masks(b))
 }
 
@@ -164,7 +164,7 @@ impl Skim {
         if line.len() < MIN_LINE.max(self.min_len) {
             return false;
         }
-        let simd = simd_available();
+        let simd = Simd::detect();
         let mut carry = 0u64;
         // Content start of the open string, if one is open.
         let mut open: Option<usize> = None;
@@ -427,7 +427,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// SSE2's masks and AVX2's (where this CPU has it) are the bytes' masks (the index's
+        /// SSE2's masks, AVX2's and AVX-512's (where this CPU has them) are the bytes' masks (the index's
         /// byte loop, `structural::string_masks_bytes`).
         #[test]
         fn both_mask_paths_mark_the_bytes(
@@ -438,8 +438,9 @@ mod tests {
         ) {
             let block: [u8; 64] = bytes.try_into().expect("64 bytes");
             let expected = crate::structural::string_masks_bytes(&block);
-            proptest::prop_assert_eq!(block_masks(&block, false), expected);
-            proptest::prop_assert_eq!(block_masks(&block, simd_available()), expected);
+            for simd in Simd::all() {
+                proptest::prop_assert_eq!(block_masks(&block, simd), expected, "{:?}", simd);
+            }
         }
 
         /// With the skim or without, a line is a record or not alike (a line that is not fails
