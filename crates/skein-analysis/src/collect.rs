@@ -197,7 +197,9 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
 
     while let Some(event) = reader.next_event_as::<I>()? {
         stats.lines += 1;
-        let (line, parsed) = match event {
+        // Borrowed, not moved out: the event is some 570 bytes, and each move of it a `memcpy`
+        // (five per line in all were 4 % of `stats`' instructions).
+        let (line, parsed) = match &event {
             Event::Record(line, parsed) => (line, parsed),
             Event::Invalid(_, invalid) => {
                 stats.invalid_lines += 1;
@@ -213,7 +215,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
             }
             Event::TornTail(_, tail) => {
                 stats.invalid_lines += 1;
-                stats.torn_tail = Some(tail);
+                stats.torn_tail = Some(*tail);
                 continue;
             }
         };
@@ -251,7 +253,7 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
                 line: line.number,
             })
         });
-        visitor.record(&line, env, node);
+        visitor.record(line, env, node);
         let Some(message) = env.message.0.as_ref() else {
             continue;
         };
