@@ -427,10 +427,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// SSE2's masks, AVX2's and AVX-512's (where this CPU has them) are the bytes' masks (the index's
-        /// byte loop, `structural::string_masks_bytes`).
+        /// SSE2's masks, AVX2's and AVX-512's (where this CPU has them) are the bytes' masks
+        /// (the index's byte loop, `structural::string_masks_bytes`).
         #[test]
-        fn both_mask_paths_mark_the_bytes(
+        fn every_mask_path_marks_the_bytes(
             bytes in proptest::collection::vec(
                 proptest::sample::select(&[b'"', b'\\', b'n', b'N', 0, 0x1f, 0x20, b'a', 0x7f, 0x80, 0xff][..]),
                 64,
