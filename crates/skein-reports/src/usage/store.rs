@@ -180,25 +180,22 @@ impl CopyStore {
     }
 
     /// Puts slot `i`, the newest of message id `m`'s chain of `len` slots, in `long` once
-    /// the chain is longer than [`WALKED`] (the first time, with the slots before it).
+    /// the chain is longer than [`WALKED`]; when it has just grown past it (a chain only
+    /// grows, so this happens once per message id), the slots before it go in too.
     fn index_long(&mut self, m: u32, i: u32, len: usize) {
         if len <= WALKED {
             return;
         }
-        let mut members = Vec::new();
-        if len == WALKED + 1 && !self.long.contains_key(&m) {
-            let mut at = self.first[m as usize];
-            while at != NONE {
-                members.push(at);
-                at = self.next[at as usize];
-            }
+        let mut keyed: Vec<(Box<str>, u32)> = Vec::new();
+        let mut at = if len == WALKED + 1 {
+            self.first[m as usize]
         } else {
-            members.push(i);
+            i
+        };
+        while at != NONE {
+            keyed.push((self.rid(at as usize).into(), at));
+            at = self.next[at as usize];
         }
-        let keyed: Vec<(Box<str>, u32)> = members
-            .into_iter()
-            .map(|at| (self.rid(at as usize).into(), at))
-            .collect();
         let by_rid = self.long.entry(m).or_default();
         for (rid, at) in keyed {
             by_rid.entry(rid).or_insert(at);
