@@ -105,15 +105,12 @@ impl Lazy {
         if text.first() != Some(&b'{') {
             return None;
         }
-        let text = simdutf8::basic::from_utf8(text).ok()?;
         let Self {
             structure,
             close,
             stack,
         } = self;
-        if !structure.index(text.as_bytes()) {
-            return None;
-        }
+        let text = structure.index_str(text)?;
         walk(text.as_bytes(), &structure.idx, close, stack)?;
         Some(Doc {
             text,
