@@ -82,7 +82,8 @@ pub(crate) fn escaped_chars(backslash: u64, odd_carry: &mut u64) -> u64 {
 
 /// [`escaped_chars`] without its test for a block with no backslash: the AVX-512 loop's, where
 /// blocks with and without backslashes alternate (text with line breaks) and the test was
-/// mispredicted (the index took 5 % longer with it, stop 44).
+/// mispredicted (with it the index took 0.82 of the shared loop's time on the corpus, without
+/// it 0.77: stop 44, docs/performance.md).
 #[inline]
 pub(crate) fn escaped_chars_always(backslash: u64, odd_carry: &mut u64) -> u64 {
     let starts = backslash & !(backslash << 1);
@@ -240,6 +241,37 @@ fn flatten(idx: &mut Vec<u32>, mut bits: u64, base: u32) {
     unsafe { idx.set_len(len + count) };
 }
 
+/// What the full path of a block makes of its unescaped quotes (`quote`, and their prefix XOR
+/// `in_quotes`), its operators and its whitespace, given what the previous block handed on
+/// (updated for the next): the block's structurals, and the inside of its strings (closing
+/// quotes included, opening ones not). The one copy for both loops, `index_loop!` and
+/// AVX-512's; always inlined into them, as `flatten` is.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "a few bit operations per block, in loops compiled for their vector level"
+)]
+fn structurals(
+    quote: u64,
+    in_quotes: u64,
+    op: u64,
+    ws: u64,
+    in_string_carry: &mut u64,
+    scalar_carry: &mut u64,
+) -> (u64, u64) {
+    let in_string = in_quotes ^ *in_string_carry;
+    *in_string_carry = 0u64.wrapping_sub(in_string >> 63);
+    let string_tail = in_string ^ quote;
+    let scalar = !(op | ws);
+    let nonquote_scalar = scalar & !quote;
+    let follows_scalar = (nonquote_scalar << 1) | *scalar_carry;
+    *scalar_carry = nonquote_scalar >> 63;
+    (
+        (op | (scalar & !follows_scalar)) & !string_tail,
+        string_tail,
+    )
+}
+
 /// The loop of [`Structure::index`] over `text`'s blocks, with `$masks` giving a block's masks
 /// and `$string_masks` and `$escapable` those the short path inside strings reads (a macro, so
 /// that the AVX2 copy is compiled for AVX2 whole).
@@ -304,15 +336,14 @@ macro_rules! index_loop {
             let m = std::hint::black_box($masks(block));
             let escaped = escaped_chars(m.backslash, &mut odd_carry);
             let quote = m.quote & !escaped;
-            let in_string = $prefix_xor(quote) ^ in_string_carry;
-            in_string_carry = 0u64.wrapping_sub(in_string >> 63);
-            // Inside a string, its closing quote included, its opening quote not.
-            let string_tail = in_string ^ quote;
-            let scalar = !(m.op | m.ws);
-            let nonquote_scalar = scalar & !quote;
-            let follows_scalar = (nonquote_scalar << 1) | scalar_carry;
-            scalar_carry = nonquote_scalar >> 63;
-            let structural = (m.op | (scalar & !follows_scalar)) & !string_tail;
+            let (structural, string_tail) = structurals(
+                quote,
+                $prefix_xor(quote),
+                m.op,
+                m.ws,
+                &mut in_string_carry,
+                &mut scalar_carry,
+            );
             bad |= m.ctrl & string_tail;
             bad |= m.ctrl & !m.ws & !string_tail;
             bad |= escaped & !m.escapable;

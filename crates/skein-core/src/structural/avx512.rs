@@ -165,14 +165,14 @@ macro_rules! step {
             // Control characters outside strings count as whitespace here, and the ones that
             // are not (all but tab, line feed and carriage return) refuse the line below.
             let ws = eq(v, b' ') | ctrl;
-            let in_string = super::avx2::prefix_xor(quote) ^ $c.in_string;
-            $c.in_string = 0u64.wrapping_sub(in_string >> 63);
-            let string_tail = in_string ^ quote;
-            let scalar = !(op | ws);
-            let nonquote_scalar = scalar & !quote;
-            let follows_scalar = (nonquote_scalar << 1) | $c.scalar;
-            $c.scalar = nonquote_scalar >> 63;
-            let structural = (op | (scalar & !follows_scalar)) & !string_tail;
+            let (structural, string_tail) = super::structurals(
+                quote,
+                super::avx2::prefix_xor(quote),
+                op,
+                ws,
+                &mut $c.in_string,
+                &mut $c.scalar,
+            );
             $c.bad |= ctrl & string_tail;
             let stray = ctrl & !string_tail;
             if stray != 0 {
