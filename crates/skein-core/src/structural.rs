@@ -9,7 +9,8 @@
 //! quotes marks what is inside strings, and the bits left are flattened into byte offsets.
 //! The masks of one block come from AVX2 where the CPU has it and from a byte loop otherwise,
 //! through one loop (`index_loop!`); both give the same masks (`structural::tests`). AVX-512
-//! has a loop of its own (`structural/avx512.rs`), held to the same offsets. A block that
+//! has a loop of its own (`structural/avx512.rs`), held to the same offsets; both loops take
+//! the bit work after the masks from one function (`structurals`). A block that
 //! starts inside a string and does not close it (two thirds of the bench tree's blocks: tool
 //! output, file contents) takes a short path: only its escapes and control characters can
 //! matter there.
