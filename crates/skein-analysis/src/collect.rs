@@ -109,6 +109,13 @@ pub trait RecordVisitor<I> {
     /// unescaping them.
     const TEXTS: bool = true;
 
+    /// Whether `record` reads the fields the analysis itself reads only for a full tool
+    /// listing, or not at all: `agentId`, `cwd`, `gitBranch`, `message.role`,
+    /// `message.stop_reason`, `toolUseResult.agentId`, a block's `name` and a tool result's
+    /// sizes ([`Parser::set_details`]). With a visitor that says no, a pass that only counts
+    /// tools ([`AnalysisOptions::tool_counts_only`]) leaves them out of its envelopes.
+    const DETAILS: bool = true;
+
     /// Called for every valid record, after the graph saw it. `node` is the record's graph
     /// node and whether this record created it (`false` for a duplicate uuid).
     fn record(&mut self, line: &Line<'_>, envelope: &Envelope<'_, I>, node: Option<(NodeId, bool)>);
@@ -120,12 +127,14 @@ pub struct NoVisitor;
 
 impl<I> RecordVisitor<I> for NoVisitor {
     const TEXTS: bool = false;
+    const DETAILS: bool = false;
 
     fn record(&mut self, _: &Line<'_>, _: &Envelope<'_, I>, _: Option<(NodeId, bool)>) {}
 }
 
 impl<I, A: RecordVisitor<I>, B: RecordVisitor<I>> RecordVisitor<I> for (A, B) {
     const TEXTS: bool = A::TEXTS || B::TEXTS;
+    const DETAILS: bool = A::DETAILS || B::DETAILS;
 
     fn record(
         &mut self,
@@ -171,11 +180,14 @@ pub fn analyze_visit<
     visitor: &mut V,
 ) -> io::Result<Analysis> {
     let texts = parser.set_texts(V::TEXTS);
+    // The tool listing reads names and result sizes; the counts read neither.
+    let details = parser.set_details(V::DETAILS || !options.tool_counts_only);
     let mut reader = Reader::with_parser(source, options.reader, std::mem::take(parser));
     let result = run::<S, I, V>(path, &mut reader, options, visitor);
     let (_, p) = reader.into_parts();
     *parser = p;
     parser.set_texts(texts);
+    parser.set_details(details);
     result
 }
 

@@ -30,7 +30,7 @@ mod tests {
     }
 
     /// Lines with every kind of field the envelope reads, texts among them.
-    const LINES: [&str; 8] = [
+    const LINES: [&str; 9] = [
         r#"{"type":"assistant","uuid":"a1","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00Z","isSidechain":true,"isMeta":false,"isCompactSummary":1,"message":{"id":"m","role":"assistant","model":"claude-x","stop_reason":"end_turn","usage":{"input_tokens":1.9,"output_tokens":-2,"cache_creation_input_tokens":"3","cache_read_input_tokens":12},"content":[{"type":"text","text":"say \"hi\"\n"},{"type":"tool_use","id":"t1","name":"Task","input":{"o":{"k":"v","k":"w"}}},{"type":"tool_use","id":"t2","name":"Bash","input":null},7,"s",null,[1]]}}"#,
         r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":[{"type":"text","text":"a\tb\\c"},{"type":"image","source":{"type":"base64","data":"AA\/A","x":"yy"}},{"type":"document","source":"raw","text":"t"},"loose",["n",{"type":"q","k":"v\"v"}],5,null]}]},"toolUseResult":{"agentId":"a9","other":[1,2]}}"#,
         r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"plain \"quoted\" text"}]}}"#,
@@ -39,6 +39,7 @@ mod tests {
         r#"{"type":"user","x":1,"x":2,"message":{"zz":1,"zz":2}}"#,
         "{ \"type\" : \"user\" ,\t\"message\" : { \"content\" : [ ] } }",
         "{}",
+        r#"{"type":"assistant","agentId":"ag","cwd":"/w","gitBranch":"main","message":{"role":"assistant","stop_reason":null,"content":[{"type":"tool_use","id":"t3","name":"Read","input":{}}]}}"#,
     ];
 
     #[test]
@@ -97,5 +98,50 @@ mod tests {
             matches!(&text, Some(Content::Text(Str(Some(t)))) if t == "a prompt with a \\ backslash"),
             "{text:?}"
         );
+    }
+
+    /// With details off, an envelope read off the index is the one read with them, less the
+    /// details: `agentId`, `cwd`, `gitBranch`, `message.role`, `message.stop_reason`,
+    /// `toolUseResult.agentId`, blocks' `name` and tool results' sizes.
+    #[test]
+    fn details_off_leaves_out_only_the_details() {
+        use crate::lenient::{ResultSize, Str};
+        let (mut with, mut without) = (Parser::new(), Parser::new());
+        assert!(without.set_details(false), "on by default");
+        let mut dropped = 0;
+        let mut take = |s: &mut Str<'_>| dropped += usize::from(s.0.take().is_some());
+        let mut sizes = 0;
+        for line in LINES {
+            let off = without.parse(line.as_bytes()).expect("a record").envelope;
+            let mut on = with.parse(line.as_bytes()).expect("a record").envelope;
+            take(&mut on.agent_id);
+            take(&mut on.cwd);
+            take(&mut on.git_branch);
+            if let Some(r) = on.tool_use_result.0.as_mut() {
+                take(&mut r.agent_id);
+            }
+            if let Some(m) = on.message.0.as_mut() {
+                take(&mut m.role);
+                take(&mut m.stop_reason);
+                if let crate::envelope::Content::Blocks(blocks) = &mut m.content {
+                    for b in blocks {
+                        take(&mut b.name);
+                        let size = std::mem::take(&mut b.content);
+                        sizes += usize::from(size != ResultSize::default());
+                    }
+                }
+            }
+            assert_eq!(format!("{off:?}"), format!("{on:?}"), "{line}");
+        }
+        // agentId ×2 (one in toolUseResult), cwd ×2, gitBranch, role ×3, stop_reason, name ×3.
+        assert_eq!(dropped, 12, "details in the lines");
+        assert_eq!(sizes, 2, "tool results with content");
+        // On again, the details are read.
+        assert!(!without.set_details(true));
+        let env = without
+            .parse(LINES[8].as_bytes())
+            .expect("a record")
+            .envelope;
+        assert_eq!(env.git_branch.get(), Some("main"));
     }
 }

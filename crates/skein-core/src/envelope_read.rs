@@ -76,10 +76,10 @@ fn envelope_from<'a, S: Source<'a>, I: FromTape<'a>>(src: &S) -> Option<Envelope
         session_id: str_field(src, session_id),
         timestamp: str_field(src, timestamp),
         request_id: str_field(src, request_id),
-        agent_id: str_field(src, agent_id),
+        agent_id: detail(src, agent_id),
         team_name: str_field(src, team_name),
-        cwd: str_field(src, cwd),
-        git_branch: str_field(src, git_branch),
+        cwd: detail(src, cwd),
+        git_branch: detail(src, git_branch),
         is_sidechain: flag(is_sidechain),
         is_meta: flag(is_meta),
         is_compact_summary: flag(is_compact_summary),
@@ -88,7 +88,7 @@ fn envelope_from<'a, S: Source<'a>, I: FromTape<'a>>(src: &S) -> Option<Envelope
         tool_use_result: object_field(src, tool_use_result, |at| {
             let [agent_id] = fields!(src, at, "agentId")?;
             Some(ToolUseResult {
-                agent_id: str_field(src, agent_id),
+                agent_id: detail(src, agent_id),
             })
         })?,
     })
@@ -107,7 +107,7 @@ fn message<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Mes
     )?;
     Some(Message {
         id: str_field(src, id),
-        role: str_field(src, role),
+        role: detail(src, role),
         model: str_field(src, model),
         content: match content.map(|at| (at, src.kind(at))) {
             Some((at, Kind::String)) => Content::Text(text_field(src, Some(at))),
@@ -139,7 +139,7 @@ fn message<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Mes
                 cache_read_input_tokens: Count(src.count(read)),
             })
         })?,
-        stop_reason: str_field(src, stop_reason),
+        stop_reason: detail(src, stop_reason),
     })
 }
 
@@ -159,7 +159,7 @@ fn block<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Block
     Some(Block {
         kind: str_field(src, kind),
         id: str_field(src, id),
-        name: str_field(src, name),
+        name: detail(src, name),
         // `Option<I>`: absent or `null` is `None`.
         input: match src.present(input) {
             Some(at) => Some(src.input(at)?),
@@ -167,9 +167,21 @@ fn block<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Block
         },
         tool_use_id: str_field(src, tool_use_id),
         is_error: Flag(src.flag(is_error)),
-        content: content.map_or_else(ResultSize::default, |at| result_size(src, at)),
+        content: match content {
+            Some(at) if src.details() => result_size(src, at),
+            _ => ResultSize::default(),
+        },
         text: text_field(src, body),
     })
+}
+
+/// A field the analysis does not read, read where the source reads them ([`Source::details`]).
+fn detail<'a, S: Source<'a>>(src: &S, at: Option<S::At>) -> Str<'a> {
+    if src.details() {
+        str_field(src, at)
+    } else {
+        Str::default()
+    }
 }
 
 /// A prompt's or a block's text, read where the source reads texts ([`Source::texts`]).

@@ -24,7 +24,8 @@ const MAX_DEPTH: usize = 64;
 #[derive(Debug, Default)]
 pub struct Lazy {
     structure: Structure,
-    /// For the index of each `{` or `[`, the index of its closing bracket.
+    /// For the index of each value's first structural, the index of its last: a container's
+    /// closing bracket, a scalar itself (keys: unset).
     close: Vec<u32>,
     stack: Vec<u32>,
 }
@@ -133,6 +134,9 @@ fn walk(text: &[u8], idx: &[u32], close: &mut Vec<u32>, stack: &mut Vec<u32>) ->
         // A value starts at structural `n`.
         let at = *idx.get(n)? as usize;
         let c = text[at];
+        // A scalar ends where it starts (a container's end is noted when it closes): the
+        // readers step over any value by `close` alone, without looking at its first byte.
+        close[n] = n as u32;
         n += 1;
         match c {
             b'"' => {}
@@ -200,10 +204,7 @@ impl<'a> Doc<'a, '_> {
 
     /// Where the value after the one at `at` would start (past its closing bracket).
     fn after(&self, at: At) -> At {
-        match self.byte(at) {
-            b'{' | b'[' => self.close[at] as usize + 1,
-            _ => at + 1,
-        }
+        self.close[at] as usize + 1
     }
 
     /// Where the inside of the string at `at` starts and ends (between its quotes).

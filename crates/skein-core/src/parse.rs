@@ -147,6 +147,8 @@ pub struct Parser {
     tape_only: bool,
     /// Envelopes read off the index leave the texts out ([`Parser::set_texts`]).
     no_texts: bool,
+    /// Envelopes read off the index leave the details out ([`Parser::set_details`]).
+    no_details: bool,
 }
 
 impl std::fmt::Debug for Parser {
@@ -205,6 +207,18 @@ impl Parser {
         !std::mem::replace(&mut self.no_texts, !on)
     }
 
+    /// Whether envelopes read the fields skein's analysis does not read ([`Source::details`]:
+    /// `agentId`, `cwd`, `gitBranch`, `message.role`, `message.stop_reason`,
+    /// `toolUseResult.agentId`, a block's `name` and a tool result's sizes; on by default). A
+    /// reader that looks at none of them turns them off, as [`Parser::set_texts`] turns off
+    /// the texts: off the index they are then left empty, and not read (`skein stats`: 8 %
+    /// off reading an envelope, `docs/performance.md`, stop 45). Returns the previous setting.
+    ///
+    /// [`Source::details`]: crate::source::Source::details
+    pub fn set_details(&mut self, on: bool) -> bool {
+        !std::mem::replace(&mut self.no_details, !on)
+    }
+
     /// Parses one line (without its terminator), skipping tool inputs.
     pub fn parse<'s>(&'s mut self, text: &'s [u8]) -> Result<Parsed<'s>, ParseError> {
         self.parse_as::<IgnoredAny>(text)
@@ -250,13 +264,17 @@ impl Parser {
     ) -> Result<(T, bool), ParseError> {
         if index && !self.tape_only {
             let line = trim(text);
-            let texts = !self.no_texts;
+            let (texts, details) = (!self.no_texts, !self.no_details);
             if line.len() < BIG_LINE
                 && let Some(doc) = self.lazy.document(line)
-                && let Some(value) = if texts {
+                && let Some(value) = if texts && details {
                     T::from_source(&doc)
                 } else {
-                    T::from_source(&crate::source::WithoutTexts(&doc))
+                    T::from_source(&crate::source::Leaving {
+                        source: &doc,
+                        texts,
+                        details,
+                    })
                 }
             {
                 return Ok((value, false));

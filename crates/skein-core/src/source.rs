@@ -99,32 +99,45 @@ pub trait Source<'a> {
     fn texts(&self) -> bool {
         true
     }
+
+    /// Whether the fields skein's analysis does not read are read
+    /// ([`crate::Parser::set_details`]): `agentId`, `cwd`, `gitBranch`, `message.role`,
+    /// `message.stop_reason`, `toolUseResult.agentId`, a block's `name` and a tool result's
+    /// sizes, left empty when not.
+    fn details(&self) -> bool {
+        true
+    }
 }
 
-/// A source read without the texts of prompts and blocks ([`Source::texts`]): every value
-/// else as `S` reads it. (A wrapper, not a flag in the index's `Doc`: a field more in `Doc`
-/// changed the code of the grammar walk that returns it, +1.3 % of its instructions in the
-/// usage scan, `docs/performance.md`, stop 40.)
-pub(crate) struct WithoutTexts<'d, S>(pub &'d S);
+/// A source read without the texts of prompts and blocks ([`Source::texts`]) or without the
+/// details ([`Source::details`]), as its flags say: every value else as `S` reads it. (A
+/// wrapper, not flags in the index's `Doc`: a field more in `Doc` changed the code of the
+/// grammar walk that returns it, +1.3 % of its instructions in the usage scan,
+/// `docs/performance.md`, stop 40.)
+pub(crate) struct Leaving<'d, S> {
+    pub source: &'d S,
+    pub texts: bool,
+    pub details: bool,
+}
 
-impl<'a, S: Source<'a>> Source<'a> for WithoutTexts<'_, S> {
+impl<'a, S: Source<'a>> Source<'a> for Leaving<'_, S> {
     type At = S::At;
     const ROOT: S::At = S::ROOT;
 
     fn kind(&self, at: S::At) -> Kind {
-        self.0.kind(at)
+        self.source.kind(at)
     }
 
     fn str(&self, at: Option<S::At>) -> Option<Cow<'a, str>> {
-        self.0.str(at)
+        self.source.str(at)
     }
 
     fn str_len(&self, at: S::At) -> usize {
-        self.0.str_len(at)
+        self.source.str_len(at)
     }
 
     fn entries(&self, at: S::At) -> impl Iterator<Item = (Option<&'a [u8]>, S::At)> + '_ {
-        self.0.entries(at)
+        self.source.entries(at)
     }
 
     fn fields_by<const N: usize>(
@@ -132,31 +145,35 @@ impl<'a, S: Source<'a>> Source<'a> for WithoutTexts<'_, S> {
         at: S::At,
         index: impl Fn(&[u8]) -> Option<usize>,
     ) -> Option<[Option<S::At>; N]> {
-        self.0.fields_by(at, index)
+        self.source.fields_by(at, index)
     }
 
     fn count(&self, at: Option<S::At>) -> u64 {
-        self.0.count(at)
+        self.source.count(at)
     }
 
     fn input<I: FromTape<'a>>(&self, at: S::At) -> Option<I> {
-        self.0.input(at)
+        self.source.input(at)
     }
 
     fn flag(&self, at: Option<S::At>) -> bool {
-        self.0.flag(at)
+        self.source.flag(at)
     }
 
     fn present(&self, at: Option<S::At>) -> Option<S::At> {
-        self.0.present(at)
+        self.source.present(at)
     }
 
     fn object(&self, at: Option<S::At>) -> Option<S::At> {
-        self.0.object(at)
+        self.source.object(at)
     }
 
     fn texts(&self) -> bool {
-        false
+        self.texts && self.source.texts()
+    }
+
+    fn details(&self) -> bool {
+        self.details && self.source.details()
     }
 }
 

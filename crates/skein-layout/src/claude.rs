@@ -275,8 +275,10 @@ pub fn session_id_inside(path: &Path) -> Option<String> {
     SCRATCH.with_borrow_mut(|(parser, buf)| {
         // Small blocks: the first record is all that is read.
         let lines = ReadLines::with_buffer(r, 8 << 10, std::mem::take(buf));
-        // Only the session id is read: not the texts (a first prompt can be long).
+        // Only the session id is read: not the texts (a first prompt can be long), nor the
+        // details.
         parser.set_texts(false);
+        parser.set_details(false);
         let mut reader =
             Reader::with_parser(lines, ReaderOptions::default(), std::mem::take(parser));
         let mut found = None;
