@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashMap;
 use serde::Serialize;
+use skein_core::Interner;
 
 /// A `tool_use` block (the first one seen with its id).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,10 +77,14 @@ pub struct ToolStats {
 #[derive(Debug, Default)]
 pub struct ToolPairing {
     uses: Vec<ToolUse>,
-    use_index: FxHashMap<Box<str>, usize>,
+    /// Use ids numbered in order of first appearance: the number is the index into `uses`
+    /// when uses are kept. (Interned, not keys of a map: a map made a `Box<str>` per id,
+    /// whose allocation and free showed in `skein stats`' profile.)
+    use_index: Interner,
     results: Vec<ToolResult>,
-    /// Result id -> index into `errors` (and into `results` when results are kept).
-    result_index: FxHashMap<Box<str>, usize>,
+    /// Result ids numbered the same way: the index into `errors` (and into `results` when
+    /// results are kept).
+    result_index: Interner,
     /// Whether any result of the id was an error, by result index.
     errors: Vec<bool>,
 }
@@ -109,9 +113,7 @@ impl ToolPairing {
 
     /// Records a `tool_use` (later copies of an id are ignored).
     pub fn add_use(&mut self, tool_use: ToolUse) {
-        if !self.use_index.contains_key(tool_use.id.as_str()) {
-            self.use_index
-                .insert(tool_use.id.as_str().into(), self.uses.len());
+        if self.use_index.insert(&tool_use.id).1 {
             self.uses.push(tool_use);
         }
     }
@@ -119,37 +121,34 @@ impl ToolPairing {
     /// Records only that a `tool_use` with this id exists (for [`ToolPairing::stats`]; don't mix
     /// with [`ToolPairing::add_use`] in one pairing).
     pub fn count_use(&mut self, id: &str) {
-        if !self.use_index.contains_key(id) {
-            self.use_index.insert(id.into(), self.use_index.len());
-        }
+        self.use_index.insert(id);
     }
 
     /// Records only a `tool_result`'s id and error flag (see [`ToolPairing::count_use`]).
     pub fn count_result(&mut self, tool_use_id: &str, is_error: bool) {
-        if let Some(&i) = self.result_index.get(tool_use_id) {
-            self.errors[i] |= is_error;
-        } else {
-            self.result_index
-                .insert(tool_use_id.into(), self.errors.len());
-            self.errors.push(is_error);
+        match self.result_index.insert(tool_use_id) {
+            (_, true) => self.errors.push(is_error),
+            (i, false) => self.errors[i as usize] |= is_error,
         }
     }
 
     /// True if a use with this id was already recorded.
     pub fn has_use(&self, id: &str) -> bool {
-        self.use_index.contains_key(id)
+        self.use_index.get(id).is_some()
     }
 
     /// Records a `tool_result` (later copies only add their `is_error`).
     pub fn add_result(&mut self, result: ToolResult) {
-        if let Some(&i) = self.result_index.get(result.tool_use_id.as_str()) {
-            self.results[i].is_error |= result.is_error;
-            self.errors[i] |= result.is_error;
-        } else {
-            self.result_index
-                .insert(result.tool_use_id.as_str().into(), self.results.len());
-            self.errors.push(result.is_error);
-            self.results.push(result);
+        match self.result_index.insert(&result.tool_use_id) {
+            (i, false) => {
+                let i = i as usize;
+                self.results[i].is_error |= result.is_error;
+                self.errors[i] |= result.is_error;
+            }
+            (_, true) => {
+                self.errors.push(result.is_error);
+                self.results.push(result);
+            }
         }
     }
 
@@ -165,12 +164,16 @@ impl ToolPairing {
 
     /// The result for a use id.
     pub fn result_for(&self, id: &str) -> Option<&ToolResult> {
-        self.result_index.get(id).map(|&i| &self.results[i])
+        self.result_index
+            .get(id)
+            .and_then(|i| self.results.get(i as usize))
     }
 
     /// The use for an id.
     pub fn use_for(&self, id: &str) -> Option<&ToolUse> {
-        self.use_index.get(id).map(|&i| &self.uses[i])
+        self.use_index
+            .get(id)
+            .and_then(|i| self.uses.get(i as usize))
     }
 
     /// Every use with its result (or none), then every orphan result, in file order.
@@ -186,7 +189,7 @@ impl ToolPairing {
         out.extend(
             self.results
                 .iter()
-                .filter(|r| !self.use_index.contains_key(r.tool_use_id.as_str()))
+                .filter(|r| self.use_index.get(&r.tool_use_id).is_none())
                 .map(|r| Pair {
                     tool_use: None,
                     result: Some(r),
@@ -199,8 +202,8 @@ impl ToolPairing {
     pub fn stats(&self) -> ToolStats {
         let paired = self
             .use_index
-            .keys()
-            .filter(|id| self.result_index.contains_key(&**id))
+            .iter()
+            .filter(|id| self.result_index.get(id).is_some())
             .count() as u64;
         let (uses, results) = (self.use_index.len() as u64, self.result_index.len() as u64);
         ToolStats {

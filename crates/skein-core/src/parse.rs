@@ -235,7 +235,14 @@ impl Parser {
         // none), and not for a parser that skims: the values the skim drops read "x" off the
         // tape (`Parser::set_skim`), and off the index they would read whole.
         let index = skim.is_none() && I::skipped().is_some();
-        let (envelope, repaired) = self.read::<Envelope<'s, I>>(text, skim, index)?;
+        // Built where it is returned: an envelope is 568 bytes, and each move of it a `memcpy`.
+        if index && let Some(envelope) = self.off_index(text) {
+            return Ok(Parsed {
+                envelope,
+                repaired: false,
+            });
+        }
+        let (envelope, repaired) = self.read::<Envelope<'s, I>>(text, skim, false)?;
         Ok(Parsed { envelope, repaired })
     }
 
@@ -262,26 +269,34 @@ impl Parser {
         skim: Option<Skim>,
         index: bool,
     ) -> Result<(T, bool), ParseError> {
-        if index && !self.tape_only {
-            let line = trim(text);
-            let (texts, details) = (!self.no_texts, !self.no_details);
-            if line.len() < BIG_LINE
-                && let Some(doc) = self.lazy.document(line)
-                && let Some(value) = if texts && details {
-                    T::from_source(&doc)
-                } else {
-                    T::from_source(&crate::source::Leaving {
-                        source: &doc,
-                        texts,
-                        details,
-                    })
-                }
-            {
-                return Ok((value, false));
-            }
+        if index && let Some(value) = self.off_index(text) {
+            return Ok((value, false));
         }
         // Off the tape, without serde's visitor, or given up where serde would refuse it.
         self.parse_with(text, skim, Some(|nodes| T::from_source(&Tape(nodes))))
+    }
+
+    /// `T` read off the line's structural index, where the parser allows it
+    /// ([`Parser::set_index`]) and the index vouches for the line.
+    fn off_index<'s, T: FromSource<'s>>(&mut self, text: &'s [u8]) -> Option<T> {
+        if self.tape_only {
+            return None;
+        }
+        let line = trim(text);
+        if line.len() >= BIG_LINE {
+            return None;
+        }
+        let (texts, details) = (!self.no_texts, !self.no_details);
+        let doc = self.lazy.document(line)?;
+        if texts && details {
+            T::from_source(&doc)
+        } else {
+            T::from_source(&crate::source::Leaving {
+                source: &doc,
+                texts,
+                details,
+            })
+        }
     }
 
     /// The fast path of a reader that walks simd-json's tape itself: parses one line

@@ -99,7 +99,7 @@ impl Dag {
     }
 
     fn walk_up(&self, leaf: NodeId) -> Vec<NodeId> {
-        let mut visited = FxHashSet::default();
+        let mut visited = crate::dag::NodeSet::new(self.len());
         let mut path = Vec::new();
         let mut cur = Some(leaf);
         while let Some(n) = cur {

@@ -12,6 +12,31 @@ impl NodeId {
 
 pub use skein_core::record::RecordType;
 
+/// A set of the nodes of one graph, a bit each: for the walks up a whole branch, which meet
+/// every node of it once (a hash set grew and rehashed all the way up, ~1 % of `skein stats`).
+#[derive(Debug)]
+pub(crate) struct NodeSet(Vec<u64>);
+
+impl NodeSet {
+    /// An empty set for the nodes of a graph of `len` nodes.
+    pub(crate) fn new(len: usize) -> Self {
+        Self(vec![0; len.div_ceil(64)])
+    }
+
+    /// Adds `n`; false when it was there already.
+    pub(crate) fn insert(&mut self, n: NodeId) -> bool {
+        let (word, bit) = (n.ix() / 64, 1u64 << (n.ix() % 64));
+        let fresh = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        fresh
+    }
+
+    /// Whether `n` is in the set.
+    pub(crate) fn contains(&self, n: NodeId) -> bool {
+        self.0[n.ix() / 64] & (1u64 << (n.ix() % 64)) != 0
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct NodeMeta {
     pub(crate) kind: RecordType,

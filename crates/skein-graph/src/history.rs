@@ -22,7 +22,7 @@
 
 use rustc_hash::FxHashSet;
 
-use crate::dag::{Dag, NodeId, Parent};
+use crate::dag::{Dag, NodeId, NodeSet, Parent};
 
 /// Which link was missing where the walk bridged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,7 +76,7 @@ impl Dag {
     /// The whole history ending at `leaf`, across compaction boundaries and broken chains
     /// (see the [module documentation](self) for the rule).
     pub fn history(&self, leaf: NodeId) -> History {
-        let mut on_path = FxHashSet::default();
+        let mut on_path = NodeSet::new(self.len());
         let mut path = Vec::new();
         let mut seams = Vec::new();
         let mut first_root: Option<Option<NodeId>> = None;
@@ -139,12 +139,12 @@ impl Dag {
 
     /// The last chain record before `n` in file order that is not on the path and not a
     /// sidechain or team record.
-    fn chain_record_before(&self, n: NodeId, on_path: &FxHashSet<NodeId>) -> Option<NodeId> {
+    fn chain_record_before(&self, n: NodeId, on_path: &NodeSet) -> Option<NodeId> {
         (0..n.0).rev().map(NodeId).find(|&c| {
             self.kind(c).is_chain()
                 && !self.is_sidechain(c)
                 && !self.meta_of(c).team
-                && !on_path.contains(&c)
+                && !on_path.contains(c)
         })
     }
 
