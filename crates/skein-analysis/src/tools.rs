@@ -139,16 +139,14 @@ impl ToolPairing {
 
     /// Records a `tool_result` (later copies only add their `is_error`).
     pub fn add_result(&mut self, result: ToolResult) {
-        match self.result_index.insert(&result.tool_use_id) {
-            (i, false) => {
-                let i = i as usize;
-                self.results[i].is_error |= result.is_error;
-                self.errors[i] |= result.is_error;
-            }
-            (_, true) => {
-                self.errors.push(result.is_error);
-                self.results.push(result);
-            }
+        let (i, new) = self.result_index.insert(&result.tool_use_id);
+        if new {
+            self.errors.push(result.is_error);
+            self.results.push(result);
+        } else {
+            let i = i as usize;
+            self.results[i].is_error |= result.is_error;
+            self.errors[i] |= result.is_error;
         }
     }
 
