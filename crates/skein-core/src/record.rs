@@ -36,6 +36,36 @@ impl RecordType {
         }
     }
 
+    /// Every type but [`RecordType::Other`].
+    pub const NAMED: [Self; 9] = [
+        Self::User,
+        Self::Assistant,
+        Self::Progress,
+        Self::System,
+        Self::Attachment,
+        Self::FileHistorySnapshot,
+        Self::QueueOperation,
+        Self::Summary,
+        Self::LastPrompt,
+    ];
+
+    /// The `type` value this type is read from ([`RecordType::from_type`]); `None` for
+    /// [`RecordType::Other`], which stands for many.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::Progress => "progress",
+            Self::System => "system",
+            Self::Attachment => "attachment",
+            Self::FileHistorySnapshot => "file-history-snapshot",
+            Self::QueueOperation => "queue-operation",
+            Self::Summary => "summary",
+            Self::LastPrompt => "last-prompt",
+            Self::Other => return None,
+        })
+    }
+
     /// `user` or `assistant`.
     pub fn is_message(self) -> bool {
         matches!(self, Self::User | Self::Assistant)
@@ -157,6 +187,20 @@ pub fn is_prompt_text(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each named type is read back from its name, and no other is missing from the list.
+    #[test]
+    fn names_read_back() {
+        for t in RecordType::NAMED {
+            let name = t.name().expect("named");
+            assert_eq!(RecordType::from_type(Some(name)), t, "{name}");
+        }
+        assert_eq!(RecordType::Other.name(), None);
+        let distinct: std::collections::HashSet<_> = RecordType::NAMED.into_iter().collect();
+        assert_eq!(distinct.len(), RecordType::NAMED.len());
+        // `Other` is the last variant: the list holds every variant before it.
+        assert_eq!(RecordType::Other as usize, RecordType::NAMED.len());
+    }
 
     #[test]
     fn types_and_chain() {
