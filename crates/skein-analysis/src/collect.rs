@@ -147,6 +147,55 @@ impl<I, A: RecordVisitor<I>, B: RecordVisitor<I>> RecordVisitor<I> for (A, B) {
     }
 }
 
+/// The collections a pass fills, kept from one pass to the next ([`file_stats`]): a pass
+/// over thousands of small files otherwise grows its graph, interners and tables from nothing
+/// for each file, and frees them after (that growth and those frees were ~3 % of `skein
+/// stats`' time, `docs/performance.md`, stop 45). One per thread; it holds on to the memory
+/// of the largest file it saw.
+#[derive(Debug, Default)]
+pub struct Reuse {
+    graph: GraphBuilder,
+    tools: ToolPairing,
+    usage: UsageAccumulator,
+}
+
+impl Reuse {
+    /// Takes back the collections of `analysis`, emptied.
+    fn keep(&mut self, analysis: Analysis) {
+        let Analysis {
+            dag,
+            mut tools,
+            mut usage,
+            ..
+        } = analysis;
+        tools.clear();
+        usage.clear();
+        *self = Self {
+            graph: GraphBuilder::recycle(dag),
+            tools,
+            usage,
+        };
+    }
+}
+
+/// The statistics of `source`, as [`analyze_with`] computes them, the pass's collections
+/// taken from `reuse` and given back to it emptied, with their memory (what `skein stats` runs
+/// on each file).
+pub fn file_stats<S: LineSource>(
+    path: &str,
+    source: S,
+    options: &AnalysisOptions,
+    parser: &mut Parser,
+    reuse: &mut Reuse,
+) -> io::Result<FileStats> {
+    let parts = std::mem::take(reuse);
+    let mut analysis =
+        analyze_parts::<S, IgnoredAny, _>(path, source, options, parser, &mut NoVisitor, parts)?;
+    let stats = std::mem::take(&mut analysis.stats);
+    reuse.keep(analysis);
+    Ok(stats)
+}
+
 /// Reads every line of `source` and computes the analysis. `path` is only copied into the
 /// statistics. I/O errors of the source are returned; bad lines are not errors.
 pub fn analyze<S: LineSource>(
@@ -179,11 +228,23 @@ pub fn analyze_visit<
     parser: &mut Parser,
     visitor: &mut V,
 ) -> io::Result<Analysis> {
+    analyze_parts(path, source, options, parser, visitor, Reuse::default())
+}
+
+/// [`analyze_visit`] filling the collections of `parts`.
+fn analyze_parts<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisitor<I>>(
+    path: &str,
+    source: S,
+    options: &AnalysisOptions,
+    parser: &mut Parser,
+    visitor: &mut V,
+    parts: Reuse,
+) -> io::Result<Analysis> {
     let texts = parser.set_texts(V::TEXTS);
     // The tool listing reads names and result sizes; the counts read neither.
     let details = parser.set_details(V::DETAILS || !options.tool_counts_only);
     let mut reader = Reader::with_parser(source, options.reader, std::mem::take(parser));
-    let result = run::<S, I, V>(path, &mut reader, options, visitor);
+    let result = run::<S, I, V>(path, &mut reader, options, visitor, parts);
     let (_, p) = reader.into_parts();
     *parser = p;
     parser.set_texts(texts);
@@ -196,7 +257,13 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
     reader: &mut Reader<S>,
     options: &AnalysisOptions,
     visitor: &mut V,
+    parts: Reuse,
 ) -> io::Result<Analysis> {
+    let Reuse {
+        mut graph,
+        mut tools,
+        mut usage,
+    } = parts;
     let mut stats = FileStats {
         path: path.to_owned(),
         ..FileStats::default()
@@ -206,9 +273,6 @@ fn run<S: LineSource, I: DeserializeOwned + Default + ToolInput, V: RecordVisito
     // other type in a map.
     let mut named = [0u64; RecordType::NAMED.len()];
     let mut types: FxHashMap<Box<str>, u64> = FxHashMap::default();
-    let mut graph = GraphBuilder::new();
-    let mut tools = ToolPairing::new();
-    let mut usage = UsageAccumulator::new();
     let mut table = options.node_tools.then(NodeToolTable::default);
 
     loop {

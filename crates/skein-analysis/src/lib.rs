@@ -12,8 +12,8 @@ pub mod tools;
 pub mod usage;
 
 pub use collect::{
-    Analysis, AnalysisOptions, NoVisitor, NodeToolTable, RecordVisitor, analyze, analyze_visit,
-    analyze_with,
+    Analysis, AnalysisOptions, NoVisitor, NodeToolTable, RecordVisitor, Reuse, analyze,
+    analyze_visit, analyze_with, file_stats,
 };
 pub use links::{Spawn, SpawnLinks};
 pub use stats::{ChainStats, FileStats, InvalidSample, SeamStats};

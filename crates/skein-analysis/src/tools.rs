@@ -111,6 +111,15 @@ impl ToolPairing {
         Self::default()
     }
 
+    /// Forgets every use and result, keeping the memory for the next pass.
+    pub fn clear(&mut self) {
+        self.uses.clear();
+        self.use_index.clear();
+        self.results.clear();
+        self.result_index.clear();
+        self.errors.clear();
+    }
+
     /// Records a `tool_use` (later copies of an id are ignored).
     pub fn add_use(&mut self, tool_use: ToolUse) {
         if self.use_index.insert(&tool_use.id).1 {

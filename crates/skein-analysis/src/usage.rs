@@ -4,9 +4,8 @@
 //! is the maximum over its lines; totals are sums over groups. Lines whose model is
 //! `<synthetic>` are not API calls and are skipped.
 
-use rustc_hash::FxHashMap;
 use serde::Serialize;
-use skein_core::Usage;
+use skein_core::{Interner, Usage};
 
 /// Token totals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -49,7 +48,11 @@ impl Counters {
 /// Accumulates usage groups.
 #[derive(Debug, Default)]
 pub struct UsageAccumulator {
-    groups: FxHashMap<Box<str>, usize>,
+    /// Group keys (`message.id`, NUL, `requestId`), numbered in order of first appearance:
+    /// interned, not keys of a map, which made a `Box<str>` per API message.
+    groups: Interner,
+    /// By key number: the group's index in `counters`.
+    group_at: Vec<usize>,
     counters: Vec<Counters>,
     key: String,
 }
@@ -58,6 +61,13 @@ impl UsageAccumulator {
     /// An empty accumulator.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Forgets every group, keeping the memory for the next pass.
+    pub fn clear(&mut self) {
+        self.groups.clear();
+        self.group_at.clear();
+        self.counters.clear();
     }
 
     /// Adds one assistant line's usage. `model` `<synthetic>` is skipped. Returns the group
@@ -81,13 +91,15 @@ impl UsageAccumulator {
         self.key.push_str(mid);
         self.key.push('\0');
         self.key.push_str(request_id.unwrap_or(""));
-        if let Some(&g) = self.groups.get(self.key.as_str()) {
+        let (key, new) = self.groups.insert(&self.key);
+        if !new {
+            let g = self.group_at[key as usize];
             self.counters[g].max_with(&c);
             return Some(g);
         }
         self.counters.push(c);
         let g = self.counters.len() - 1;
-        self.groups.insert(self.key.as_str().into(), g);
+        self.group_at.push(g);
         Some(g)
     }
 

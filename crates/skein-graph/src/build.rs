@@ -53,6 +53,23 @@ impl GraphBuilder {
         Self::default()
     }
 
+    /// An empty builder that keeps the memory of `dag`'s interner and per-node vectors: a
+    /// pass over thousands of files grows them once, not once per file.
+    pub fn recycle(dag: Dag) -> Self {
+        let (mut uuids, mut parent, mut logical, mut meta) = dag.into_parts();
+        uuids.clear();
+        parent.clear();
+        logical.clear();
+        meta.clear();
+        Self {
+            uuids,
+            parent,
+            logical,
+            meta,
+            ..Self::default()
+        }
+    }
+
     /// Adds a record; returns its node and whether it was new (`false` for a duplicate uuid,
     /// whose node is the first copy's).
     pub fn add(&mut self, input: &NodeInput<'_>) -> (NodeId, bool) {

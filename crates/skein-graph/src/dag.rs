@@ -256,6 +256,18 @@ impl Dag {
         &self.cycles
     }
 
+    /// The interner and per-node vectors a [`crate::GraphBuilder`] filled, for reuse.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        skein_core::Interner,
+        Vec<Parent>,
+        Vec<Option<NodeId>>,
+        Vec<NodeMeta>,
+    ) {
+        (self.uuids, self.parent, self.logical, self.meta)
+    }
+
     pub(crate) fn set_dangling_parents(&mut self, parents: Vec<(NodeId, Box<str>)>) {
         self.dangling_parents = parents;
     }

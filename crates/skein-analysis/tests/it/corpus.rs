@@ -79,6 +79,8 @@ fn corpus_parses_and_pairs_like_an_independent_reader() {
         files.len()
     );
     let mut checked_pairs = 0;
+    // One `Reuse` for every file, as a `skein stats` worker keeps it from file to file.
+    let (mut reuse, mut parser) = (skein_analysis::Reuse::default(), skein_core::Parser::new());
     for path in &files {
         let data = std::fs::read(path).expect("read corpus file");
         let a = analyze(
@@ -100,6 +102,21 @@ fn corpus_parses_and_pairs_like_an_independent_reader() {
         )
         .expect("read");
         assert_eq!(&counted.stats, s, "{shown}: counted tools");
+        let reused = skein_analysis::file_stats(
+            &shown,
+            skein_core::SliceLines::new(&data),
+            &AnalysisOptions {
+                tool_counts_only: true,
+                ..AnalysisOptions::default()
+            },
+            &mut parser,
+            &mut reuse,
+        )
+        .expect("read");
+        assert_eq!(
+            &reused, s,
+            "{shown}: with the collections of the files before"
+        );
         let expected_invalid: Vec<u64> = KNOWN_INVALID
             .iter()
             .filter(|(suffix, _)| shown.ends_with(suffix))

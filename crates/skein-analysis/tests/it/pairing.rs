@@ -55,3 +55,36 @@ fn pairs_carry_name_input_size_error_and_duration() {
     .expect("read");
     assert!(fast.tools.use_for("toolu_03").expect("use").input.is_none());
 }
+
+/// One `Reuse` through every fixture of `testdata/stats` and the sample, twice over in
+/// turns, as a `skein stats` worker keeps it from file to file: each file's statistics are
+/// the ones of a pass of its own.
+#[test]
+fn reused_collections_give_each_file_its_own_statistics() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/stats");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("testdata/stats")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .map(|p| std::fs::read(p).expect("read fixture"))
+        .collect();
+    files.push(SAMPLE.to_vec());
+    assert!(files.len() > 10, "{} fixtures", files.len());
+    let options = AnalysisOptions {
+        tool_counts_only: true,
+        ..AnalysisOptions::default()
+    };
+    let (mut reuse, mut parser) = (skein_analysis::Reuse::default(), Parser::new());
+    for data in files.iter().chain(files.iter().rev()) {
+        let own = skein_analysis::analyze("f", SliceLines::new(data), &options).expect("read");
+        let reused = skein_analysis::file_stats(
+            "f",
+            SliceLines::new(data),
+            &options,
+            &mut parser,
+            &mut reuse,
+        )
+        .expect("read");
+        assert_eq!(reused, own.stats);
+    }
+}

@@ -4,11 +4,18 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use skein_analysis::{AnalysisOptions, FileStats, analyze_with};
+use std::cell::RefCell;
+
+use skein_analysis::{AnalysisOptions, FileStats, Reuse, file_stats};
 
 use crate::cli::{Format, StatsArgs};
 use crate::inputs::{for_each_file, with_lines};
 use crate::output::{choose_format, error_line, or_dash, short_id, table, warn_invalid_lines};
+
+thread_local! {
+    /// Each worker thread's analysis collections, reused from file to file.
+    static REUSE: RefCell<Reuse> = RefCell::new(Reuse::default());
+}
 
 pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
     let format = choose_format(args.format);
@@ -30,9 +37,10 @@ pub(crate) fn run(args: &StatsArgs) -> Result<ExitCode> {
         args.input.threads,
         |path| {
             with_lines(path, args.input.mmap, |lines, parser| {
-                analyze_with(&path.display().to_string(), lines, &options, parser)
+                REUSE.with_borrow_mut(|reuse| {
+                    file_stats(&path.display().to_string(), lines, &options, parser, reuse)
+                })
             })
-            .map(|a| a.stats)
         },
         |path, result| {
             let stats = match result {
