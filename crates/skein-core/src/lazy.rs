@@ -101,7 +101,13 @@ impl Lazy {
             stack,
         } = self;
         let text = structure.index_str(text)?;
-        walk(text.as_bytes(), &structure.idx, close, stack)?;
+        walk(
+            text.as_bytes(),
+            &structure.idx,
+            &structure.chars,
+            close,
+            stack,
+        )?;
         Some(Doc {
             text,
             structure,
@@ -118,7 +124,13 @@ const OBJECT: u32 = 1 << 31;
 /// instructions over the corpus than with a state per structural (`docs/performance.md`,
 /// stop 37). Its two loops are the grammar's two places (a value; what follows a value), with
 /// no state read back at each step: 2 % off the index and walk together (stop 44).
-fn walk(text: &[u8], idx: &[u32], close: &mut Vec<u32>, stack: &mut Vec<u32>) -> Option<()> {
+fn walk(
+    text: &[u8],
+    idx: &[u32],
+    chars: &[u8],
+    close: &mut Vec<u32>,
+    stack: &mut Vec<u32>,
+) -> Option<()> {
     // (Never so many: the lines indexed are shorter than `parse::BIG_LINE`.)
     if idx.len() >= OBJECT as usize {
         return None;
@@ -126,14 +138,14 @@ fn walk(text: &[u8], idx: &[u32], close: &mut Vec<u32>, stack: &mut Vec<u32>) ->
     close.clear();
     close.resize(idx.len(), 0);
     stack.clear();
-    let byte = |n: usize| idx.get(n).map(|&at| text[at as usize]);
+    // (The index's byte at each offset: no load waiting on the offset's.)
+    let byte = |n: usize| chars.get(n).copied();
     // A key and its colon at `n`.
     let key = |n: usize| byte(n) == Some(b'"') && byte(n + 1) == Some(b':');
     let mut n = 0usize;
     'value: loop {
         // A value starts at structural `n`.
-        let at = *idx.get(n)? as usize;
-        let c = text[at];
+        let c = byte(n)?;
         // A scalar ends where it starts (a container's end is noted when it closes): the
         // readers step over any value by `close` alone, without looking at its first byte.
         close[n] = n as u32;
@@ -160,10 +172,10 @@ fn walk(text: &[u8], idx: &[u32], close: &mut Vec<u32>, stack: &mut Vec<u32>) ->
                     continue 'value;
                 }
             }
-            b't' if literal(&text[at..], b"true") => {}
-            b'f' if literal(&text[at..], b"false") => {}
-            b'n' if literal(&text[at..], b"null") => {}
-            b'-' | b'0'..=b'9' if plain_number(&text[at..]) => {}
+            b't' if literal(&text[idx[n - 1] as usize..], b"true") => {}
+            b'f' if literal(&text[idx[n - 1] as usize..], b"false") => {}
+            b'n' if literal(&text[idx[n - 1] as usize..], b"null") => {}
+            b'-' | b'0'..=b'9' if plain_number(&text[idx[n - 1] as usize..]) => {}
             _ => return None,
         }
         // After a value: closing brackets, until a comma and the next value (with its key in
@@ -199,7 +211,7 @@ impl<'a> Doc<'a, '_> {
     pub const ROOT: At = 0;
 
     fn byte(&self, at: At) -> u8 {
-        self.text.as_bytes()[self.structure.idx[at] as usize]
+        self.structure.chars[at]
     }
 
     /// Where the value after the one at `at` would start (past its closing bracket).

@@ -36,6 +36,9 @@ pub struct Structure {
     /// Per 64-byte block: bit `i` of `.0` for a backslash at `64 * b + i`, of `.1` for a byte
     /// that follows an odd run of backslashes (the escaped character a run ends with).
     pub escapes: Vec<(u64, u64)>,
+    /// The byte at each offset of `idx` (`chars[i] == text[idx[i]]`): the grammar's walk and
+    /// the readers tell values apart by it without a load that waits on the offset's.
+    pub chars: Vec<u8>,
     /// Whether the text is known to be ASCII: set where the AVX-512 level saw no byte of
     /// 0x80 or more as it went (the other levels do not look, and leave it `false`).
     ascii: bool,
@@ -394,14 +397,24 @@ impl Structure {
 
     /// [`Structure::index_with`] of a level this CPU runs.
     fn index_checked(&mut self, text: &[u8], simd: Simd) -> bool {
-        match simd {
+        let ok = match simd {
             Simd::Bytes => self.index_bytes(text),
             // SAFETY: `Simd::detect` gives these only where the CPU runs them.
             #[cfg(target_arch = "x86_64")]
             Simd::Avx2 => unsafe { self.index_avx2(text) },
+            // (AVX-512 packs the bytes beside their offsets, block by block.)
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => unsafe { self.index_avx512(text) },
+            Simd::Avx512 => return unsafe { self.index_avx512(text) },
+        };
+        if ok {
+            self.chars.clear();
+            self.chars.extend(
+                self.idx
+                    .iter()
+                    .map(|&at| text.get(at as usize).copied().unwrap_or(b' ')),
+            );
         }
+        ok
     }
 
     fn index_bytes(&mut self, text: &[u8]) -> bool {
@@ -579,6 +592,13 @@ mod tests {
             }
             if ok {
                 assert_eq!(s.idx, expected.0, "{:?}", String::from_utf8_lossy(text));
+                let chars: Vec<u8> = s.idx.iter().map(|&at| text[at as usize]).collect();
+                assert_eq!(
+                    s.chars,
+                    chars,
+                    "{:?} simd={simd:?}",
+                    String::from_utf8_lossy(text)
+                );
                 assert_eq!(
                     s.escapes,
                     escapes_by_hand(text),

@@ -141,7 +141,7 @@ struct Carry {
 /// `super::index_loop!`'s work for one block, with the masks computed once and only as far
 /// as the block needs them (a macro: a function, even `#[inline]`, stayed a call per block).
 macro_rules! step {
-    ($idx:ident, $escapes:ident, $c:ident, $block:expr) => {{
+    ($idx:ident, $chars:ident, $escapes:ident, $c:ident, $block:expr) => {{
         let v = load($block);
         let quote = eq(v, b'"');
         let backslash = eq(v, b'\\');
@@ -183,6 +183,19 @@ macro_rules! step {
                 unsafe { $idx.set_len($c.len) };
                 $idx.reserve(64);
             }
+            if $chars.capacity() - $c.len < 64 {
+                // SAFETY: the `len` bytes were written (below, in earlier blocks).
+                unsafe { $chars.set_len($c.len) };
+                $chars.reserve(64);
+            }
+            // SAFETY: 64 bytes of room past `len`, just made sure of; the structurals' bytes
+            // packed to the front, garbage after them.
+            unsafe {
+                _mm512_storeu_si512(
+                    $chars.as_mut_ptr().add($c.len).cast(),
+                    _mm512_maskz_compress_epi8(structural, v),
+                );
+            }
             // SAFETY: 64 slots of room past `len`, just made sure of.
             $c.len += unsafe { flatten_into($idx.as_mut_ptr().add($c.len), structural, $c.base) };
         }
@@ -197,9 +210,11 @@ pub(super) fn index(s: &mut super::Structure, text: &[u8]) -> bool {
     let super::Structure {
         idx,
         escapes,
+        chars,
         ascii,
     } = s;
     idx.clear();
+    chars.clear();
     escapes.clear();
     if u32::try_from(text.len()).is_err() {
         return false;
@@ -221,13 +236,13 @@ pub(super) fn index(s: &mut super::Structure, text: &[u8]) -> bool {
         let rest = chunks.remainder();
         for block in chunks {
             if let Ok(block) = <&[u8; 64]>::try_from(block) {
-                step!(idx, slots, c, block);
+                step!(idx, chars, slots, c, block);
             }
         }
         if !rest.is_empty() {
             let mut tail = [b' '; 64];
             tail[..rest.len()].copy_from_slice(rest);
-            step!(idx, slots, c, &tail);
+            step!(idx, chars, slots, c, &tail);
         }
         // (All of them: a block each.)
         blocks - slots.len()
@@ -237,6 +252,7 @@ pub(super) fn index(s: &mut super::Structure, text: &[u8]) -> bool {
     unsafe {
         escapes.set_len(filled);
         idx.set_len(c.len);
+        chars.set_len(c.len);
     }
     *ascii = c.high == 0;
     c.in_string == 0 && c.bad == 0
