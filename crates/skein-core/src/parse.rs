@@ -211,8 +211,9 @@ impl Parser {
     /// `agentId`, `cwd`, `gitBranch`, `message.role`, `message.stop_reason`,
     /// `toolUseResult.agentId`, a block's `name` and a tool result's sizes; on by default). A
     /// reader that looks at none of them turns them off, as [`Parser::set_texts`] turns off
-    /// the texts: off the index they are then left empty, and not read (`skein stats`: 8 %
-    /// off reading an envelope, `docs/performance.md`, stop 45). Returns the previous setting.
+    /// the texts: off the index they are then left empty, and not read (`skein stats`: about
+    /// 6 % off reading an envelope, `docs/performance.md`, stop 45). Returns the previous
+    /// setting.
     ///
     /// [`Source::details`]: crate::source::Source::details
     pub fn set_details(&mut self, on: bool) -> bool {
@@ -235,7 +236,8 @@ impl Parser {
         // none), and not for a parser that skims: the values the skim drops read "x" off the
         // tape (`Parser::set_skim`), and off the index they would read whole.
         let index = skim.is_none() && I::skipped().is_some();
-        // Built where it is returned: an envelope is 568 bytes, and each move of it a `memcpy`.
+        // Wrapped once, on its way out (not first in `Parser::read`'s tuple): an envelope is
+        // 568 bytes, and each move of it a `memcpy`.
         if index && let Some(envelope) = self.off_index(text) {
             return Ok(Parsed {
                 envelope,
