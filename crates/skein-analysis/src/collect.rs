@@ -150,8 +150,9 @@ impl<I, A: RecordVisitor<I>, B: RecordVisitor<I>> RecordVisitor<I> for (A, B) {
 /// The collections a pass fills, kept from one pass to the next ([`file_stats`]): a pass
 /// over thousands of small files otherwise grows its graph, interners and tables from nothing
 /// for each file, and frees them after (that growth and those frees were about 3 % of `skein
-/// stats`' samples, `docs/performance.md`, stop 45). One per thread; it holds on to the memory
-/// of the largest file it saw.
+/// stats`' samples, `docs/performance.md`, stop 45). One per thread; it keeps the vectors of
+/// the largest file it saw (the interners give back slot tables past 1,024 slots when
+/// emptied, `Interner::clear`).
 #[derive(Debug, Default)]
 pub struct Reuse {
     graph: GraphBuilder,

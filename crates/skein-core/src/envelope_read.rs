@@ -177,16 +177,17 @@ fn block<'a, S: Source<'a>, I: FromTape<'a>>(src: &S, at: S::At) -> Option<Block
 
 /// A field the analysis does not read, read where the source reads them ([`Source::details`]).
 fn detail<'a, S: Source<'a>>(src: &S, at: Option<S::At>) -> Str<'a> {
-    if src.details() {
-        str_field(src, at)
-    } else {
-        Str::default()
-    }
+    str_if(src.details(), src, at)
 }
 
 /// A prompt's or a block's text, read where the source reads texts ([`Source::texts`]).
 fn text_field<'a, S: Source<'a>>(src: &S, at: Option<S::At>) -> Str<'a> {
-    if src.texts() {
+    str_if(src.texts(), src, at)
+}
+
+/// The string field at `at` where `read`, else empty.
+fn str_if<'a, S: Source<'a>>(read: bool, src: &S, at: Option<S::At>) -> Str<'a> {
+    if read {
         str_field(src, at)
     } else {
         Str::default()

@@ -236,15 +236,15 @@ impl Parser {
         // none), and not for a parser that skims: the values the skim drops read "x" off the
         // tape (`Parser::set_skim`), and off the index they would read whole.
         let index = skim.is_none() && I::skipped().is_some();
-        // Wrapped once, on its way out (not first in `Parser::read`'s tuple): an envelope is
-        // 568 bytes, and each move of it a `memcpy`.
+        // Wrapped once, on its way out (not first in a tuple): an envelope is 568 bytes, and
+        // each move of it a `memcpy`.
         if index && let Some(envelope) = self.off_index(text) {
             return Ok(Parsed {
                 envelope,
                 repaired: false,
             });
         }
-        let (envelope, repaired) = self.read::<Envelope<'s, I>>(text, skim, false)?;
+        let (envelope, repaired) = self.off_tape::<Envelope<'s, I>>(text, skim)?;
         Ok(Parsed { envelope, repaired })
     }
 
@@ -260,21 +260,19 @@ impl Parser {
         text: &'s [u8],
         skim: Option<Skim>,
     ) -> Result<(T, bool), ParseError> {
-        self.read(text, skim, true)
+        if let Some(value) = self.off_index(text) {
+            return Ok((value, false));
+        }
+        self.off_tape(text, skim)
     }
 
-    /// [`Parser::parse_read`], the index tried only where `index` says (and the parser
-    /// allows it: [`Parser::set_index`]).
-    fn read<'s, T: Deserialize<'s> + FromSource<'s>>(
+    /// `T` read off simd-json's tape of the line skimmed by `skim`, without serde's visitor,
+    /// or by serde where the reader gives up (where serde would refuse the line).
+    fn off_tape<'s, T: Deserialize<'s> + FromSource<'s>>(
         &'s mut self,
         text: &'s [u8],
         skim: Option<Skim>,
-        index: bool,
     ) -> Result<(T, bool), ParseError> {
-        if index && let Some(value) = self.off_index(text) {
-            return Ok((value, false));
-        }
-        // Off the tape, without serde's visitor, or given up where serde would refuse it.
         self.parse_with(text, skim, Some(|nodes| T::from_source(&Tape(nodes))))
     }
 

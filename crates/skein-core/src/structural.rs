@@ -216,10 +216,10 @@ pub(crate) fn skim_masks(block: &[u8; 64], simd: Simd) -> Option<[u64; 4]> {
     }
 }
 
-/// Appends `base + i` to `idx` for every bit `i` set in `bits`, in order. The offsets are
-/// written into the spare capacity eight at a time, as simdjson does: the writes past the
-/// block's count are garbage the length leaves out, and there is no check per offset (the
-/// per-offset loop was a fifth of the index). Always inlined: compiled into the AVX2 loop, its
+/// Appends `base + i` to `idx` and `block[i]` to `chars` for every bit `i` set in `bits`, in
+/// order. Both are written into the spare capacity eight at a time, as simdjson does: the
+/// writes past the block's count are garbage the lengths leave out, and there is no check per
+/// offset (the per-offset loop was a fifth of the index). Always inlined: compiled into the AVX2 loop, its
 /// count and its bit walk are `popcnt` and `tzcnt` (out of line, a call per block and a
 /// multiply-and-shift count).
 #[inline(always)]
@@ -227,22 +227,33 @@ pub(crate) fn skim_masks(block: &[u8; 64], simd: Simd) -> Option<[u64; 4]> {
     clippy::inline_always,
     reason = "measured: out of line it is a call per block, counted without `popcnt`"
 )]
-fn flatten(idx: &mut Vec<u32>, mut bits: u64, base: u32) {
+fn flatten(idx: &mut Vec<u32>, chars: &mut Vec<u8>, mut bits: u64, base: u32, block: &[u8; 64]) {
     idx.reserve(64);
-    let len = idx.len();
+    chars.reserve(64);
+    let (len, chars_len) = (idx.len(), chars.len());
     let count = bits.count_ones() as usize;
     let spare = &mut idx.spare_capacity_mut()[..64];
+    let spare_chars = &mut chars.spare_capacity_mut()[..64];
     let mut at = 0;
     while at < count {
-        for slot in &mut spare[at..at + 8] {
-            slot.write(base.wrapping_add(bits.trailing_zeros()));
+        for (slot, char_slot) in spare[at..at + 8]
+            .iter_mut()
+            .zip(&mut spare_chars[at..at + 8])
+        {
+            let i = bits.trailing_zeros();
+            slot.write(base.wrapping_add(i));
+            // (`i` is 64 past the last bit: a garbage slot.)
+            char_slot.write(block[i as usize & 63]);
             bits &= bits.wrapping_sub(1);
         }
         at += 8;
     }
-    // SAFETY: the `count` slots past `len` were written just above (`reserve(64)` made room
-    // for 64, and a block has at most 64 bits).
-    unsafe { idx.set_len(len + count) };
+    // SAFETY: the `count` slots past each length were written just above (`reserve(64)` made
+    // room for 64, and a block has at most 64 bits).
+    unsafe {
+        idx.set_len(len + count);
+        chars.set_len(chars_len + count);
+    }
 }
 
 /// What the full path of a block makes of its unescaped quotes (`quote`, and their prefix XOR
@@ -292,6 +303,7 @@ macro_rules! index_loop {
         let text: &[u8] = $text;
         $s.ascii = false;
         $s.idx.clear();
+        $s.chars.clear();
         $s.escapes.clear();
         $s.escapes.reserve(text.len() / 64 + 1);
         if u32::try_from(text.len()).is_err() {
@@ -352,7 +364,7 @@ macro_rules! index_loop {
             bad |= m.ctrl & !m.ws & !string_tail;
             bad |= escaped & !m.escapable;
             $s.escapes.push((m.backslash, escaped));
-            $flatten(&mut $s.idx, structural, base);
+            $flatten(&mut $s.idx, &mut $s.chars, structural, base, block);
             base = base.wrapping_add(64);
         }
         in_string_carry == 0 && bad == 0
@@ -397,24 +409,14 @@ impl Structure {
 
     /// [`Structure::index_with`] of a level this CPU runs.
     fn index_checked(&mut self, text: &[u8], simd: Simd) -> bool {
-        let ok = match simd {
+        match simd {
             Simd::Bytes => self.index_bytes(text),
             // SAFETY: `Simd::detect` gives these only where the CPU runs them.
             #[cfg(target_arch = "x86_64")]
             Simd::Avx2 => unsafe { self.index_avx2(text) },
-            // (AVX-512 packs the bytes beside their offsets, block by block.)
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => return unsafe { self.index_avx512(text) },
-        };
-        if ok {
-            self.chars.clear();
-            self.chars.extend(
-                self.idx
-                    .iter()
-                    .map(|&at| text.get(at as usize).copied().unwrap_or(b' ')),
-            );
+            Simd::Avx512 => unsafe { self.index_avx512(text) },
         }
-        ok
     }
 
     fn index_bytes(&mut self, text: &[u8]) -> bool {
@@ -703,7 +705,7 @@ mod tests {
         idx[0] = 7;
         match simd {
             Simd::Bytes => {
-                flatten(&mut idx, bits, 1000);
+                flatten(&mut idx, &mut Vec::new(), bits, 1000, block);
                 Parts {
                     masks: Some(masks_bytes(block)),
                     string_masks: string_masks_bytes(block),
@@ -714,7 +716,7 @@ mod tests {
             // SAFETY: the levels of `Simd::all` run on this CPU.
             #[cfg(target_arch = "x86_64")]
             Simd::Avx2 => unsafe {
-                flatten(&mut idx, bits, 1000);
+                flatten(&mut idx, &mut Vec::new(), bits, 1000, block);
                 Parts {
                     masks: Some(avx2::masks(block)),
                     string_masks: avx2::string_masks(block),

@@ -178,14 +178,13 @@ macro_rules! step {
             if stray != 0 {
                 $c.bad |= stray & !(eq(v, b'\t') | eq(v, b'\n') | eq(v, b'\r'));
             }
-            if $idx.capacity() - $c.len < 64 {
-                // SAFETY: the `len` offsets were written (below, in earlier blocks).
-                unsafe { $idx.set_len($c.len) };
+            if $idx.capacity() - $c.len < 64 || $chars.capacity() - $c.len < 64 {
+                // SAFETY: the `len` offsets and bytes were written (below, in earlier blocks).
+                unsafe {
+                    $idx.set_len($c.len);
+                    $chars.set_len($c.len);
+                }
                 $idx.reserve(64);
-            }
-            if $chars.capacity() - $c.len < 64 {
-                // SAFETY: the `len` bytes were written (below, in earlier blocks).
-                unsafe { $chars.set_len($c.len) };
                 $chars.reserve(64);
             }
             // SAFETY: 64 bytes of room past `len`, just made sure of; the structurals' bytes

@@ -1,11 +1,10 @@
 //! `skein stats PATH...`: one statistics object per transcript file.
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use std::cell::RefCell;
-
 use skein_analysis::{AnalysisOptions, FileStats, Reuse, file_stats};
 
 use crate::cli::{Format, StatsArgs};
