@@ -251,6 +251,33 @@ impl<'a> Doc<'a, '_> {
         let (start, end) = self.span(at);
         &self.text.as_bytes()[start..end]
     }
+
+    /// The members of the object at `at`: where each key is (for [`Source::str`], which
+    /// unescapes it where it must) and where its value is; no key is read here.
+    pub(crate) fn members(&self, at: At) -> impl Iterator<Item = (At, At)> + '_ {
+        let end = self.close[at] as usize;
+        let mut next = at + 1;
+        std::iter::from_fn(move || {
+            if next >= end {
+                return None;
+            }
+            let (key, value) = (next, next + 2);
+            // Past the value's comma (or onto the closing brace).
+            next = self.after(value) + 1;
+            Some((key, value))
+        })
+    }
+
+    /// The text of the number at `at` as written (its sign, digits and fraction: the walk let
+    /// through the plain forms only).
+    pub(crate) fn number_text(&self, at: At) -> &'a [u8] {
+        let bytes = &self.text.as_bytes()[self.structure.idx[at] as usize..];
+        let len = bytes
+            .iter()
+            .position(|b| !matches!(b, b'-' | b'.' | b'0'..=b'9'))
+            .unwrap_or(bytes.len());
+        &bytes[..len]
+    }
 }
 
 /// The line off its index, for the readers written over [`Source`].

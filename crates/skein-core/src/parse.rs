@@ -191,9 +191,10 @@ impl Parser {
         std::mem::replace(&mut self.skim, skim)
     }
 
-    /// Whether envelopes may be read off the line's structural index ([`crate::lazy`]; on by
-    /// default) or always off simd-json's tape: the same envelopes either way (the tests hold
-    /// them to it); off is for benchmarks and tests that compare the two.
+    /// Whether envelopes and projections ([`crate::Projection`]) may be read off the line's
+    /// structural index ([`crate::lazy`]; on by default) or always off simd-json's tape: the
+    /// same either way (the tests hold them to it); off is for benchmarks and tests that
+    /// compare the two.
     pub fn set_index(&mut self, on: bool) {
         self.tape_only = !on;
     }
@@ -297,6 +298,26 @@ impl Parser {
                 details,
             })
         }
+    }
+
+    /// The fastest path of a reader that reads a line off its structural index itself
+    /// ([`crate::lazy`]): `read` is handed the checked document, where the parser allows it
+    /// ([`Parser::set_index`]), the line is shorter than [`BIG_LINE`] and the index vouches for
+    /// it. `None` otherwise, or where `read` gives up: the caller then takes
+    /// [`Parser::parse_tape`] or [`Parser::parse_into`].
+    pub(crate) fn parse_doc<'s, R>(
+        &mut self,
+        text: &'s [u8],
+        read: impl FnOnce(&crate::lazy::Doc<'s, '_>) -> Option<R>,
+    ) -> Option<R> {
+        if self.tape_only {
+            return None;
+        }
+        let line = trim(text);
+        if line.len() >= BIG_LINE {
+            return None;
+        }
+        read(&self.lazy.document(line)?)
     }
 
     /// The fast path of a reader that walks simd-json's tape itself: parses one line
