@@ -1,5 +1,6 @@
-//! Any bytes as one line: projected with the other keys' long values skimmed off
-//! (`skein_core::project`) or whole, the same object is written, or the same error is returned.
+//! Any bytes as one line: projected off the structural index or the skimmed tape, whichever
+//! takes it first (`skein_core::project`), or whole: the same object is written, or the same
+//! error is returned.
 //! Nothing panics.
 #![no_main]
 
