@@ -24,7 +24,8 @@ pub trait FromTape<'a>: Sized {
     fn from_tape(nodes: &[Node<'a>], at: usize) -> Self;
 
     /// The value of a tool input that is skipped, not read: `None` for a type that reads
-    /// inputs (lines are then read off the tape, not off their index: [`crate::lazy`]).
+    /// inputs (a line with a tool input is then read off the tape, not off its index, which
+    /// builds no values: [`crate::lazy`]).
     fn skipped() -> Option<Self> {
         None
     }

@@ -181,9 +181,11 @@ impl Parser {
         Self::default()
     }
 
-    /// Drops the long string values `skim` names from every line before it is parsed (`None`:
-    /// parse lines whole, the default). Their fields then read `"x"`: only for a reader that
-    /// looks at nothing of them but whether they are there. A line is a record with the skim
+    /// Drops the long string values `skim` names from every line before it is parsed off
+    /// simd-json's tape (`None`: parse lines whole, the default). Their fields then read `"x"`,
+    /// or whole where the line is read off its structural index instead ([`Parser::parse_as`]
+    /// tries that first): only for a reader that looks at nothing of them but whether they are
+    /// there. A line is a record with the skim
     /// exactly when it is without, and a line that is not fails with the same error; but a
     /// record whose only invalid UTF-8 or lone surrogates were in dropped values is not
     /// [`Parsed::repaired`]. Returns the previous setting.
@@ -233,13 +235,13 @@ impl Parser {
         text: &'s [u8],
     ) -> Result<Parsed<'s, I>, ParseError> {
         let skim = self.skim;
-        // Off the line's structural index only where tool inputs are skipped (the index builds
-        // none), and not for a parser that skims: the values the skim drops read "x" off the
-        // tape (`Parser::set_skim`), and off the index they would read whole.
-        let index = skim.is_none() && I::skipped().is_some();
+        // Off the line's structural index first. The index builds no tool inputs: where they
+        // are read (`I` is not skipped) and a block has one, the envelope's reader gives up
+        // there (`Source::input`) and the line is read off the tape. The values a skim drops
+        // read whole off the index ([`Parser::set_skim`]).
         // Wrapped once, on its way out (not first in a tuple): an envelope is 568 bytes, and
         // each move of it a `memcpy`.
-        if index && let Some(envelope) = self.off_index(text) {
+        if let Some(envelope) = self.off_index(text) {
             return Ok(Parsed {
                 envelope,
                 repaired: false,
