@@ -9,7 +9,11 @@
 # /work/bench/tree20). It is only read; archives, the 462 MB single file and ccusage's config
 # directory go to a scratch directory ($TMPDIR) that is removed at the end. SKEIN=path uses that
 # binary instead of building target/release/skein. Each figure is the median wall time of RUNS
-# (default 5: a median of five holds steadier than one of three), page cache warm. A row's
+# (default 5: a median of five holds steadier than one of three), page cache warm; the rows whose
+# commands take a second or two at most (stats, the one 462 MB file) take QUICK_RUNS rounds
+# (default three times RUNS): on a 2-vCPU host whose neighbours come and go, a burst of their
+# load lands on two of five such runs (and on skein's two threads more than on cat's one), and
+# their ratio moved by 30 % between runs of five (docs/performance.md, stop 46). A row's
 # commands take turns (yardstick, skein, floor, then again), so that the machine's speed, which
 # drifts by 5-10 % within minutes here and by 10-30 % between runs, weighs on both sides of a
 # ratio alike.
@@ -46,6 +50,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 tree=${1:-${SKEIN_BENCH_TREE:-/work/bench/tree20}}
 runs=${2:-5}
+quick_runs=${QUICK_RUNS:-$((runs * 3))}
 [[ -d $tree ]] || { echo "no tree at $tree (build it with make_bench_tree.py)" >&2; exit 64; }
 tree=$(cd "$tree" && pwd)
 ccusage=${CCUSAGE:-/work/bench/ccusage/node_modules/.bin/ccusage}
@@ -82,7 +87,7 @@ else
   : > "$big"
 fi
 big_bytes=$(stat -c %s "$big")
-echo "tree: $files files, $bytes bytes ($tree); one file: $big_bytes bytes; cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "tree: $files files, $bytes bytes ($tree); one file: $big_bytes bytes; cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg); rounds: $runs ($quick_runs for stats and the one file)"
 
 # medians FN...: runs the functions in turns, FN1 FN2 ... then FN1 FN2 ... again, $runs rounds
 # (output discarded; `fresh` is called before each run), and prints each one's median wall
@@ -143,7 +148,7 @@ if want archive && have tar && have zstd; then
   read -r tarzstd tree_s tree_redact_s < <(medians tar_zstd archive_tree archive_tree_redact)
   row "archive" "$tree_s" "tar | zstd -3 -T0" "$tarzstd" "<= 2x"
   row "archive --redact" "$tree_redact_s" "tar | zstd -3 -T0" "$tarzstd" "<= 2.5x"
-  read -r zstd1 big_s big_redact_s < <(medians zstd_big archive_big archive_big_redact)
+  read -r zstd1 big_s big_redact_s < <(runs=$quick_runs medians zstd_big archive_big archive_big_redact)
   row "archive one 462 MB file" "$big_s" "zstd -3 -T0" "$zstd1" "<= 1.25x"
   row "  --redact" "$big_redact_s" "zstd -3 -T0" "$zstd1" ""
   fresh() { :; }
@@ -168,7 +173,7 @@ floor_read() { "$floor" read "$threads" "$tree"; }
 floor_parse() { "$floor" parse "$threads" "$tree"; }
 floor_usage() { "$floor" usage "$threads" "$tree"; }
 if want stats; then
-  pair_row "stats" "cat" "<= 1.5x" cat_files skein_stats "floor read" floor_read ""
+  runs=$quick_runs pair_row "stats" "cat" "<= 1.5x" cat_files skein_stats "floor read" floor_read ""
 fi
 if want jq && have jq; then
   jq_tree() { xargs -0 cat < "$work/files.list" | jq -c '{type,uuid,parentUuid}'; }
