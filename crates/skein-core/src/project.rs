@@ -140,21 +140,14 @@ impl Projection {
         // takes the line and the objects and arrays named are whole on the tape.
         if self.skim.is_some()
             && parser.parse_tape(text, self.skim, |nodes| {
-                // No allocation per line for the few fields a projection mostly names (an
-                // allocation per line cost 1-3 % of the CPU in alternating rounds).
-                let (mut few, mut many) = ([Field::Missing; FEW], Vec::new());
-                let fields = if self.paths.len() <= FEW {
-                    &mut few[..self.paths.len()]
-                } else {
-                    many.resize(self.paths.len(), Field::Missing);
-                    &mut many[..]
-                };
-                read_tape(nodes, 0, &self.steps, fields)?;
-                if writes_zero(fields) && has_minus_zero(text) {
-                    return None;
-                }
-                self.write_object(fields, prefix, out);
-                Some(())
+                self.with_fields(|fields| {
+                    read_tape(nodes, 0, &self.steps, fields)?;
+                    if writes_zero(fields) && has_minus_zero(text) {
+                        return None;
+                    }
+                    self.write_object(fields, prefix, out);
+                    Some(())
+                })
             }) == Some(Some(()))
         {
             return Ok(false);
@@ -166,6 +159,18 @@ impl Projection {
         }
         self.write_object(&fields, prefix, out);
         Ok(repaired)
+    }
+
+    /// `read` given a slot per field, all missing: on the stack for the few fields a
+    /// projection mostly names (an allocation per line cost 1-3 % of the CPU in alternating
+    /// rounds).
+    fn with_fields<'a, R>(&self, read: impl FnOnce(&mut [Field<'a>]) -> R) -> R {
+        let n = self.paths.len();
+        if n <= FEW {
+            read(&mut [Field::Missing; FEW][..n])
+        } else {
+            read(&mut vec![Field::Missing; n])
+        }
     }
 
     fn write_object(&self, fields: &[Field<'_>], prefix: &[u8], out: &mut Vec<u8>) {

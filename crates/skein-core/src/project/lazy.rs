@@ -10,7 +10,7 @@
 
 use std::borrow::Cow;
 
-use super::{FEW, Field, Projection, Step, clear, write_members};
+use super::{Field, Projection, Step, clear, write_members};
 use crate::lazy::{At, Doc};
 use crate::source::{Kind, Source};
 
@@ -22,14 +22,21 @@ pub(super) fn write(
     prefix: &[u8],
     out: &mut Vec<u8>,
 ) -> Option<()> {
-    let (mut few, mut many) = ([Field::Missing; FEW], Vec::new());
-    let fields = if p.paths.len() <= FEW {
-        &mut few[..p.paths.len()]
-    } else {
-        many.resize(p.paths.len(), Field::Missing);
-        &mut many[..]
-    };
-    read(doc, Doc::ROOT, &p.steps, fields)?;
+    p.with_fields(|fields| {
+        read(doc, Doc::ROOT, &p.steps, fields)?;
+        write_fields(p, doc, fields, prefix, out)
+    })
+}
+
+/// Writes the fields read, as [`Projection::write_object`] does; `None` (with `out` as it
+/// was) where the tape must write them instead.
+fn write_fields(
+    p: &Projection,
+    doc: &Doc<'_, '_>,
+    fields: &[Field<'_>],
+    prefix: &[u8],
+    out: &mut Vec<u8>,
+) -> Option<()> {
     let start = out.len();
     out.push(b'{');
     out.extend_from_slice(prefix);
