@@ -185,10 +185,9 @@ impl Parser {
     /// simd-json's tape (`None`: parse lines whole, the default). Their fields then read `"x"`,
     /// or whole where the line is read off its structural index instead ([`Parser::parse_as`]
     /// tries that first): only for a reader that looks at nothing of them but whether they are
-    /// there. A line is a record with the skim
-    /// exactly when it is without, and a line that is not fails with the same error; but a
-    /// record whose only invalid UTF-8 or lone surrogates were in dropped values is not
-    /// [`Parsed::repaired`]. Returns the previous setting.
+    /// there. A line is a record with the skim exactly when it is without, and a line that is
+    /// not fails with the same error; but a record whose only invalid UTF-8 or lone surrogates
+    /// were in dropped values is not [`Parsed::repaired`]. Returns the previous setting.
     pub fn set_skim(&mut self, skim: Option<Skim>) -> Option<Skim> {
         std::mem::replace(&mut self.skim, skim)
     }
@@ -282,24 +281,18 @@ impl Parser {
     /// `T` read off the line's structural index, where the parser allows it
     /// ([`Parser::set_index`]) and the index vouches for the line.
     fn off_index<'s, T: FromSource<'s>>(&mut self, text: &'s [u8]) -> Option<T> {
-        if self.tape_only {
-            return None;
-        }
-        let line = trim(text);
-        if line.len() >= BIG_LINE {
-            return None;
-        }
         let (texts, details) = (!self.no_texts, !self.no_details);
-        let doc = self.lazy.document(line)?;
-        if texts && details {
-            T::from_source(&doc)
-        } else {
-            T::from_source(&crate::source::Leaving {
-                source: &doc,
-                texts,
-                details,
-            })
-        }
+        self.parse_doc(text, |doc| {
+            if texts && details {
+                T::from_source(doc)
+            } else {
+                T::from_source(&crate::source::Leaving {
+                    source: doc,
+                    texts,
+                    details,
+                })
+            }
+        })
     }
 
     /// The fastest path of a reader that reads a line off its structural index itself
