@@ -4,14 +4,16 @@
 //! as the record holds it (`{"message":{"model":…}}`, what jq's `pick(.message.model)` writes),
 //! so a jq program reads the projection as it reads the record.
 //!
-//! Only the fields named are read. Before a long line is parsed, the long string values of
-//! every other key are dropped ([`Skim::all_but`]): on transcripts that is most of the bytes
-//! (tool output, file contents, texts), which simd-json then neither scans nor copies. The
-//! skim keeps a line's validity: a line is a record, or refused with the same error, with the
-//! skim or without ([`Parser::parse_into`]). The fields are then read off simd-json's tape. A
-//! field that holds an object or an array may have lost strings inside it to the skim (their
-//! keys are not named), and a line simd-json refuses must be repaired or judged: those records
-//! are parsed again whole, so what is written is always the record's own value.
+//! Only the fields named are read: first off the line's structural index, where it vouches
+//! for the line (`project::lazy`: no skim, no tape, no copy of the line). Else, before a long
+//! line is parsed, the long string values of every other key are dropped ([`Skim::all_but`]):
+//! on transcripts that is most of the bytes (tool output, file contents, texts), which
+//! simd-json then neither scans nor copies. The skim keeps a line's validity: a line is a
+//! record, or refused with the same error, with the skim or without ([`Parser::parse_into`]).
+//! The fields are then read off simd-json's tape. A field that holds an object or an array may
+//! have lost strings inside it to the skim (their keys are not named), and a line simd-json
+//! refuses must be repaired or judged: those records are parsed again whole, so what is
+//! written is always the record's own value.
 
 use simd_json::{Node, StaticNode};
 
