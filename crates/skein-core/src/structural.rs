@@ -219,9 +219,9 @@ pub(crate) fn skim_masks(block: &[u8; 64], simd: Simd) -> Option<[u64; 4]> {
 /// Appends `base + i` to `idx` and `block[i]` to `chars` for every bit `i` set in `bits`, in
 /// order. Both are written into the spare capacity eight at a time, as simdjson does: the
 /// writes past the block's count are garbage the lengths leave out, and there is no check per
-/// offset (the per-offset loop was a fifth of the index). Always inlined: compiled into the AVX2 loop, its
-/// count and its bit walk are `popcnt` and `tzcnt` (out of line, a call per block and a
-/// multiply-and-shift count).
+/// offset (the per-offset loop was a fifth of the index). Always inlined: compiled into the
+/// AVX2 loop, its count and its bit walk are `popcnt` and `tzcnt` (out of line, a call per
+/// block and a multiply-and-shift count).
 #[inline(always)]
 #[allow(
     clippy::inline_always,

@@ -79,10 +79,10 @@ fn write_value(doc: &Doc<'_, '_>, at: At, out: &mut Vec<u8>) -> Option<()> {
         Kind::String => write_str(doc.str(Some(at))?, out),
         Kind::Number => {
             let text = doc.number_text(at);
-            if text.contains(&b'.') || text == b"-0" {
+            if text.contains('.') || text == "-0" {
                 return None;
             }
-            out.extend_from_slice(text);
+            out.extend_from_slice(text.as_bytes());
         }
         Kind::True => out.extend_from_slice(b"true"),
         Kind::False => out.extend_from_slice(b"false"),
